@@ -1,0 +1,51 @@
+// Package blob is benchline's object-store layer: a small Store interface over
+// S3-protocol servers (AWS S3, MinIO, moto, …) and the helpers built on it.
+//
+// Keys are slash-separated paths relative to the store's prefix; a Store never
+// sees the bucket or the prefix in a key. Every artifact benchline writes goes
+// through a Store, so the same code runs against AWS and the embedded MinIO.
+package blob
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// ErrNotFound is returned (wrapped) when a key does not exist.
+var ErrNotFound = errors.New("blob: not found")
+
+// ErrExists is returned (wrapped) by PutIfAbsent when the key already exists.
+var ErrExists = errors.New("blob: already exists")
+
+// Info describes a stored object.
+type Info struct {
+	Key      string
+	Size     int64
+	ETag     string
+	Modified time.Time
+}
+
+// Store is the object store every component uses.
+//
+// Put replaces the object at key with the contents of r; size may be -1 when
+// unknown, in which case large bodies are uploaded in parts with bounded
+// memory. PutIfAbsent writes only when nothing exists at key and otherwise
+// returns an error wrapping ErrExists: it is how a first writer wins.
+// Get returns a reader the caller must close. List returns every key below
+// prefix in lexical order. Delete of a missing key is not an error.
+type Store interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64) error
+	PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Head(ctx context.Context, key string) (Info, error)
+	List(ctx context.Context, prefix string) ([]Info, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// RangeGetter is an optional capability: a store that can read part of an
+// object. Parquet readers use it to fetch footers and projected columns only.
+type RangeGetter interface {
+	GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
+}

@@ -1,0 +1,254 @@
+package blob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// S3Config says where a bucket is and how to reach it. Zero values mean the
+// AWS defaults: the default credential chain, the region from the
+// environment, virtual-hosted addressing.
+type S3Config struct {
+	Endpoint  string `yaml:"endpoint"`   // e.g. http://127.0.0.1:9000 for MinIO; empty for AWS
+	Region    string `yaml:"region"`     // default us-east-1 when unset everywhere
+	Bucket    string `yaml:"bucket"`     // required
+	Prefix    string `yaml:"prefix"`     // optional key prefix inside the bucket
+	PathStyle bool   `yaml:"path_style"` // true for most S3-compatible servers
+	// Static credentials; when empty the AWS default chain is used.
+	AccessKeyID     string `yaml:"access_key_id"`
+	SecretAccessKey string `yaml:"secret_access_key"`
+	// PartSize is the multipart part size in bytes (default 8 MiB).
+	PartSize int64 `yaml:"part_size"`
+}
+
+// S3 is a Store backed by one bucket (and optional prefix) of an
+// S3-protocol server.
+type S3 struct {
+	client   *s3.Client
+	uploader *manager.Uploader
+	bucket   string
+	prefix   string
+}
+
+var _ Store = (*S3)(nil)
+var _ RangeGetter = (*S3)(nil)
+
+// NewS3 returns a Store for cfg. It does not contact the server.
+func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("blob: s3: bucket is required")
+	}
+	var opts []func(*awsconfig.LoadOptions) error
+	region := cfg.Region
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	if cfg.AccessKeyID != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("blob: s3: load aws config: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+		// S3-compatible servers differ in their support for the newer
+		// default checksums; only send them when the operation requires it.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	partSize := cfg.PartSize
+	if partSize <= 0 {
+		partSize = 8 << 20
+	}
+	up := manager.NewUploader(client, func(u *manager.Uploader) {
+		u.PartSize = partSize
+		u.Concurrency = 2
+	})
+	return &S3{client: client, uploader: up, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/")}, nil
+}
+
+// Client returns the underlying S3 client (for set-up such as bucket creation).
+func (s *S3) Client() *s3.Client { return s.client }
+
+// Bucket returns the bucket name.
+func (s *S3) Bucket() string { return s.bucket }
+
+// EnsureBucket creates the bucket if it does not exist.
+func (s *S3) EnsureBucket(ctx context.Context) error {
+	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket})
+	if err == nil {
+		return nil
+	}
+	_, err = s.client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &s.bucket})
+	var owned *types.BucketAlreadyOwnedByYou
+	var exists *types.BucketAlreadyExists
+	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
+		return fmt.Errorf("blob: create bucket %s: %w", s.bucket, err)
+	}
+	return nil
+}
+
+func (s *S3) full(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return path.Join(s.prefix, key)
+}
+
+func (s *S3) rel(full string) string {
+	if s.prefix == "" {
+		return full
+	}
+	return strings.TrimPrefix(full, s.prefix+"/")
+}
+
+// Put implements Store. Bodies of unknown or large size go up in parts.
+func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	k := s.full(key)
+	if size >= 0 && size <= s.uploader.PartSize {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("blob: put %s: read body: %w", key, err)
+		}
+		_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))})
+		if err != nil {
+			return fmt.Errorf("blob: put %s: %w", key, err)
+		}
+		return nil
+	}
+	if _, err := s.uploader.Upload(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: r}); err != nil {
+		return fmt.Errorf("blob: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// PutIfAbsent implements Store with a conditional write (If-None-Match: *).
+func (s *S3) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+	k := s.full(key)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("blob: put %s: read body: %w", key, err)
+	}
+	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b),
+		ContentLength: aws.Int64(int64(len(b))), IfNoneMatch: aws.String("*")})
+	if err != nil {
+		if code := httpStatus(err); code == http.StatusPreconditionFailed || code == http.StatusConflict {
+			return fmt.Errorf("blob: put %s: %w", key, ErrExists)
+		}
+		return fmt.Errorf("blob: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get implements Store.
+func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	k := s.full(key)
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &k})
+	if err != nil {
+		return nil, s.wrap("get", key, err)
+	}
+	return out.Body, nil
+}
+
+// GetRange implements RangeGetter.
+func (s *S3) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	k := s.full(key)
+	rng := fmt.Sprintf("bytes=%d-%d", off, off+n-1)
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &k, Range: &rng})
+	if err != nil {
+		return nil, s.wrap("get range", key, err)
+	}
+	return out.Body, nil
+}
+
+// Head implements Store.
+func (s *S3) Head(ctx context.Context, key string) (Info, error) {
+	k := s.full(key)
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &k})
+	if err != nil {
+		return Info{}, s.wrap("head", key, err)
+	}
+	return Info{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`), Modified: aws.ToTime(out.LastModified)}, nil
+}
+
+// List implements Store.
+func (s *S3) List(ctx context.Context, prefix string) ([]Info, error) {
+	p := s.full(prefix)
+	if prefix == "" && s.prefix != "" {
+		p = s.prefix + "/"
+	}
+	var out []Info
+	pg := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &p})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("blob: list %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			out = append(out, Info{Key: s.rel(aws.ToString(o.Key)), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`), Modified: aws.ToTime(o.LastModified)})
+		}
+	}
+	return out, nil
+}
+
+// Delete implements Store.
+func (s *S3) Delete(ctx context.Context, key string) error {
+	k := s.full(key)
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &k}); err != nil {
+		if errors.Is(s.wrap("delete", key, err), ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("blob: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *S3) wrap(op, key string, err error) error {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	if errors.As(err, &nsk) || errors.As(err, &nf) || httpStatus(err) == http.StatusNotFound {
+		return fmt.Errorf("blob: %s %s: %w", op, key, ErrNotFound)
+	}
+	return fmt.Errorf("blob: %s %s: %w", op, key, err)
+}
+
+func httpStatus(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "PreconditionFailed":
+			return http.StatusPreconditionFailed
+		case "ConditionalRequestConflict":
+			return http.StatusConflict
+		case "NoSuchKey", "NotFound":
+			return http.StatusNotFound
+		}
+	}
+	return 0
+}
