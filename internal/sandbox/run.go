@@ -1,0 +1,661 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// NobodyID is the default uid and gid of sandboxed programs.
+const NobodyID = 65534
+
+// Config configures a Sandbox. The zero value is usable.
+type Config struct {
+	// Bwrap is the bwrap binary (default: "bwrap" from PATH, then /usr/bin/bwrap).
+	Bwrap string
+	// UID and GID run the sandboxed program (default 65534, nobody). They
+	// must not be 0: RLIMIT_NPROC is only enforced for non-root real uids.
+	UID, GID int
+	// WorkRoot is the host directory under which per-run work directories
+	// are created (default os.TempDir()). Every ancestor must be searchable
+	// by UID.
+	WorkRoot string
+	// DisableCgroups forces the rlimit-only fallback (used by tests and on
+	// hosts where cgroups must not be touched).
+	DisableCgroups bool
+}
+
+// Sandbox runs programs in bubblewrap. It is safe for concurrent use.
+type Sandbox struct {
+	bwrap    string
+	setpriv  string
+	uid, gid int
+	workRoot string
+	cg       *cgroupDriver
+	fsArgs   []string // static filesystem arguments
+	seq      atomic.Uint64
+}
+
+// New checks that bwrap is present and detects the cgroup hierarchies the
+// worker can use. A missing bwrap is reported as ErrBwrapMissing (which also
+// matches ErrInfrastructure).
+func New(cfg Config) (*Sandbox, error) {
+	s := &Sandbox{bwrap: cfg.Bwrap, uid: cfg.UID, gid: cfg.GID, workRoot: cfg.WorkRoot}
+	if s.uid <= 0 {
+		s.uid = NobodyID
+	}
+	if s.gid <= 0 {
+		s.gid = NobodyID
+	}
+	if s.workRoot == "" {
+		s.workRoot = os.TempDir()
+	}
+	if s.bwrap == "" {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			p = "/usr/bin/bwrap"
+		}
+		s.bwrap = p
+	}
+	if st, err := os.Stat(s.bwrap); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return nil, infraErr("find bwrap", fmt.Errorf("%w (looked for %q)", ErrBwrapMissing, s.bwrap))
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		return nil, infraErr("find /bin/sh", err)
+	}
+	sp, err := exec.LookPath("setpriv")
+	if err != nil {
+		return nil, infraErr("find setpriv (util-linux)", err)
+	}
+	s.setpriv = sp
+	if !cfg.DisableCgroups {
+		s.cg = detectCgroups()
+	}
+	s.fsArgs = rootfsArgs()
+	return s, nil
+}
+
+// CgroupVersion returns 1 or 2 if per-run cgroups are used, 0 if limits fall
+// back to rlimits.
+func (s *Sandbox) CgroupVersion() int {
+	if s.cg == nil {
+		return 0
+	}
+	return s.cg.version
+}
+
+// Enforcement returns the mechanisms that enforce l's limits on this host.
+func (s *Sandbox) Enforcement(l Limits) Enforcement {
+	e := Enforcement{WallTime: "timer+pidns-kill", FileSize: "rlimit", Output: "capture"}
+	if m := s.cg.mechanism("memory"); m != "" {
+		e.Memory = m
+	} else if l.AddressSpaceBytes >= 0 {
+		e.Memory = "rlimit-as"
+	} else {
+		e.Memory = "none"
+	}
+	if m := s.cg.mechanism("pids"); m != "" {
+		e.Processes = m
+	} else {
+		e.Processes = "rlimit-nproc"
+	}
+	if m := s.cg.mechanism("cpuacct"); m != "" {
+		e.CPUTime = m + "+rlimit"
+	} else {
+		e.CPUTime = "rlimit"
+	}
+	return e
+}
+
+// sensitiveEtc are masked even though the sandbox uid could not read most
+// of them anyway: defense in depth.
+var sensitiveEtc = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+	"/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd",
+	"/etc/credstore", "/etc/credstore.encrypted", "/etc/docker", "/etc/containerd",
+}
+
+// rootfsArgs builds the read-only minimal root: /usr, the merged-/usr
+// symlinks, and /etc with sensitive or non-world-readable entries masked.
+// /root, /home, /work, /opt, /var, /run, /srv, /mnt, /sys and the host /tmp
+// are simply not mounted.
+func rootfsArgs() []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
+	for _, p := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(p); err == nil {
+				args = append(args, "--symlink", t, p)
+			}
+		} else if st.IsDir() {
+			args = append(args, "--ro-bind", p, p)
+		}
+	}
+	args = append(args, "--ro-bind", "/etc", "/etc")
+	masked := map[string]bool{}
+	mask := func(p string) {
+		if masked[p] {
+			return
+		}
+		st, err := os.Lstat(p)
+		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+			return
+		}
+		masked[p] = true
+		if st.IsDir() {
+			args = append(args, "--tmpfs", p)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", p)
+		}
+	}
+	for _, p := range sensitiveEtc {
+		mask(p)
+	}
+	// Anything in /etc (one level deep) that is not world-readable.
+	entries, _ := os.ReadDir("/etc")
+	for _, e := range entries {
+		p := filepath.Join("/etc", e.Name())
+		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink == 0 && info.Mode().Perm()&0o004 == 0 {
+			mask(p)
+		}
+	}
+	return args
+}
+
+// WorkDir is a host directory for one program, owned by the sandbox uid
+// and mounted read-write at WorkPath.
+type WorkDir struct {
+	Path string
+}
+
+// Remove deletes the directory and everything in it.
+func (w *WorkDir) Remove() error {
+	if w == nil || w.Path == "" {
+		return nil
+	}
+	if err := os.RemoveAll(w.Path); err != nil {
+		return fmt.Errorf("sandbox: remove work dir: %w", err)
+	}
+	return nil
+}
+
+// NewWorkDir creates a work directory holding files (relative path ->
+// content), owned by the sandbox uid. The caller must Remove it.
+func (s *Sandbox) NewWorkDir(files map[string][]byte) (*WorkDir, error) {
+	dir, err := os.MkdirTemp(s.workRoot, "benchline-sb-")
+	if err != nil {
+		return nil, infraErr("create work dir", err)
+	}
+	w := &WorkDir{Path: dir}
+	fail := func(err error) (*WorkDir, error) {
+		_ = w.Remove()
+		return nil, infraErr("create work dir", err)
+	}
+	for name, data := range files {
+		clean := filepath.Clean(name)
+		if filepath.IsAbs(clean) || clean == "." || strings.HasPrefix(clean, "..") {
+			_ = w.Remove()
+			return nil, fmt.Errorf("sandbox: %w: bad file name %q", ErrInvalid, name)
+		}
+		p := filepath.Join(dir, clean)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	err = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, s.uid, s.gid)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	return w, nil
+}
+
+// gateScript holds the program until the worker has put it into its
+// cgroups and set its rlimits (the worker lacks CAP_SYS_RESOURCE on some
+// hosts, so it can only prlimit processes of its own uid: the gate runs as
+// the worker's uid), then drops to the sandbox uid with setpriv and becomes
+// bwrap. $1 is setpriv, $2 and $3 the uid and gid.
+const gateScript = `read -r _ <&3 || exit 125; exec 3<&-; sp=$1 u=$2 g=$3; shift 3; exec "$sp" --reuid="$u" --regid="$g" --clear-groups -- "$@"`
+
+const statusFD = 4 // bwrap --json-status-fd inside the gate's fd table
+
+func (s *Sandbox) bwrapArgs(dir string, c Cmd, l Limits) []string {
+	args := []string{
+		"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+		"--hostname", "sandbox",
+		"--clearenv",
+		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+		"--setenv", "HOME", "/tmp",
+		"--setenv", "TMPDIR", "/tmp",
+		"--setenv", "LANG", "C.UTF-8",
+	}
+	for _, kv := range c.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			args = append(args, "--setenv", k, v)
+		}
+	}
+	args = append(args, s.fsArgs...)
+	args = append(args,
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--size", strconv.FormatInt(l.TmpBytes, 10), "--tmpfs", "/tmp",
+		"--bind", dir, WorkPath,
+	)
+	for _, b := range c.Binds {
+		args = append(args, "--ro-bind", b.Src, b.Dst)
+	}
+	args = append(args, "--chdir", WorkPath, "--json-status-fd", strconv.Itoa(statusFD), "--")
+	return append(args, c.Args...)
+}
+
+// capWriter keeps the first limit bytes written to it and drops the rest,
+// so a program's output never grows the worker's memory past the limit.
+type capWriter struct {
+	mu       sync.Mutex
+	buf      []byte
+	limit    int
+	total    int64
+	onExceed func()
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.limit - len(w.buf); room > 0 {
+		w.buf = append(w.buf, p[:min(room, len(p))]...)
+	}
+	before := w.total
+	w.total += int64(len(p))
+	if before <= int64(w.limit) && w.total > int64(w.limit) && w.onExceed != nil {
+		w.onExceed()
+	}
+	return len(p), nil
+}
+
+// TruncationMarker is appended to output cut at Limits.OutputBytes.
+const TruncationMarker = "\n[sandbox: output truncated at %d bytes]\n"
+
+func (w *capWriter) result() (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.total > int64(w.limit) {
+		return string(w.buf) + fmt.Sprintf(TruncationMarker, w.limit), true
+	}
+	return string(w.buf), false
+}
+
+type bwrapStatus struct {
+	ChildPid int  `json:"child-pid"`
+	ExitCode *int `json:"exit-code"`
+}
+
+// Run runs c in the sandbox and waits for it. A non-nil error means the run
+// did not produce a verdict about the program: it matches ErrInfrastructure
+// (retry), ErrInvalid (caller bug) or the context's error, and the result's
+// status is StatusSandboxError.
+func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
+	l := c.Limits.WithDefaults()
+	res := Result{ExitCode: -1, Enforcement: s.Enforcement(l)}
+	fail := func(err error) (Result, error) {
+		res.Status = StatusSandboxError
+		res.Detail = err.Error()
+		return res, err
+	}
+	if len(c.Args) == 0 {
+		return fail(fmt.Errorf("sandbox: %w: empty Args", ErrInvalid))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(fmt.Errorf("sandbox: run not started: %w", err))
+	}
+	dir := c.Dir
+	if dir == "" {
+		wd, err := s.NewWorkDir(nil)
+		if err != nil {
+			return fail(err)
+		}
+		defer wd.Remove()
+		dir = wd.Path
+	}
+
+	// Two helper processes (bwrap's monitor and its pid-1 reaper) count
+	// against the process limits too.
+	cgLimits := l
+	cgLimits.Processes += 2
+	var cg *runCgroup
+	if s.cg != nil {
+		var err error
+		name := fmt.Sprintf("benchline-sb-%d-%d", os.Getpid(), s.seq.Add(1))
+		if cg, err = s.cg.newRunCgroup(name, cgLimits); err != nil {
+			return fail(infraErr("create cgroup", err))
+		}
+		defer func() {
+			if err := cg.remove(); err != nil && res.Detail == "" {
+				res.Detail = "cgroup cleanup: " + err.Error()
+			}
+		}()
+	}
+
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		return fail(infraErr("pipe", err))
+	}
+	defer gateW.Close()
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		gateR.Close()
+		return fail(infraErr("pipe", err))
+	}
+	defer statR.Close()
+
+	var (
+		killOnce  sync.Once
+		pgid      int
+		killed    atomic.Bool
+		outputHit atomic.Bool
+	)
+	kill := func() {
+		killOnce.Do(func() {
+			killed.Store(true)
+			if pgid > 0 {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		})
+	}
+	onExceed := func() {
+		outputHit.Store(true)
+		if !c.DiscardExcessOutput {
+			kill()
+		}
+	}
+	stdout := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
+	stderr := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
+
+	gateArgs := []string{"-c", gateScript, "sh", s.setpriv, strconv.Itoa(s.uid), strconv.Itoa(s.gid), s.bwrap}
+	cmd := exec.Command("/bin/sh", append(gateArgs, s.bwrapArgs(dir, c, l)...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	if len(c.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{gateR, statW} // fds 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		gateR.Close()
+		statW.Close()
+		return fail(infraErr("start bwrap", err))
+	}
+	gateR.Close()
+	statW.Close()
+	pid := cmd.Process.Pid
+	pgid = pid
+
+	// Status documents from bwrap: the child's host pid once it started.
+	var childPid atomic.Int64
+	var exitReported atomic.Bool
+	statusDone := make(chan struct{})
+	go func() {
+		defer close(statusDone)
+		dec := json.NewDecoder(bufio.NewReader(statR))
+		for {
+			var st bwrapStatus
+			if err := dec.Decode(&st); err != nil {
+				return
+			}
+			if st.ChildPid > 0 {
+				childPid.Store(int64(st.ChildPid))
+			}
+			if st.ExitCode != nil {
+				exitReported.Store(true)
+			}
+		}
+	}()
+
+	abort := func(op string, err error) (Result, error) {
+		kill()
+		_ = cmd.Wait()
+		<-statusDone
+		return fail(infraErr(op, err))
+	}
+	if cg != nil {
+		if err := cg.add(pid); err != nil {
+			return abort("join cgroup", err)
+		}
+	}
+	if err := s.setRlimits(pid, l); err != nil {
+		return abort("set rlimits", err)
+	}
+
+	start := time.Now()
+	if _, err := gateW.Write([]byte("go\n")); err != nil {
+		return abort("release program", err)
+	}
+	gateW.Close()
+
+	// Limits enforced from here: wall time, summed CPU time, cancellation.
+	var wallHit, cpuHit, ctxHit atomic.Bool
+	wallTimer := time.AfterFunc(l.WallTime, func() { wallHit.Store(true); kill() })
+	defer wallTimer.Stop()
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchDone:
+				return
+			case <-ctx.Done():
+				ctxHit.Store(true)
+				kill()
+				return
+			case <-tick.C:
+				if cg == nil {
+					continue
+				}
+				if used, ok := cg.cpuUsage(); ok && used > l.CPUTime {
+					cpuHit.Store(true)
+					kill()
+					return
+				}
+			}
+		}
+	}()
+
+	waitErr := cmd.Wait()
+	res.Wall = time.Since(start)
+	<-statusDone
+	wallTimer.Stop()
+
+	// No process may outlive the run: when bwrap's monitor dies, its pid-1
+	// child gets SIGKILL (--die-with-parent) and the kernel kills the whole
+	// pid namespace. Wait for that, and sweep the cgroups.
+	if killed.Load() {
+		waitGone(int(childPid.Load()), 2*time.Second)
+	}
+	if cg != nil && !cg.killAll(5*time.Second) {
+		res.Detail = "processes left in cgroup after kill"
+	}
+
+	res.Stdout, res.StdoutTruncated = stdout.result()
+	res.Stderr, res.StderrTruncated = stderr.result()
+
+	var ru *syscall.Rusage
+	if cmd.ProcessState != nil {
+		ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	}
+	if cg != nil {
+		if used, ok := cg.cpuUsage(); ok {
+			res.CPU = used
+		}
+		if peak, ok := cg.peakMemory(); ok {
+			res.PeakMemoryBytes = peak
+		}
+	}
+	if ru != nil {
+		if res.CPU == 0 {
+			res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+		if res.PeakMemoryBytes == 0 {
+			res.PeakMemoryBytes = ru.Maxrss << 10
+		}
+	}
+	exitCode := -1
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		exitCode = 0
+	case errors.As(waitErr, &ee) && ee.Exited():
+		exitCode = ee.ExitCode()
+	case errors.As(waitErr, &ee):
+		// killed by a signal (by us)
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		exitCode = cmd.ProcessState.ExitCode()
+	default:
+		return fail(infraErr("wait", waitErr))
+	}
+	res.ExitCode = exitCode
+	oom := cg != nil && cg.oomKilled()
+	cpuOver := res.CPU >= l.CPUTime-50*time.Millisecond &&
+		(exitCode == 128+int(syscall.SIGXCPU) || exitCode == 128+int(syscall.SIGKILL) || exitCode < 0)
+
+	switch {
+	case ctxHit.Load() && !wallHit.Load() && !cpuHit.Load():
+		return fail(fmt.Errorf("sandbox: run canceled: %w", ctx.Err()))
+	case outputHit.Load() && !c.DiscardExcessOutput:
+		res.Status, res.LimitHit = StatusOutputLimit, LimitOutput
+		res.Detail = fmt.Sprintf("output exceeded %d bytes", l.OutputBytes)
+	case oom:
+		res.Status, res.LimitHit = StatusMemory, LimitMemory
+		res.Detail = fmt.Sprintf("memory limit %d bytes (cgroup OOM kill)", l.MemoryBytes)
+	case cpuHit.Load() || cpuOver:
+		res.Status, res.LimitHit = StatusTimeout, LimitCPU
+		res.Detail = fmt.Sprintf("CPU time limit %s", l.CPUTime)
+	case wallHit.Load():
+		res.Status, res.LimitHit = StatusTimeout, LimitWall
+		res.Detail = fmt.Sprintf("wall time limit %s", l.WallTime)
+	case childPid.Load() == 0:
+		// bwrap (or the gate) failed before starting the program.
+		return fail(infraErr("bwrap", fmt.Errorf("sandbox setup failed (exit %d): %s", exitCode, firstLine(res.Stderr))))
+	case !exitReported.Load():
+		// bwrap started its child but never reported the program's exit:
+		// the program could not be executed (e.g. interpreter missing).
+		// The program cannot forge this: the report comes from bwrap's
+		// monitor outside the sandbox's pid namespace.
+		return fail(infraErr("bwrap", fmt.Errorf("program not started (exit %d): %s", exitCode, lastLine(res.Stderr))))
+	case exitCode == 0:
+		res.Status = StatusOK
+	default:
+		res.Status = StatusFailed
+	}
+	if outputHit.Load() && c.DiscardExcessOutput {
+		res.LimitHit = LimitOutput
+	}
+	return res, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// setRlimits applies the per-process limits to pid (the gate, before it
+// becomes bwrap); they are inherited by everything it starts.
+func (s *Sandbox) setRlimits(pid int, l Limits) error {
+	cpu := uint64(math.Ceil(l.CPUTime.Seconds()))
+	set := []struct {
+		res       int
+		cur, max_ uint64
+	}{
+		{unix.RLIMIT_CPU, cpu, cpu + 1},
+		{unix.RLIMIT_FSIZE, uint64(l.FileSizeBytes), uint64(l.FileSizeBytes)},
+		{unix.RLIMIT_CORE, 0, 0},
+		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles)},
+	}
+	if s.cg.mechanism("pids") == "" {
+		n := uint64(l.Processes + 2)
+		set = append(set, struct {
+			res       int
+			cur, max_ uint64
+		}{unix.RLIMIT_NPROC, n, n})
+	}
+	if s.cg.mechanism("memory") == "" && l.AddressSpaceBytes >= 0 {
+		as := l.AddressSpaceBytes
+		if as == 0 {
+			as = l.MemoryBytes
+		}
+		set = append(set, struct {
+			res       int
+			cur, max_ uint64
+		}{unix.RLIMIT_AS, uint64(as), uint64(as)})
+	}
+	for _, r := range set {
+		lim := unix.Rlimit{Cur: r.cur, Max: r.max_}
+		if err := unix.Prlimit(pid, r.res, &lim, nil); err != nil {
+			return fmt.Errorf("prlimit %d: %w", r.res, err)
+		}
+	}
+	return nil
+}
+
+// waitGone waits until pid has exited (gone or a zombie).
+func waitGone(pid int, timeout time.Duration) {
+	if pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var _ io.Writer = (*capWriter)(nil)
