@@ -1,0 +1,540 @@
+// Package bfcl is a Go port of the Berkeley Function Calling Leaderboard
+// (BFCL) AST checker: it decides whether a model's decoded function calls
+// match a BFCL item's ground truth, and reports the same error-type strings
+// as the reference (ShishirPatil/gorilla,
+// berkeley-function-call-leaderboard/bfcl_eval/eval_checker/ast_eval/ast_checker.py).
+//
+// Values follow the toolcall value model (int64 vs float64 kept distinct,
+// ordered *Object dicts, Tuple), so Python's type() rules apply exactly:
+// an int is accepted where a float is expected, a bool is never an int.
+package bfcl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/benchline/benchline/internal/toolcall"
+)
+
+// Call is one decoded model call (function name and ordered arguments).
+type Call = toolcall.Call
+
+// Object is an ordered dict value.
+type Object = toolcall.Object
+
+// Tuple is a Python tuple value.
+type Tuple = toolcall.Tuple
+
+// Language selects the type rules: Python types are checked directly, Java
+// and JavaScript values arrive as source strings and are converted first.
+type Language string
+
+// Languages supported by the checker.
+const (
+	Python     Language = "python"
+	Java       Language = "java"
+	JavaScript Language = "javascript"
+)
+
+// ParseLanguage maps "python", "java", "javascript" (or "js") to a Language.
+func ParseLanguage(s string) (Language, error) {
+	switch strings.ToLower(s) {
+	case "python", "py":
+		return Python, nil
+	case "java":
+		return Java, nil
+	case "javascript", "js":
+		return JavaScript, nil
+	}
+	return "", fmt.Errorf("bfcl: unsupported language %q", s)
+}
+
+// LanguageForCategory returns the language BFCL uses for a test category:
+// Java for "simple_java", JavaScript for "simple_javascript", else Python.
+func LanguageForCategory(category string) Language {
+	switch {
+	case strings.Contains(category, "javascript"):
+		return JavaScript
+	case strings.Contains(category, "java"):
+		return Java
+	}
+	return Python
+}
+
+// Result is the verdict for one item.
+type Result struct {
+	// Valid reports whether the output matches the ground truth.
+	Valid bool
+	// ErrorType is the reference checker's error_type ("" when valid), e.g.
+	// "simple_function_checker:missing_required". Where the reference would
+	// raise an exception instead of returning, it is
+	// "checker_error:<PythonExceptionClass>".
+	ErrorType string
+	// Errors are human-readable details (wording is not the reference's).
+	Errors []string
+}
+
+func fail(errorType, format string, args ...any) Result {
+	return Result{ErrorType: errorType, Errors: []string{fmt.Sprintf(format, args...)}}
+}
+
+var ok = Result{Valid: true}
+
+// Checker holds the model-dependent options of the reference checker. The
+// zero value is the default.
+type Checker struct {
+	// UnderscoreToDot mirrors the reference's per-model underscore_to_dot
+	// flag: when set, an expected function name containing "." is matched
+	// with every "." replaced by "_" (for APIs such as OpenAI's that forbid
+	// dots in tool names).
+	UnderscoreToDot bool
+}
+
+// Check scores one item with the default Checker. See Checker.Check.
+func Check(lang Language, category string, funcs []Function, output []Call, possible []Answer) Result {
+	return Checker{}.Check(lang, category, funcs, output, possible)
+}
+
+// Kind is the scoring procedure a category maps to.
+type Kind int
+
+// Category kinds.
+const (
+	KindSimple      Kind = iota // exactly one call, checked against funcs[0]
+	KindMultiple                // one call chosen among several functions
+	KindParallel                // several calls, matched in any order
+	KindRelevance               // valid iff at least one call
+	KindIrrelevance             // valid iff no call
+)
+
+// CategoryKind is the single place mapping a BFCL test category to its
+// scoring procedure. Like the reference it matches substrings, so the
+// live_ variants map to the same checkers: "irrelevance" and "relevance"
+// first, then any "parallel" (including parallel_multiple), then
+// "multiple", and everything else (simple_python, simple_java,
+// simple_javascript, live_simple) is simple.
+func CategoryKind(category string) Kind {
+	switch {
+	case strings.Contains(category, "irrelevance"):
+		return KindIrrelevance
+	case strings.Contains(category, "relevance"):
+		return KindRelevance
+	case strings.Contains(category, "parallel"):
+		return KindParallel
+	case strings.Contains(category, "multiple"):
+		return KindMultiple
+	}
+	return KindSimple
+}
+
+// Check scores model output against the ground truth of one BFCL item of
+// the given category. funcs is the item's function list, output the
+// decoded calls and possible the ground truth (one Answer per expected
+// call). For relevance categories only len(output) matters.
+func (c Checker) Check(lang Language, category string, funcs []Function, output []Call, possible []Answer) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, isPy := r.(pyException)
+			if !isPy {
+				panic(r)
+			}
+			res = fail("checker_error:"+e.kind, "reference checker would raise %s: %s", e.kind, e.msg)
+		}
+	}()
+	switch CategoryKind(category) {
+	case KindIrrelevance:
+		if len(output) == 0 {
+			return ok
+		}
+		return fail("irrelevance_error:decoder_success", "Valid syntax. Successfully decode AST when it should not.")
+	case KindRelevance:
+		if len(output) > 0 {
+			return ok
+		}
+		return fail("relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have.")
+	case KindParallel:
+		return c.parallelNoOrder(lang, funcs, output, possible)
+	case KindMultiple:
+		return c.multiple(lang, funcs, output, possible)
+	}
+	if len(output) != 1 {
+		return fail("simple_function_checker:wrong_count", "Wrong number of functions.")
+	}
+	if len(funcs) == 0 || len(possible) == 0 {
+		raise("IndexError", "list index out of range")
+	}
+	return c.simple(lang, &funcs[0], output[0], &possible[0])
+}
+
+func findDescription(funcs []Function, name string) *Function {
+	for i := range funcs {
+		if funcs[i].Name == name {
+			return &funcs[i]
+		}
+	}
+	return nil
+}
+
+func (c Checker) multiple(lang Language, funcs []Function, output []Call, possible []Answer) Result {
+	if len(output) != len(possible) {
+		return fail("multiple_function_checker:wrong_count", "Wrong number of functions.")
+	}
+	if len(possible) == 0 {
+		raise("IndexError", "list index out of range")
+	}
+	fn := findDescription(funcs, possible[0].Name)
+	return c.simple(lang, fn, output[0], &possible[0])
+}
+
+// parallelNoOrder matches the expected calls greedily, in ground-truth
+// order: each takes the first not-yet-matched output call that passes the
+// simple check.
+func (c Checker) parallelNoOrder(lang Language, funcs []Function, output []Call, possible []Answer) Result {
+	if len(output) != len(possible) {
+		return fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.")
+	}
+	matched := make([]bool, len(output))
+	var errs []string
+	for i := range possible {
+		fn := findDescription(funcs, possible[i].Name)
+		found := false
+		for j := range output {
+			if matched[j] {
+				continue
+			}
+			r := c.simple(lang, fn, output[j], &possible[i])
+			if r.Valid {
+				matched[j] = true
+				found = true
+				break
+			}
+			errs = append(errs, fmt.Sprintf("model result index %d: %s: %s", j, r.ErrorType, strings.Join(r.Errors, "; ")))
+		}
+		if !found {
+			return Result{
+				ErrorType: "parallel_function_checker_no_order:cannot_find_match",
+				Errors:    append([]string{fmt.Sprintf("Could not find a matching function among the model output for index %d of possible answers.", i)}, errs...),
+			}
+		}
+	}
+	return ok
+}
+
+// Python type mapping of the reference (PYTHON_TYPE_MAPPING).
+var pythonTypes = map[string]pyType{
+	"string": tStr, "integer": tInt, "float": tFloat, "boolean": tBool,
+	"array": tList, "tuple": tList, "dict": tDict, "any": tStr,
+}
+
+// JAVA_TYPE_CONVERSION of the reference.
+var javaTypes = map[string]pyType{
+	"byte": tInt, "short": tInt, "integer": tInt, "float": tFloat, "double": tFloat,
+	"long": tInt, "boolean": tBool, "char": tStr, "Array": tList, "ArrayList": tList,
+	"Set": tSet, "HashMap": tDict, "Hashtable": tDict, "Queue": tList, "Stack": tList,
+	"String": tStr, "any": tStr,
+}
+
+// JS_TYPE_CONVERSION of the reference.
+var jsTypes = map[string]pyType{
+	"String": tStr, "integer": tInt, "float": tFloat, "Bigint": tInt,
+	"Boolean": tBool, "dict": tDict, "array": tList, "any": tStr,
+}
+
+func lookupType(table map[string]pyType, name string) pyType {
+	t, found := table[name]
+	if !found {
+		raise("KeyError", "%q", name)
+	}
+	return t
+}
+
+func (c Checker) funcName(name string) string {
+	if c.UnderscoreToDot && strings.Contains(name, ".") {
+		return strings.ReplaceAll(name, ".", "_")
+	}
+	return name
+}
+
+// simple is simple_function_checker: one output call against one expected
+// call described by fn.
+func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Result {
+	if fn == nil {
+		raise("TypeError", "'NoneType' object is not subscriptable")
+	}
+	name := c.funcName(fn.Name)
+	if out.Name != name {
+		return fail("simple_function_checker:wrong_func_name", "Function name %q not found in model output.", name)
+	}
+	args := out.Args
+	for _, p := range fn.Required {
+		if !args.Has(p) {
+			return fail("simple_function_checker:missing_required", "Missing required parameter: %q.", p)
+		}
+	}
+	for i := 0; i < args.Len(); i++ {
+		param, value := args.At(i)
+		schema, declared := fn.Params[param]
+		acceptable, expected := ans.get(param)
+		if !declared || !expected {
+			return fail("simple_function_checker:unexpected_param", "Unexpected parameter: %q.", param)
+		}
+		if !schema.HasType {
+			raise("KeyError", "'type'")
+		}
+		typeDesc := schema.Type
+		var want, nested pyType
+		hasNested := false
+		switch lang {
+		case Java, JavaScript:
+			table, errType := javaTypes, "type_error:java"
+			if lang == JavaScript {
+				table, errType = jsTypes, "type_error:js"
+			}
+			want = lookupType(table, typeDesc)
+			s, isStr := value.(string)
+			if !isStr {
+				return fail(errType, "Incorrect type for parameter %q. Expected type String, got %s. Parameter value: %s.", param, typeOf(value), pyRepr(value))
+			}
+			if typeDesc == "Array" || typeDesc == "ArrayList" || typeDesc == "array" {
+				if !schema.HasItems {
+					raise("KeyError", "'items'")
+				}
+				nested, hasNested = lookupType(table, schema.ItemsType), true
+				value = convert(lang, s, typeDesc, schema.ItemsType)
+			} else {
+				value = convert(lang, s, typeDesc, "")
+			}
+		case Python:
+			want = lookupType(pythonTypes, typeDesc)
+			if typeDesc == "array" || typeDesc == "tuple" {
+				if !schema.HasItems {
+					raise("KeyError", "'items'")
+				}
+				nested, hasNested = lookupType(pythonTypes, schema.ItemsType), true
+			}
+		default:
+			raise("ValueError", "Unsupported language: %s", lang)
+		}
+		if t, isTuple := value.(toolcall.Tuple); isTuple && typeDesc == "tuple" {
+			value = []any(t)
+		}
+		if lang == Python && typeDesc == "float" {
+			if n, isInt := value.(int64); isInt {
+				value = float64(n)
+			}
+		}
+
+		tc := typeCheck(param, value, acceptable, typeDesc, want, nested, hasNested)
+		if !tc.Valid {
+			return tc.Result
+		}
+		if !tc.isVariable {
+			var r Result
+			switch {
+			case want == tDict:
+				r = dictChecker(param, value, acceptable)
+			case want == tList && hasNested && nested == tDict:
+				r = listDictChecker(param, value, acceptable)
+			case want == tStr:
+				r = stringChecker(param, value.(string), acceptable)
+			case want == tList:
+				r = listChecker(param, value.([]any), acceptable)
+			default:
+				if !pyIn(value, acceptable) {
+					return fail("value_error:others", "Invalid value for parameter %q: %s. Expected one of %v.", param, pyRepr(value), acceptable)
+				}
+				continue
+			}
+			if !r.Valid {
+				return r
+			}
+			continue
+		}
+		if !pyIn(value, acceptable) {
+			return fail("value_error:others", "Invalid value for parameter %q: %s. Expected one of %v.", param, pyRepr(value), acceptable)
+		}
+	}
+	for _, p := range ans.Params {
+		if !args.Has(p.Name) && !pyIn("", p.Acceptable) {
+			return fail("simple_function_checker:missing_optional", "Optional parameter %q not provided and not marked as optional.", p.Name)
+		}
+	}
+	return ok
+}
+
+type typeResult struct {
+	Result
+	isVariable bool
+}
+
+// possibleAnswerType is the type of the first acceptable value that is not
+// "" (the reference's get_possible_answer_type); ok is false when all are "".
+func possibleAnswerType(acceptable []any) (pyType, bool) {
+	for _, a := range acceptable {
+		if s, isStr := a.(string); isStr && s == "" {
+			continue
+		}
+		return typeOf(a), true
+	}
+	return 0, false
+}
+
+// typeCheck is the reference's type_checker, including its fall-through
+// from a failed nested check to the "variable" rule.
+func typeCheck(param string, value any, acceptable []any, typeDesc string, want, nested pyType, hasNested bool) typeResult {
+	res := typeResult{Result: Result{Valid: true}}
+	paType, havePA := possibleAnswerType(acceptable)
+	isVariable := havePA && paType != want
+	vt := typeOf(value)
+	if vt == want {
+		if !hasNested {
+			res.isVariable = isVariable
+			return res
+		}
+		for _, item := range acceptable {
+			flag := true
+			if inner, isList := item.([]any); isList {
+				for _, v := range pyIndexItems(value) {
+					if !typeCheck(param, v, inner, nested.String(), nested, 0, false).Valid {
+						flag = false
+						break
+					}
+				}
+			}
+			if flag {
+				return typeResult{Result: Result{Valid: true}, isVariable: isVariable}
+			}
+		}
+		res.Valid = false
+		res.ErrorType = "type_error:nested"
+		res.Errors = []string{fmt.Sprintf("Nested type checking failed for parameter %q. Expected outer type %s with inner type %s. Parameter value: %s.", param, typeDesc, nested, pyRepr(value))}
+	}
+	if havePA && vt == paType {
+		res.isVariable = true
+		return res
+	}
+	res.Valid = false
+	res.Errors = append(res.Errors, fmt.Sprintf("Incorrect type for parameter %q. Expected type %s, got %s. Parameter value: %s.", param, typeDesc, vt, pyRepr(value)))
+	res.ErrorType = "type_error:simple"
+	return res
+}
+
+func standardizeIfStr(v any) any {
+	if s, isStr := v.(string); isStr {
+		return Standardize(s)
+	}
+	return v
+}
+
+func stringChecker(param, value string, acceptable []any) Result {
+	sv := Standardize(value)
+	for _, a := range acceptable {
+		if s, isStr := a.(string); isStr && Standardize(s) == sv {
+			return ok
+		}
+	}
+	return fail("value_error:string", "Invalid value for parameter %q: %q. Expected one of %v. Case insensitive.", param, value, acceptable)
+}
+
+func listChecker(param string, value []any, acceptable []any) Result {
+	sv := make([]any, len(value))
+	for i, v := range value {
+		sv[i] = standardizeIfStr(v)
+	}
+	candidates := make([]any, len(acceptable))
+	for i, a := range acceptable {
+		items := pyIndexItems(a)
+		std := make([]any, len(items))
+		for j, it := range items {
+			std[j] = standardizeIfStr(it)
+		}
+		candidates[i] = std
+	}
+	if !pyIn(sv, candidates) {
+		return fail("value_error:list/tuple", "Invalid value for parameter %q: %v. Expected one of %v.", param, value, acceptable)
+	}
+	return ok
+}
+
+// dictChecker is the reference's dict_checker: the model dict must match
+// one acceptable dict, key by key (no unknown keys; a missing key is fine
+// only when "" is acceptable for it; string values are standardized).
+func dictChecker(param string, value any, acceptable []any) Result {
+	res := fail("dict_checker:unclear", "No acceptable dictionary matched parameter %q.", param)
+	for _, cand := range acceptable {
+		if s, isStr := cand.(string); isStr && s == "" {
+			continue
+		}
+		res = Result{ErrorType: "dict_checker:unclear"}
+		flag := true
+		model, isDict := value.(*toolcall.Object)
+		if !isDict {
+			raise("AttributeError", "'%s' object has no attribute 'items'", typeOf(value))
+		}
+		for i := 0; i < model.Len(); i++ {
+			key, v := model.At(i)
+			if !pyIn(key, cand) {
+				res = fail("value_error:dict_key", "Unexpected dict key parameter: %q.", key)
+				flag = false
+				break
+			}
+			candObj, isObj := cand.(*toolcall.Object)
+			if !isObj {
+				raise("TypeError", "%s indices must be integers", typeOf(cand))
+			}
+			accv, _ := candObj.Get(key)
+			items := pyIndexItems(accv)
+			std := make([]any, len(items))
+			for j, it := range items {
+				std[j] = standardizeIfStr(it)
+			}
+			if !pyIn(standardizeIfStr(v), std) {
+				res = fail("value_error:dict_value", "Invalid value for parameter %q: %s. Expected one of %v.", key, pyRepr(v), std)
+				flag = false
+				break
+			}
+		}
+		candObj, isObj := cand.(*toolcall.Object)
+		if !isObj {
+			raise("AttributeError", "'%s' object has no attribute 'items'", typeOf(cand))
+		}
+		for i := 0; i < candObj.Len(); i++ {
+			key, accv := candObj.At(i)
+			if !model.Has(key) && !pyIn("", accv) {
+				res = fail("value_error:dict_key", "Missing dict key parameter: %q.", key)
+				flag = false
+				break
+			}
+		}
+		if flag {
+			return ok
+		}
+	}
+	return res
+}
+
+// listDictChecker is the reference's list_dict_checker: same length as one
+// acceptable list of dicts, each dict matching in order.
+func listDictChecker(param string, value any, acceptable []any) Result {
+	res := fail("list_dict_checker:unclear", "No acceptable list of dictionaries matched parameter %q.", param)
+	model := value.([]any)
+	for _, cand := range acceptable {
+		if len(model) != pyLen(cand) {
+			res = fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
+			continue
+		}
+		items := pyIndexItems(cand)
+		flag := true
+		for k := range model {
+			res = dictChecker(param, model[k], []any{items[k]})
+			if !res.Valid {
+				flag = false
+				break
+			}
+		}
+		if flag {
+			return ok
+		}
+	}
+	return res
+}
