@@ -419,7 +419,7 @@ func (rc *runCgroup) killAll(timeout time.Duration) bool {
 		for _, p := range ps {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -274,7 +274,9 @@ func (s *Sandbox) bwrapArgs(dir string, c Cmd, l Limits) []string {
 	for _, b := range c.Binds {
 		args = append(args, "--ro-bind", b.Src, b.Dst)
 	}
-	args = append(args, "--chdir", WorkPath, "--json-status-fd", strconv.Itoa(statusFD), "--")
+	// Everything outside the work dir, /tmp and /dev is read-only, including
+	// bwrap's own root tmpfs.
+	args = append(args, "--remount-ro", "/", "--chdir", WorkPath, "--json-status-fd", strconv.Itoa(statusFD), "--")
 	return append(args, c.Args...)
 }
 
@@ -383,9 +385,20 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 		killed    atomic.Bool
 		outputHit atomic.Bool
 	)
+	var childPid atomic.Int64 // host pid of bwrap's pid-1 reaper, once started
+	// kill ends the run. It SIGKILLs bwrap's pid-1 reaper first: the kernel
+	// then kills every process of the sandbox's pid namespace, and bwrap's
+	// monitor reaps the reaper and exits (no orphan left for the host's
+	// init). The monitor's process group is killed too after a grace period,
+	// or at once if the reaper has not started yet.
 	kill := func() {
 		killOnce.Do(func() {
 			killed.Store(true)
+			if cp := int(childPid.Load()); cp > 0 && parentOf(cp) == pgid {
+				_ = syscall.Kill(cp, syscall.SIGKILL)
+				time.AfterFunc(time.Second, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+				return
+			}
 			if pgid > 0 {
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
@@ -425,7 +438,6 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	pgid = pid
 
 	// Status documents from bwrap: the child's host pid once it started.
-	var childPid atomic.Int64
 	var exitReported atomic.Bool
 	statusDone := make(chan struct{})
 	go func() {
@@ -504,9 +516,10 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	// No process may outlive the run: when bwrap's monitor dies, its pid-1
 	// child gets SIGKILL (--die-with-parent) and the kernel kills the whole
 	// pid namespace. Wait for that, and sweep the cgroups.
-	if killed.Load() {
-		waitGone(int(childPid.Load()), 2*time.Second)
-	}
+	// bwrap's monitor exits without reaping its pid-1 reaper, which then
+	// tears the namespace down as an orphan: wait for it (and reap it if the
+	// worker is its new parent, e.g. when the worker is a container's pid 1).
+	waitGone(int(childPid.Load()), 2*time.Second)
 	if cg != nil && !cg.killAll(5*time.Second) {
 		res.Detail = "processes left in cgroup after kill"
 	}
@@ -550,8 +563,9 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	res.ExitCode = exitCode
 	oom := cg != nil && cg.oomKilled()
-	cpuOver := res.CPU >= l.CPUTime-50*time.Millisecond &&
-		(exitCode == 128+int(syscall.SIGXCPU) || exitCode == 128+int(syscall.SIGKILL) || exitCode < 0)
+	// RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one.
+	cpuOver := exitCode == 128+int(syscall.SIGXCPU) ||
+		(res.CPU >= l.CPUTime-50*time.Millisecond && (exitCode == 128+int(syscall.SIGKILL) || exitCode < 0))
 
 	switch {
 	case ctxHit.Load() && !wallHit.Load() && !cpuHit.Load():
@@ -640,6 +654,27 @@ func (s *Sandbox) setRlimits(pid int, l Limits) error {
 	return nil
 }
 
+// parentOf returns the parent pid of pid, or -1.
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	p, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return p
+}
+
 // waitGone waits until pid has exited (gone or a zombie).
 func waitGone(pid int, timeout time.Duration) {
 	if pid <= 0 {
@@ -652,9 +687,12 @@ func waitGone(pid int, timeout time.Duration) {
 			return
 		}
 		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			if parentOf(pid) == os.Getpid() {
+				_, _ = unix.Wait4(pid, nil, unix.WNOHANG, nil)
+			}
 			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
 }
 
