@@ -1,0 +1,281 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+)
+
+// An Entry is one cached answer.
+type Entry struct {
+	Key      string    `json:"key"`
+	Created  time.Time `json:"created"`
+	Response Response  `json:"response"`
+}
+
+// Cache stores answers by request key. Implementations are safe for
+// concurrent use. Get misses on entries older than the cache's TTL.
+type Cache interface {
+	Get(ctx context.Context, key string) (Entry, bool)
+	Put(ctx context.Context, e Entry)
+}
+
+// CacheKey is the hex sha256 of the canonical JSON of the exact request the
+// gateway sends (model, messages, tools, every sampling parameter, seed, n)
+// plus the provider and the sample index. Map keys are sorted, so equal
+// requests hash equally whatever order callers built them in.
+func CacheKey(provider string, body []byte, sampleIndex int) (string, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("gateway: canonicalize request: %w", err)
+	}
+	canon, err := json.Marshal(map[string]any{"v": 1, "provider": provider, "request": v, "sample": sampleIndex})
+	if err != nil {
+		return "", fmt.Errorf("gateway: canonicalize request: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// LRU is an in-process cache of at most Size entries with an optional TTL.
+type LRU struct {
+	size int
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu    sync.Mutex
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+var _ Cache = (*LRU)(nil)
+
+// NewLRU returns an LRU holding size entries (default 10000); ttl 0 keeps
+// entries until evicted.
+func NewLRU(size int, ttl time.Duration) *LRU {
+	if size <= 0 {
+		size = 10000
+	}
+	return &LRU{size: size, ttl: ttl, now: time.Now, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+// Get implements Cache.
+func (c *LRU) Get(_ context.Context, key string) (Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return Entry{}, false
+	}
+	e := el.Value.(Entry)
+	if expired(e, c.ttl, c.now()) {
+		c.ll.Remove(el)
+		delete(c.items, key)
+		return Entry{}, false
+	}
+	c.ll.MoveToFront(el)
+	return e, true
+}
+
+// Put implements Cache.
+func (c *LRU) Put(_ context.Context, e Entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[e.Key]; ok {
+		el.Value = e
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[e.Key] = c.ll.PushFront(e)
+	for c.ll.Len() > c.size {
+		last := c.ll.Back()
+		c.ll.Remove(last)
+		delete(c.items, last.Value.(Entry).Key)
+	}
+}
+
+// Len is the number of entries.
+func (c *LRU) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+func expired(e Entry, ttl time.Duration, now time.Time) bool {
+	return ttl > 0 && now.Sub(e.Created) > ttl
+}
+
+// SegmentOptions configures a Segment.
+type SegmentOptions struct {
+	// TTL ignores entries older than this; 0 keeps them forever.
+	TTL time.Duration
+	// FlushEvery flushes automatically once this many answers are pending;
+	// default 16. It bounds the answers a crash can lose (and pay again).
+	FlushEvery int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Segment is a cache of one unit of work (a shard of an evaluation) kept in
+// the object store as a few append-only JSONL objects:
+//
+//	<prefix>/part-000000.jsonl, part-000001.jsonl, …
+//
+// OpenSegment lists and reads every part once; Get is then in memory; Put
+// buffers and Flush writes the buffered answers as the next part with
+// PutIfAbsent, so two attempts of the same shard racing never overwrite each
+// other. The hot path costs one PUT per FlushEvery answers instead of a GET
+// and a PUT per sample.
+//
+// Prefix should be derived from what determines the requests (dataset
+// version, shard, model, generation settings), not from a run id, so that a
+// re-run of the same evaluation, and a retried activity, read the answers
+// again.
+type Segment struct {
+	store  blob.Store
+	prefix string
+	opts   SegmentOptions
+
+	mu       sync.Mutex
+	entries  map[string]Entry
+	pending  []Entry
+	next     int // next part number
+	loaded   int // entries read at open
+	errFlush error
+
+	flushMu sync.Mutex // serializes writers of parts
+}
+
+var _ Cache = (*Segment)(nil)
+
+// OpenSegment reads the segment at prefix (which may not exist yet).
+func OpenSegment(ctx context.Context, store blob.Store, prefix string, opts SegmentOptions) (*Segment, error) {
+	if opts.FlushEvery <= 0 {
+		opts.FlushEvery = 16
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Segment{store: store, prefix: strings.TrimRight(prefix, "/"), opts: opts, entries: map[string]Entry{}}
+	infos, err := store.List(ctx, s.prefix+"/part-")
+	if err != nil {
+		return nil, fmt.Errorf("gateway: open cache segment %s: %w", s.prefix, err)
+	}
+	now := opts.Now()
+	for _, info := range infos {
+		var n int
+		if _, err := fmt.Sscanf(info.Key[len(s.prefix)+1:], "part-%06d.jsonl", &n); err != nil {
+			continue
+		}
+		s.next = max(s.next, n+1)
+		b, err := blob.GetBytes(ctx, store, info.Key)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: open cache segment %s: %w", s.prefix, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var e Entry
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Key == "" {
+				continue // a torn or foreign line costs one repeated call, not the run
+			}
+			if !expired(e, opts.TTL, now) {
+				s.entries[e.Key] = e
+			}
+		}
+	}
+	s.loaded = len(s.entries)
+	return s, nil
+}
+
+// Get implements Cache.
+func (s *Segment) Get(_ context.Context, key string) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[key]
+	if ok && expired(e, s.opts.TTL, s.opts.Now()) {
+		return Entry{}, false
+	}
+	return e, ok
+}
+
+// Put implements Cache. It flushes when FlushEvery answers are pending; a
+// flush error is kept and returned by the next Flush.
+func (s *Segment) Put(ctx context.Context, e Entry) {
+	s.mu.Lock()
+	if _, ok := s.entries[e.Key]; ok {
+		s.mu.Unlock()
+		return
+	}
+	s.entries[e.Key] = e
+	s.pending = append(s.pending, e)
+	full := len(s.pending) >= s.opts.FlushEvery
+	s.mu.Unlock()
+	if full {
+		if err := s.Flush(ctx); err != nil {
+			s.mu.Lock()
+			s.errFlush = err
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Flush writes pending answers as a new part. Call it at checkpoints and at
+// the end of the shard.
+func (s *Segment) Flush(ctx context.Context) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	s.mu.Lock()
+	batch, prev := s.pending, s.errFlush
+	s.pending, s.errFlush = nil, nil
+	s.mu.Unlock()
+	if len(batch) == 0 {
+		return prev
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, e := range batch {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("gateway: encode cache entry: %w", err)
+		}
+	}
+	for range 100 {
+		key := fmt.Sprintf("%s/part-%06d.jsonl", s.prefix, s.next)
+		err := s.store.PutIfAbsent(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err == nil {
+			s.next++
+			return nil
+		}
+		if !errors.Is(err, blob.ErrExists) {
+			s.mu.Lock()
+			s.pending = append(batch, s.pending...) // keep them for the next flush
+			s.mu.Unlock()
+			return fmt.Errorf("gateway: flush cache segment %s: %w", s.prefix, err)
+		}
+		s.next++ // another attempt of this shard wrote that part: take the next
+	}
+	return fmt.Errorf("gateway: flush cache segment %s: no free part number", s.prefix)
+}
+
+// Loaded is the number of entries read at open.
+func (s *Segment) Loaded() int { return s.loaded }
+
+// Pending is the number of answers not yet flushed.
+func (s *Segment) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}

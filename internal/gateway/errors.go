@@ -1,0 +1,313 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Class says why a call failed and whether trying again can help. Do not
+// reorder: values are recorded with results.
+type Class int
+
+// Error classes. Retryable classes are infrastructure failures: a sample
+// that ends with one was never answered, it must not be scored as a model
+// failure. Permanent classes fail the sample with a recorded reason.
+const (
+	ClassUnknown       Class = iota // unclassified; treated as retryable
+	ClassRateLimit                  // 429: retryable after RetryAfter
+	ClassOverloaded                 // 503, 529: retryable, cuts concurrency
+	ClassServer                     // other 5xx, malformed replies: retryable
+	ClassTimeout                    // attempt deadline, 408, 504: retryable
+	ClassNetwork                    // refused, reset, EOF: retryable
+	ClassBadRequest                 // 400, 422: permanent
+	ClassAuth                       // 401, 403: permanent
+	ClassContextLength              // prompt too long: permanent
+	ClassNotFound                   // 404, unknown model or provider: permanent
+	ClassQuota                      // 429 insufficient_quota: permanent
+	ClassContentFilter              // refused by a content filter: permanent
+	ClassCanceled                   // the caller's context ended: not retried by the gateway
+)
+
+var classNames = [...]string{
+	ClassUnknown:       "retryable-unknown",
+	ClassRateLimit:     "retryable-rate-limit",
+	ClassOverloaded:    "retryable-overloaded",
+	ClassServer:        "retryable-server",
+	ClassTimeout:       "retryable-timeout",
+	ClassNetwork:       "retryable-network",
+	ClassBadRequest:    "permanent-bad-request",
+	ClassAuth:          "permanent-auth",
+	ClassContextLength: "permanent-context-length",
+	ClassNotFound:      "permanent-not-found",
+	ClassQuota:         "permanent-quota",
+	ClassContentFilter: "permanent-content-filter",
+	ClassCanceled:      "canceled",
+}
+
+// String is the class name, also used as the Temporal error type.
+func (c Class) String() string {
+	if c < 0 || int(c) >= len(classNames) {
+		return "class-" + strconv.Itoa(int(c))
+	}
+	return classNames[c]
+}
+
+// Retryable reports whether the same request may succeed later.
+func (c Class) Retryable() bool {
+	switch c {
+	case ClassUnknown, ClassRateLimit, ClassOverloaded, ClassServer, ClassTimeout, ClassNetwork:
+		return true
+	}
+	return false
+}
+
+// overload reports whether the class signals the provider is saturated: the
+// adaptive limiter cuts concurrency on these.
+func (c Class) overload() bool { return c == ClassRateLimit || c == ClassOverloaded }
+
+// Error is every error Complete returns. Its message never contains an API
+// key: provider bodies are truncated and scrubbed of the key.
+type Error struct {
+	Class    Class
+	Model    string // <provider>/<model>
+	Status   int    // HTTP status, 0 when no response
+	Message  string // provider's message, scrubbed
+	Attempts int    // HTTP attempts made by this Complete
+	// RetryAfter is the provider's Retry-After (or retry-after-ms), 0 if none.
+	RetryAfter time.Duration
+	cause      error // context.Canceled/DeadlineExceeded only, for errors.Is
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gateway: %s: %s", e.Model, e.Class)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " retry after %s", e.RetryAfter)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// Unwrap exposes context errors only; provider errors are not chained
+// because their text may echo credentials.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Retryable reports whether the class is retryable.
+func (e *Error) Retryable() bool { return e.Class.Retryable() }
+
+// Reason is a short stable string for the results row of a failed sample:
+// "<class>: <message>".
+func (e *Error) Reason() string {
+	if e.Message == "" {
+		return e.Class.String()
+	}
+	return e.Class.String() + ": " + e.Message
+}
+
+// ClassOf returns the class of err: the Class of an *Error, ClassCanceled
+// for context errors, ClassUnknown otherwise.
+func ClassOf(err error) Class {
+	var ge *Error
+	switch {
+	case err == nil:
+		return ClassUnknown
+	case errors.As(err, &ge):
+		return ge.Class
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ClassCanceled
+	}
+	return ClassUnknown
+}
+
+// IsModelFailure reports whether err means the model itself failed on the
+// sample (a permanent error the request caused), as opposed to an
+// infrastructure failure that must be retried and never scored.
+func IsModelFailure(err error) bool {
+	c := ClassOf(err)
+	return err != nil && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
+}
+
+// ToTemporal converts an error from Complete into a Temporal application
+// error for an activity to return: the type is the class name, permanent
+// classes are non-retryable, and rate limits carry the provider's
+// Retry-After as NextRetryDelay so Temporal waits as long as the server
+// asked. Context errors are returned unchanged. The cause is not attached:
+// only the scrubbed message enters workflow history.
+func ToTemporal(err error) error {
+	var ge *Error
+	if err == nil || !errors.As(err, &ge) {
+		return err
+	}
+	if ge.Class == ClassCanceled {
+		return ge.cause
+	}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !ge.Class.Retryable()}
+	if ge.RetryAfter > 0 && ge.Class.Retryable() {
+		opts.NextRetryDelay = ge.RetryAfter
+	}
+	return temporal.NewApplicationErrorWithOptions(ge.Error(), ge.Class.String(), opts)
+}
+
+// NonRetryableErrorTypes lists the Temporal error types of permanent
+// classes, for RetryPolicy.NonRetryableErrorTypes.
+func NonRetryableErrorTypes() []string {
+	var out []string
+	for c := range Class(len(classNames)) {
+		if !c.Retryable() && c != ClassCanceled {
+			out = append(out, c.String())
+		}
+	}
+	return out
+}
+
+// attemptInfo is what the transport saw of one HTTP attempt.
+type attemptInfo struct {
+	status int
+	header http.Header
+}
+
+// classify turns the outcome of one attempt into an *Error.
+func classify(err error, info *attemptInfo, parent context.Context, model, key string) *Error {
+	e := &Error{Model: model}
+	if info != nil {
+		e.Status = info.status
+		if info.header != nil {
+			e.RetryAfter = retryAfter(info.header, time.Now())
+		}
+	}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case parent.Err() != nil:
+		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
+		return e
+	case errors.As(err, &apiErr):
+		e.Status = apiErr.HTTPStatusCode
+		code := fmt.Sprint(apiErr.Code)
+		e.Message = scrub(fmt.Sprintf("%s (type %q, code %q)", apiErr.Message, apiErr.Type, code), key)
+		e.Class = classifyStatus(apiErr.HTTPStatusCode, apiErr.Message+" "+apiErr.Type+" "+code)
+	case errors.As(err, &reqErr):
+		e.Status = reqErr.HTTPStatusCode
+		e.Message = scrub(truncate(string(reqErr.Body), 300), key)
+		e.Class = classifyStatus(reqErr.HTTPStatusCode, string(reqErr.Body))
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Class, e.Message = ClassTimeout, "attempt timed out"
+	case isNetwork(err):
+		e.Class, e.Message = ClassNetwork, scrub(truncate(err.Error(), 300), key)
+	case e.Status >= 200 && e.Status < 300:
+		// A 2xx whose body did not decode: a truncated or malformed reply.
+		e.Class, e.Message = ClassServer, "malformed response: "+scrub(truncate(err.Error(), 200), key)
+	default:
+		e.Class, e.Message = ClassUnknown, scrub(truncate(err.Error(), 300), key)
+	}
+	return e
+}
+
+func classifyStatus(status int, text string) Class {
+	t := strings.ToLower(text)
+	switch {
+	case status == http.StatusTooManyRequests:
+		if strings.Contains(t, "insufficient_quota") || strings.Contains(t, "exceeded your current quota") {
+			return ClassQuota
+		}
+		return ClassRateLimit
+	case status == http.StatusServiceUnavailable || status == 529:
+		return ClassOverloaded
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return ClassTimeout
+	case status >= 500:
+		return ClassServer
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ClassAuth
+	case status == http.StatusNotFound:
+		return ClassNotFound
+	case status == http.StatusRequestEntityTooLarge || isContextLength(t):
+		return ClassContextLength
+	case strings.Contains(t, "content_filter") || strings.Contains(t, "content management policy"):
+		return ClassContentFilter
+	case status == http.StatusConflict:
+		return ClassServer
+	case status >= 400:
+		return ClassBadRequest
+	}
+	return ClassUnknown
+}
+
+func isContextLength(t string) bool {
+	for _, s := range []string{"context_length_exceeded", "maximum context length", "context window", "prompt is too long", "too many tokens", "reduce the length"} {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNetwork(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &oe) || errors.As(err, &ne) ||
+		strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "server closed")
+}
+
+// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+var bearerRE = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;}]+`)
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// scrub removes the key and any bearer token from s.
+func scrub(s, key string) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, redacted)
+	}
+	return bearerRE.ReplaceAllString(s, "${1}"+redacted)
+}

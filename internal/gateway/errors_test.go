@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/benchline/benchline/internal/baseline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+)
+
+// TestClassifyHTTP drives real HTTP replies through Complete and checks the
+// class, Retry-After and the Temporal error each becomes.
+func TestClassifyHTTP(t *testing.T) {
+	type reply struct {
+		status int
+		header map[string]string
+		body   string
+	}
+	cases := []struct {
+		name       string
+		reply      reply
+		class      Class
+		retryAfter time.Duration
+	}{
+		{"429 retry-after seconds", reply{429, map[string]string{"Retry-After": "7"}, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`}, ClassRateLimit, 7 * time.Second},
+		{"429 retry-after-ms", reply{429, map[string]string{"Retry-After-Ms": "250", "Retry-After": "1"}, `{"error":{"message":"slow down","type":"tokens"}}`}, ClassRateLimit, 250 * time.Millisecond},
+		{"429 quota", reply{429, nil, `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`}, ClassQuota, 0},
+		{"500", reply{500, nil, `{"error":{"message":"internal","type":"server_error"}}`}, ClassServer, 0},
+		{"502 html", reply{502, nil, `<html>bad gateway</html>`}, ClassServer, 0},
+		{"503 overloaded", reply{503, map[string]string{"Retry-After": "2"}, `{"error":{"message":"overloaded","type":"server_error"}}`}, ClassOverloaded, 2 * time.Second},
+		{"529", reply{529, nil, `{"error":{"message":"overloaded"}}`}, ClassOverloaded, 0},
+		{"504", reply{504, nil, `gateway timeout`}, ClassTimeout, 0},
+		{"408", reply{408, nil, `{"error":{"message":"timeout"}}`}, ClassTimeout, 0},
+		{"400", reply{400, nil, `{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error"}}`}, ClassBadRequest, 0},
+		{"400 context length", reply{400, nil, `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`}, ClassContextLength, 0},
+		{"413", reply{413, nil, `too large`}, ClassContextLength, 0},
+		{"400 content filter", reply{400, nil, `{"error":{"message":"filtered","code":"content_filter"}}`}, ClassContentFilter, 0},
+		{"401", reply{401, nil, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`}, ClassAuth, 0},
+		{"403", reply{403, nil, `forbidden`}, ClassAuth, 0},
+		{"404", reply{404, nil, `{"error":{"message":"The model does not exist","code":"model_not_found"}}`}, ClassNotFound, 0},
+		{"422", reply{422, nil, `{"detail":"bad"}`}, ClassBadRequest, 0},
+		{"200 garbage", reply{200, nil, `{"choices": nope}`}, ClassServer, 0},
+		{"200 no choices", reply{200, nil, `{"choices": []}`}, ClassServer, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				for k, v := range tc.reply.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tc.reply.status)
+				_, _ = w.Write([]byte(tc.reply.body))
+			}))
+			defer hs.Close()
+			g := newTestGateway(t, hs.URL+"/v1", nil, Options{})
+			_, err := g.Complete(context.Background(), Request{Model: "baseline/x", Messages: userMsg("hi")})
+			var ge *Error
+			require.ErrorAs(t, err, &ge)
+			assert.Equal(t, tc.class, ge.Class, ge.Error())
+			assert.Equal(t, tc.retryAfter, ge.RetryAfter)
+			assert.Equal(t, 1, ge.Attempts)
+
+			var ae *temporal.ApplicationError
+			require.ErrorAs(t, ToTemporal(err), &ae)
+			assert.Equal(t, tc.class.String(), ae.Type())
+			assert.Equal(t, !tc.class.Retryable(), ae.NonRetryable())
+			assert.Equal(t, tc.retryAfter, ae.NextRetryDelay())
+			if tc.class.Retryable() {
+				assert.False(t, IsModelFailure(err), "infrastructure errors are never model failures")
+			}
+		})
+	}
+}
+
+func TestClassifyNetwork(t *testing.T) {
+	// Connection refused: a port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	_, url := startBaseline(t, baseline.Options{})
+	for _, tc := range []struct {
+		name, url, faults string
+		class             Class
+	}{
+		{"refused", "http://" + addr + "/v1", "", ClassNetwork},
+		{"dropped", url, "drop=1", ClassNetwork},
+		{"timeout", url, "timeout=1", ClassTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newTestGateway(t, tc.url, func(p *Provider) { p.Timeout = 200 * time.Millisecond },
+				Options{Transport: faultTransport(tc.faults)})
+			_, err := g.Complete(context.Background(), Request{Model: "baseline/reference", Messages: userMsg("hi")})
+			var ge *Error
+			require.ErrorAs(t, err, &ge)
+			assert.Equal(t, tc.class, ge.Class, ge.Error())
+			assert.True(t, ge.Retryable())
+			assert.False(t, IsModelFailure(err))
+		})
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	_, url := startBaseline(t, baseline.Options{})
+	g := newTestGateway(t, url, nil, Options{Transport: faultTransport("timeout=1")})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := g.Complete(ctx, Request{Model: "baseline/reference", Messages: userMsg("hi")})
+	assert.Equal(t, ClassCanceled, ClassOf(err))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, ToTemporal(err), context.DeadlineExceeded)
+	assert.False(t, IsModelFailure(err))
+}
+
+func TestUnknownProviderAndModel(t *testing.T) {
+	g := newTestGateway(t, "http://127.0.0.1:1/v1", nil, Options{})
+	_, err := g.Complete(context.Background(), Request{Model: "nope/x", Messages: userMsg("hi")})
+	assert.Equal(t, ClassNotFound, ClassOf(err))
+	_, err = g.Complete(context.Background(), Request{Model: "no-slash", Messages: userMsg("hi")})
+	assert.Equal(t, ClassBadRequest, ClassOf(err))
+}
+
+func TestRetryAfterDate(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := http.Header{"Retry-After": {now.Add(3 * time.Second).Format(http.TimeFormat)}}
+	assert.Equal(t, 3*time.Second, retryAfter(h, now))
+	assert.Equal(t, time.Duration(0), retryAfter(http.Header{"Retry-After": {"soon"}}, now))
+	assert.Equal(t, 1500*time.Millisecond, retryAfter(http.Header{"Retry-After": {"1.5"}}, now))
+}
+
+func TestClassTable(t *testing.T) {
+	for c := range Class(len(classNames)) {
+		assert.NotContains(t, c.String(), "class-", "every class has a name")
+	}
+	assert.Contains(t, NonRetryableErrorTypes(), "permanent-bad-request")
+	assert.NotContains(t, NonRetryableErrorTypes(), "retryable-rate-limit")
+	assert.Equal(t, ClassUnknown, ClassOf(errors.New("x")))
+	assert.True(t, IsModelFailure(&Error{Class: ClassContextLength}))
+	assert.False(t, IsModelFailure(&Error{Class: ClassAuth}), "a bad key is the operator's failure, not the model's")
+}
+
+// faultTransport sets the baseline fault header on every request.
+func faultTransport(faults string) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if faults != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set(baseline.FaultHeader, faults)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

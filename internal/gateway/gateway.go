@@ -1,0 +1,484 @@
+// Package gateway is benchline's one client for every OpenAI-compatible
+// model endpoint (OpenAI, vLLM, Ollama, company gateways, the built-in
+// baselines). It adds what a 100,000-sample run needs on top of go-openai:
+// per-provider adaptive concurrency and request/token budgets, classified
+// errors that say whether to retry (and when), a response cache keyed by the
+// exact request, and per-call accounting of tokens, cost, latency and
+// attempts. API keys are read from the environment at call time and never
+// appear in errors, logs or results.
+//
+// By default Complete makes one HTTP attempt: retries belong to Temporal,
+// which gets the provider's Retry-After through ToTemporal. RetryPolicy
+// enables retries inside the call for shard activities that make many calls.
+// See docs/gateway.md.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Params are the sampling parameters of a request. Zero values are not sent.
+type Params struct {
+	// Temperature, when set, is sent even when 0 (as the smallest positive
+	// float32, because go-openai omits a zero temperature).
+	Temperature      *float32 `json:"temperature,omitempty"`
+	TopP             float32  `json:"top_p,omitempty"`
+	MaxTokens        int      `json:"max_tokens,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+	PresencePenalty  float32  `json:"presence_penalty,omitempty"`
+	FrequencyPenalty float32  `json:"frequency_penalty,omitempty"`
+	// N asks for N choices in one call (where the endpoint supports it).
+	N               int    `json:"n,omitempty"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// ToolChoice is "auto", "none", "required" or an openai.ToolChoice.
+	ToolChoice any `json:"tool_choice,omitempty"`
+	// ResponseFormat asks for JSON (json_object) or schema-valid JSON
+	// (json_schema).
+	ResponseFormat *openai.ChatCompletionResponseFormat `json:"response_format,omitempty"`
+}
+
+// Request is one model call.
+type Request struct {
+	// Model is "<provider>/<model>", e.g. "openai/gpt-4o-mini".
+	Model    string                         `json:"model"`
+	Messages []openai.ChatCompletionMessage `json:"messages"`
+	Tools    []openai.Tool                  `json:"tools,omitempty"`
+	Params   Params                         `json:"params"`
+	Seed     *int                           `json:"seed,omitempty"`
+	// SampleIndex tells apart repeated samples of the same request (pass@k
+	// with n = 1 calls): each index is cached separately.
+	SampleIndex int `json:"sample_index,omitempty"`
+	// NoCache neither reads nor writes the cache.
+	NoCache bool `json:"no_cache,omitempty"`
+}
+
+// Choice is one generated answer.
+type Choice struct {
+	Content          string            `json:"content,omitempty"`
+	ToolCalls        []openai.ToolCall `json:"tool_calls,omitempty"`
+	Refusal          string            `json:"refusal,omitempty"`
+	ReasoningContent string            `json:"reasoning_content,omitempty"`
+	FinishReason     string            `json:"finish_reason,omitempty"`
+}
+
+// Response is the answer to a Request.
+type Response struct {
+	ID string `json:"id,omitempty"`
+	// Model is the model id the endpoint reported.
+	Model   string   `json:"model,omitempty"`
+	Choices []Choice `json:"choices"`
+	Usage   Usage    `json:"usage"`
+}
+
+// Text is the content of the first choice.
+func (r Response) Text() string {
+	if len(r.Choices) == 0 {
+		return ""
+	}
+	return r.Choices[0].Content
+}
+
+// Usage is the accounting of one call.
+//
+// Tokens, CostUSD and Latency describe the answer as the provider produced
+// it, the same whether this call paid for it or read it from the cache, so a
+// run's totals do not change when a worker crashes and a retry reads
+// answers back from the cache. CacheHit says this call made no HTTP request;
+// Attempts counts the HTTP attempts this call made (0 on a hit).
+type Usage struct {
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	CostUSD          float64       `json:"cost_usd"`
+	Latency          time.Duration `json:"latency_ns"`
+	Attempts         int           `json:"attempts"`
+	CacheHit         bool          `json:"cache_hit"`
+}
+
+// Totals sums Usage over a run.
+type Totals struct {
+	Calls            int64         `json:"calls"`
+	CacheHits        int64         `json:"cache_hits"`
+	Attempts         int64         `json:"attempts"`
+	PromptTokens     int64         `json:"prompt_tokens"`
+	CompletionTokens int64         `json:"completion_tokens"`
+	CostUSD          float64       `json:"cost_usd"`  // cost of every answer
+	SpentUSD         float64       `json:"spent_usd"` // cost of answers not read from cache
+	Latency          time.Duration `json:"latency_ns"`
+}
+
+// Add counts one call.
+func (t *Totals) Add(u Usage) {
+	t.Calls++
+	t.Attempts += int64(u.Attempts)
+	t.PromptTokens += int64(u.PromptTokens)
+	t.CompletionTokens += int64(u.CompletionTokens)
+	t.CostUSD += u.CostUSD
+	t.Latency += u.Latency
+	if u.CacheHit {
+		t.CacheHits++
+	} else {
+		t.SpentUSD += u.CostUSD
+	}
+}
+
+// Merge adds o into t.
+func (t *Totals) Merge(o Totals) {
+	t.Calls += o.Calls
+	t.CacheHits += o.CacheHits
+	t.Attempts += o.Attempts
+	t.PromptTokens += o.PromptTokens
+	t.CompletionTokens += o.CompletionTokens
+	t.CostUSD += o.CostUSD
+	t.SpentUSD += o.SpentUSD
+	t.Latency += o.Latency
+}
+
+// RetryPolicy retries retryable failures inside Complete. The default (zero
+// value) is one attempt: a failure goes back to Temporal.
+type RetryPolicy struct {
+	// MaxAttempts counts HTTP attempts; 0 or 1 means no retry.
+	MaxAttempts int
+	// InitialBackoff before the second attempt; default 500ms.
+	InitialBackoff time.Duration
+	// MaxBackoff caps a backoff; default 30s. A longer Retry-After is
+	// still honoured.
+	MaxBackoff time.Duration
+	// Multiplier grows the backoff; default 2.
+	Multiplier float64
+	// MaxElapsed stops retrying when the next attempt would start later
+	// than this after the first; 0 means only the context bounds it.
+	MaxElapsed time.Duration
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	p.MaxAttempts = max(p.MaxAttempts, 1)
+	if p.InitialBackoff <= 0 {
+		p.InitialBackoff = 500 * time.Millisecond
+	}
+	if p.MaxBackoff <= 0 {
+		p.MaxBackoff = 30 * time.Second
+	}
+	if p.Multiplier < 1 {
+		p.Multiplier = 2
+	}
+	return p
+}
+
+// backoff before attempt n+1 (n ≥ 1), jittered to [b/2, b], and never less
+// than the server's Retry-After.
+func (p RetryPolicy) backoff(n int, retryAfter time.Duration) time.Duration {
+	b := float64(p.InitialBackoff) * math.Pow(p.Multiplier, float64(n-1))
+	b = math.Min(b, float64(p.MaxBackoff))
+	d := time.Duration(b/2 + rand.Float64()*b/2)
+	return max(d, retryAfter)
+}
+
+// Options configures a Gateway.
+type Options struct {
+	// Config holds the providers; required (see LoadConfig).
+	Config *Config
+	// Env reads API keys at call time; default os.LookupEnv.
+	Env Env
+	// Cache is the process-wide answer cache; default NewLRU(10000, CacheTTL).
+	Cache Cache
+	// CacheTTL is the LRU's TTL when Cache is nil.
+	CacheTTL time.Duration
+	// Retry is the in-call retry policy; default one attempt.
+	Retry RetryPolicy
+	// WorkerShare divides every provider's request and token limits: set it
+	// to the number of worker processes when the budget is not also
+	// enforced by a per-provider task queue. Default 1.
+	WorkerShare int
+	// Logger receives one debug record per call and a warning per failed
+	// attempt; default discards. Records never hold keys or prompts.
+	Logger *slog.Logger
+	// Transport is the HTTP transport; default a tuned http.Transport.
+	Transport http.RoundTripper
+}
+
+type provider struct {
+	cfg     Provider
+	client  *openai.Client
+	limiter *Limiter
+}
+
+type core struct {
+	providers map[string]*provider
+	env       Env
+	lru       Cache
+	log       *slog.Logger
+}
+
+// Gateway sends requests to providers. It is safe for concurrent use; views
+// made by WithCache and WithRetry share its limiters and clients.
+type Gateway struct {
+	*core
+	segment Cache // consulted before the LRU; may be nil
+	retry   RetryPolicy
+}
+
+// New builds a Gateway.
+func New(opts Options) (*Gateway, error) {
+	if opts.Config == nil {
+		return nil, errors.New("gateway: Options.Config is required")
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	c := &core{providers: map[string]*provider{}, env: opts.Env, lru: opts.Cache, log: opts.Logger}
+	if c.env == nil {
+		c.env = defaultEnv
+	}
+	if c.lru == nil {
+		c.lru = NewLRU(0, opts.CacheTTL)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	for _, name := range opts.Config.Names() {
+		p := *opts.Config.Providers[name]
+		base := opts.Transport
+		if base == nil {
+			base = newTransport(p.MaxConcurrency)
+		}
+		oc := openai.DefaultConfig("") // the key is added per request by authTransport
+		oc.BaseURL = p.BaseURL
+		oc.HTTPClient = &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv}}
+		c.providers[name] = &provider{cfg: p, client: openai.NewClientWithConfig(oc), limiter: NewLimiter(p, opts.WorkerShare)}
+	}
+	return &Gateway{core: c, retry: opts.Retry.withDefaults()}, nil
+}
+
+// WithCache returns a view of g that consults c (e.g. a shard's Segment)
+// before the process LRU and stores new answers in both.
+func (g *Gateway) WithCache(c Cache) *Gateway {
+	v := *g
+	v.segment = c
+	return &v
+}
+
+// WithRetry returns a view of g with another in-call retry policy.
+func (g *Gateway) WithRetry(p RetryPolicy) *Gateway {
+	v := *g
+	v.retry = p.withDefaults()
+	return &v
+}
+
+// Limiter returns the limiter of a provider, nil if unknown.
+func (g *Gateway) Limiter(provider string) *Limiter {
+	if p, ok := g.providers[provider]; ok {
+		return p.limiter
+	}
+	return nil
+}
+
+// Complete sends req and returns the answer. Every error is an *Error.
+func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
+	pname, model, err := ParseModel(req.Model)
+	if err != nil {
+		return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
+	}
+	p, ok := g.providers[pname]
+	if !ok {
+		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf("unknown provider %q", pname)}
+	}
+	oreq := p.build(model, req)
+	body, err := json.Marshal(oreq)
+	if err != nil {
+		return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "encode request: " + err.Error()}
+	}
+	var key string
+	if !req.NoCache {
+		if key, err = CacheKey(pname, body, req.SampleIndex); err != nil {
+			return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
+		}
+		if resp, ok := g.lookup(ctx, key); ok {
+			g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
+			return resp, nil
+		}
+	}
+	resp, err := g.send(ctx, p, req.Model, oreq, len(body))
+	if err != nil {
+		return Response{}, err
+	}
+	if !req.NoCache {
+		e := Entry{Key: key, Created: time.Now().UTC(), Response: resp}
+		if g.segment != nil {
+			g.segment.Put(ctx, e)
+		}
+		g.lru.Put(ctx, e)
+	}
+	return resp, nil
+}
+
+func (g *Gateway) lookup(ctx context.Context, key string) (Response, bool) {
+	var e Entry
+	ok := false
+	if g.segment != nil {
+		e, ok = g.segment.Get(ctx, key)
+	}
+	if !ok {
+		if e, ok = g.lru.Get(ctx, key); ok && g.segment != nil {
+			g.segment.Put(ctx, e) // so a retry of this shard finds it too
+		}
+	}
+	if !ok {
+		return Response{}, false
+	}
+	resp := e.Response
+	resp.Usage.CacheHit = true
+	resp.Usage.Attempts = 0
+	return resp, true
+}
+
+// send makes up to retry.MaxAttempts HTTP attempts.
+func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, bodyLen int) (Response, error) {
+	est := bodyLen/4 + max(oreq.MaxTokens, oreq.MaxCompletionTokens)*max(oreq.N, 1)
+	if oreq.MaxTokens == 0 && oreq.MaxCompletionTokens == 0 {
+		est += 512
+	}
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		resp, gerr := g.attempt(ctx, p, name, oreq, est)
+		if gerr == nil {
+			resp.Usage.Attempts = attempt
+			g.log.DebugContext(ctx, "gateway call", "model", name, "attempts", attempt,
+				"latency", resp.Usage.Latency, "prompt_tokens", resp.Usage.PromptTokens,
+				"completion_tokens", resp.Usage.CompletionTokens, "cache_hit", false)
+			return resp, nil
+		}
+		gerr.Attempts = attempt
+		g.log.WarnContext(ctx, "gateway attempt failed", "model", name, "attempt", attempt,
+			"class", gerr.Class.String(), "status", gerr.Status, "retry_after", gerr.RetryAfter)
+		if !gerr.Class.Retryable() || attempt >= g.retry.MaxAttempts {
+			return Response{}, gerr
+		}
+		wait := g.retry.backoff(attempt, gerr.RetryAfter)
+		if g.retry.MaxElapsed > 0 && time.Since(start)+wait > g.retry.MaxElapsed {
+			return Response{}, gerr
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return Response{}, &Error{Class: ClassCanceled, Model: name, Attempts: attempt, Message: err.Error(), cause: err}
+		}
+	}
+}
+
+type infoKey struct{}
+
+// attempt makes one HTTP attempt under the provider's limiter.
+func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, est int) (Response, *Error) {
+	if err := p.limiter.Acquire(ctx, est); err != nil {
+		return Response{}, &Error{Class: ClassCanceled, Model: name, Message: err.Error(), cause: err}
+	}
+	info := &attemptInfo{}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
+	t0 := time.Now()
+	out, err := p.client.CreateChatCompletion(actx, oreq)
+	lat := time.Since(t0)
+	cancel()
+	if err != nil {
+		key, _ := g.env(p.cfg.APIKeyEnv)
+		gerr := classify(err, info, ctx, name, key)
+		o := Neutral
+		if gerr.Class.overload() {
+			o = Overload
+		}
+		p.limiter.Release(o, gerr.RetryAfter)
+		return Response{}, gerr
+	}
+	p.limiter.Release(Success, 0)
+	resp := Response{ID: out.ID, Model: out.Model, Choices: make([]Choice, 0, len(out.Choices))}
+	for _, c := range out.Choices {
+		resp.Choices = append(resp.Choices, Choice{
+			Content: c.Message.Content, ToolCalls: c.Message.ToolCalls, Refusal: c.Message.Refusal,
+			ReasoningContent: c.Message.ReasoningContent, FinishReason: string(c.FinishReason),
+		})
+	}
+	if len(resp.Choices) == 0 {
+		return Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
+	}
+	_, model, _ := ParseModel(name)
+	resp.Usage = Usage{
+		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+		CostUSD: p.cfg.PricesFor(model).Cost(out.Usage.PromptTokens, out.Usage.CompletionTokens),
+		Latency: lat,
+	}
+	return resp, nil
+}
+
+// build maps a Request to the go-openai request sent on the wire.
+func (p *provider) build(model string, r Request) openai.ChatCompletionRequest {
+	o := openai.ChatCompletionRequest{
+		Model: model, Messages: r.Messages, Tools: r.Tools, Seed: r.Seed,
+		TopP: r.Params.TopP, MaxTokens: r.Params.MaxTokens, Stop: r.Params.Stop,
+		PresencePenalty: r.Params.PresencePenalty, FrequencyPenalty: r.Params.FrequencyPenalty,
+		N: r.Params.N, ReasoningEffort: r.Params.ReasoningEffort, ToolChoice: r.Params.ToolChoice,
+		ResponseFormat: r.Params.ResponseFormat,
+	}
+	if t := r.Params.Temperature; t != nil {
+		o.Temperature = *t
+		if *t == 0 {
+			o.Temperature = math.SmallestNonzeroFloat32
+		}
+	}
+	if rf := o.ResponseFormat; rf != nil && rf.Type == openai.ChatCompletionResponseFormatTypeJSONSchema && !p.cfg.SupportsJSONSchema() {
+		o.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
+		if rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
+			if b, err := rf.JSONSchema.Schema.MarshalJSON(); err == nil {
+				msgs := make([]openai.ChatCompletionMessage, 0, len(o.Messages)+1)
+				msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem,
+					Content: "Reply with one JSON object that validates against this JSON schema:\n" + string(b)})
+				o.Messages = append(msgs, o.Messages...)
+			}
+		}
+	}
+	return o
+}
+
+// authTransport adds the provider's key, read from the environment at call
+// time, and records the status and headers of each attempt for Retry-After.
+type authTransport struct {
+	base   http.RoundTripper
+	env    Env
+	keyEnv string
+}
+
+func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.keyEnv != "" {
+		if key, ok := t.env(t.keyEnv); ok && key != "" {
+			r2 := *r
+			r2.Header = r.Header.Clone()
+			r2.Header.Set("Authorization", "Bearer "+key)
+			r = &r2
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
+	if info, ok := r.Context().Value(infoKey{}).(*attemptInfo); ok && resp != nil {
+		info.status, info.header = resp.StatusCode, resp.Header
+	}
+	return resp, err
+}
+
+func newTransport(conc int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   max(conc, 2) * 2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
