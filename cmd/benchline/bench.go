@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/app"
+)
+
+func newBenchCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Measure benchline's pipelines on the configured stack (figures for docs/PERFORMANCE.md)"}
+	var src string
+	var params []string
+	var parallel int
+	build := &cobra.Command{
+		Use:   "build NAME",
+		Short: "Plan and write a dataset in-process against the configured S3 and report rows/s, MB/s and peak memory",
+		Long: `build runs the dataset builder's own code (the code the BuildDataset activities run) in
+this process, writing Parquet to the configured S3 under bench/, and prints one JSON object:
+rows, bytes, seconds, rows_per_sec, mb_per_sec, peak_rss_mb (VmHWM) and heap_peak_mb.
+Example: benchline bench build synthetic --param rows=1000000`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			store, err := app.OpenStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			req := datasets.Request{Source: src, Params: map[string]string{}}
+			if req.Source == "" {
+				req.Source = "embedded://" + args[0]
+			}
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok {
+					return fmt.Errorf("--param %q: want key=value", p)
+				}
+				req.Params[k] = v
+			}
+			res, err := app.BenchBuild(cmd.Context(), store, datasets.Env{Store: store, OpenS3: app.S3Opener(cfg)}, args[0], req, parallel)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	build.Flags().StringVar(&src, "source", "", "sources (default embedded://NAME)")
+	build.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
+	build.Flags().IntVar(&parallel, "parallel", 1, "parts written at once")
+	cmd.AddCommand(build)
+	return cmd
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/workflows"
+)
+
+func newDatasetCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "dataset", Short: "Build, list and show dataset versions"}
+	cmd.AddCommand(newDatasetBuildCmd(g), newDatasetLsCmd(g), newDatasetShowCmd(g))
+	return cmd
+}
+
+func newDatasetBuildCmd(g *globals) *cobra.Command {
+	var src string
+	var params []string
+	var maxPar int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "build NAME --source <dir|url>",
+		Short: "Build a dataset version from sources with the BuildDataset workflow, and wait for it",
+		Long: fmt.Sprintf(`build starts the BuildDataset workflow on the configured Temporal and waits.
+Datasets: %s. Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL,
+or embedded://<name> for the fixtures bundled in the binary (the default).
+A version is content-addressed: building the same sources again reuses it.`, strings.Join(registry.Builders().Names(), ", ")),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			if _, err := registry.Builders().Get(args[0]); err != nil {
+				return err
+			}
+			req := datasets.Request{Source: src, Params: map[string]string{}}
+			if req.Source == "" {
+				req.Source = "embedded://" + args[0]
+			}
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok {
+					return fmt.Errorf("--param %q: want key=value", p)
+				}
+				req.Params[k] = v
+			}
+			if len(req.Params) == 0 {
+				req.Params = nil
+			}
+			c, err := app.Dial(cfg, g.logger())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := app.BuildDataset(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			}
+			verb := "built"
+			if res.Reused {
+				verb = "already published, reused"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s@%s: %d rows in %d files; manifest s3://%s/%s\n", verb, res.Dataset, res.Version, res.Rows, res.Files, cfg.S3.Bucket, res.ManifestKey)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&src, "source", "", "directory, http(s) URL or s3:// URL of the sources (default embedded://NAME)")
+	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
+	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newDatasetLsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List published dataset versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			store, err := app.OpenStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			entries, err := catalog.List(cmd.Context(), store)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(entries)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DATASET\tVERSION\tROWS\tFILES\tCREATED\tLATEST")
+			for _, e := range entries {
+				latest := ""
+				if e.Latest {
+					latest = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.Name, e.Version, e.Rows, e.Files, e.CreatedAt.Format("2006-01-02 15:04:05"), latest)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newDatasetShowCmd(g *globals) *cobra.Command {
+	var verify bool
+	cmd := &cobra.Command{
+		Use:   "show NAME[@VERSION]",
+		Short: "Print a dataset version's manifest (latest by default)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			store, err := app.OpenStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			m, err := catalog.Resolve(cmd.Context(), store, args[0])
+			if err != nil {
+				return err
+			}
+			if verify {
+				if err := catalog.VerifyHashes(cmd.Context(), store, m); err != nil {
+					return err
+				}
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(m)
+		},
+	}
+	cmd.Flags().BoolVar(&verify, "verify", false, "check every file's sha256 against the manifest")
+	return cmd
+}

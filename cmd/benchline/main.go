@@ -1,0 +1,72 @@
+// Command benchline builds LLM benchmark datasets into Parquet on S3 and
+// evaluates models on them, orchestrated by Temporal. Run `benchline --help`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/internal/config"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	configPath string
+	verbose    bool
+}
+
+func (g *globals) load() (config.Config, error) {
+	return config.Load(g.configPath, os.LookupEnv)
+}
+
+func (g *globals) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "benchline",
+		Short: "Build LLM benchmark datasets into Parquet on S3 and evaluate models on them, on Temporal",
+		Long: `benchline builds benchmark datasets into versioned Parquet on S3 and evaluates models on
+them, orchestrated by Temporal workflows.
+
+With no configuration it talks to the embedded dev stack that 'benchline dev' runs on
+loopback. Configure a real deployment with --config FILE (or BENCHLINE_CONFIG) and the
+standard variables: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+BENCHLINE_S3_ENDPOINT, BENCHLINE_S3_BUCKET, BENCHLINE_S3_PREFIX, AWS_REGION and the AWS
+credential chain.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.configPath, "config", "", "YAML configuration file (default $BENCHLINE_CONFIG)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
+
+	root.AddCommand(
+		newDevCmd(g),
+		newDemoCmd(g),
+		newWorkerCmd(g),
+		newDatasetCmd(g),
+		newBenchCmd(g),
+	)
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "benchline:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,340 @@
+// Package bfcl builds the Berkeley Function Calling Leaderboard (BFCL v4)
+// dataset: question files BFCL_v4_<category>.json and possible answers
+// possible_answer/BFCL_v4_<category>.json, one JSON object a line, into one
+// Parquet part per category.
+package bfcl
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Name is the dataset name.
+const Name = "bfcl"
+
+// builderVersion changes whenever the rows written for the same input change.
+const builderVersion = "1"
+
+// Embedded is the source URI of the fixtures bundled in the binary: a dozen
+// items written for benchline in BFCL's format (not BFCL's own data).
+const Embedded = "embedded://bfcl"
+
+//go:embed fixtures
+var fixtures embed.FS
+
+// Fixtures returns the bundled fixture files as a source Location.
+func Fixtures() source.Location {
+	sub, err := fs.Sub(fixtures, "fixtures")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return source.FS(sub, Embedded)
+}
+
+// Categories are the BFCL v4 single-turn categories, probed by name at
+// locations that cannot be listed (plain http URLs).
+var Categories = []string{
+	"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
+	"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
+	"irrelevance", "live_irrelevance", "live_relevance",
+}
+
+var questionFile = regexp.MustCompile(`^BFCL_v4_([a-z_]+)\.json$`)
+
+// HasGroundTruth reports whether items of a category carry possible answers
+// (relevance and irrelevance categories do not).
+func HasGroundTruth(category string) bool {
+	return !strings.Contains(category, "relevance")
+}
+
+// Language returns the language a category's calls are checked in.
+func Language(category string) string {
+	switch {
+	case strings.Contains(category, "javascript"):
+		return "javascript"
+	case strings.Contains(category, "java"):
+		return "java"
+	default:
+		return "python"
+	}
+}
+
+// Builder builds the bfcl dataset.
+type Builder struct{}
+
+var _ datasets.Builder = Builder{}
+
+func (Builder) Name() string          { return Name }
+func (Builder) Version() string       { return builderVersion }
+func (Builder) Schema() schemas.Table { return schemas.BFCLItemTable }
+
+// Plan finds the category files, stages them, and validates every line.
+func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	loc, err := b.locate(ctx, env, req.Source)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	cats, err := discover(ctx, loc)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	if len(cats) == 0 {
+		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no BFCL_v4_<category>.json files found"}
+	}
+	var sources []catalog.Source
+	var parts []datasets.Part
+	for i, cat := range cats {
+		q, err := datasets.Stage(ctx, env, loc, "BFCL_v4_"+cat+".json")
+		if err != nil {
+			return datasets.Plan{}, err
+		}
+		sources = append(sources, q)
+		p := datasets.Part{Index: i, Label: cat, Inputs: []string{q.SHA256}}
+		ansName := "possible_answer/BFCL_v4_" + cat + ".json"
+		a, err := datasets.Stage(ctx, env, loc, ansName)
+		switch {
+		case err == nil:
+			sources = append(sources, a)
+			p.Inputs = append(p.Inputs, a.SHA256)
+		case errors.Is(err, source.ErrNotFound) && !HasGroundTruth(cat):
+		case errors.Is(err, source.ErrNotFound):
+			return datasets.Plan{}, &datasets.InputError{File: loc.URI(ansName), Msg: fmt.Sprintf("category %s needs a possible-answer file, and it is missing", cat)}
+		default:
+			return datasets.Plan{}, err
+		}
+		// Validate now, before any part is written, so bad input never
+		// leaves a partial version behind.
+		items, err := readCategory(ctx, env, cat, p.Inputs, sources[len(sources)-len(p.Inputs):])
+		if err != nil {
+			return datasets.Plan{}, err
+		}
+		p.Rows = int64(len(items))
+		parts = append(parts, p)
+	}
+	return datasets.NewPlan(b, sources, nil, parts), nil
+}
+
+func (Builder) locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
+	if src == "" || src == Embedded {
+		return Fixtures(), nil
+	}
+	return source.Parse(ctx, src, env.OpenS3)
+}
+
+func discover(ctx context.Context, loc source.Location) ([]string, error) {
+	names, err := loc.List(ctx)
+	if errors.Is(err, source.ErrNotListable) {
+		var found []string
+		for _, c := range Categories {
+			rc, err := loc.Open(ctx, "BFCL_v4_"+c+".json")
+			if errors.Is(err, source.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			rc.Close()
+			found = append(found, c)
+		}
+		sort.Strings(found)
+		return found, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cats []string
+	for _, n := range names {
+		if m := questionFile.FindStringSubmatch(n); m != nil {
+			cats = append(cats, m[1])
+		}
+	}
+	sort.Strings(cats)
+	return cats, nil
+}
+
+// WritePart writes one category.
+func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.Plan, p datasets.Part, key string, progress func(int64)) (pq.FileInfo, error) {
+	srcs := make([]catalog.Source, 0, len(p.Inputs))
+	for _, sha := range p.Inputs {
+		for _, s := range plan.Sources {
+			if s.SHA256 == sha {
+				srcs = append(srcs, s)
+				break
+			}
+		}
+	}
+	items, err := readCategory(ctx, env, p.Label, p.Inputs, srcs)
+	if err != nil {
+		return pq.FileInfo{}, err
+	}
+	w := pq.NewWriter[schemas.BFCLItem](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+		"benchline.dataset": Name, "benchline.version": plan.Version, "benchline.category": p.Label,
+	}})
+	const batch = 256
+	for i := 0; i < len(items); i += batch {
+		if err := w.Write(items[i:min(i+batch, len(items))]); err != nil {
+			w.Abort()
+			return pq.FileInfo{}, err
+		}
+		progress(int64(min(i+batch, len(items))))
+	}
+	return w.Close()
+}
+
+type question struct {
+	ID       string            `json:"id"`
+	Question []json.RawMessage `json:"question"`
+	Function []json.RawMessage `json:"function"`
+}
+
+type answer struct {
+	ID          string          `json:"id"`
+	GroundTruth json.RawMessage `json:"ground_truth"`
+}
+
+// readCategory parses and cross-checks one category's staged files. inputs
+// are sha256s (question first, then answers); srcs give their URIs for errors.
+func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []string, srcs []catalog.Source) ([]schemas.BFCLItem, error) {
+	if len(srcs) != len(inputs) {
+		return nil, fmt.Errorf("bfcl: part %s: plan names %d inputs but %d sources", cat, len(inputs), len(srcs))
+	}
+	var items []schemas.BFCLItem
+	index := map[string]int{}
+	qURI := srcs[0].URI
+	err := eachLine(ctx, env, inputs[0], qURI, func(line int, raw []byte) error {
+		var q question
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return &datasets.InputError{File: qURI, Line: line, Msg: "not a JSON object: " + err.Error()}
+		}
+		switch {
+		case q.ID == "":
+			return &datasets.InputError{File: qURI, Line: line, Msg: `missing "id"`}
+		case len(q.Question) == 0:
+			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf(`item %s: "question" must be a non-empty list of turns`, q.ID)}
+		case q.Function == nil:
+			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf(`item %s: missing "function"`, q.ID)}
+		}
+		if prev, dup := index[q.ID]; dup {
+			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf("duplicate id %s (first at line %d)", q.ID, items[prev].SourceLine)}
+		}
+		for t, turn := range q.Question {
+			var msgs []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			}
+			if err := json.Unmarshal(turn, &msgs); err != nil {
+				return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf("item %s: turn %d is not a list of {role, content} messages: %v", q.ID, t, err)}
+			}
+		}
+		turns, _ := json.Marshal(q.Question)
+		funcs, _ := json.Marshal(q.Function)
+		index[q.ID] = len(items)
+		items = append(items, schemas.BFCLItem{
+			ID: q.ID, Category: cat, Language: Language(cat),
+			TurnsJSON: string(turns), FunctionsJSON: string(funcs),
+			NumTurns: int32(len(q.Question)), NumFunctions: int32(len(q.Function)),
+			SourceFile: qURI, SourceLine: int32(line),
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) < 2 {
+		return items, nil
+	}
+	aURI := srcs[1].URI
+	seen := map[string]int{}
+	err = eachLine(ctx, env, inputs[1], aURI, func(line int, raw []byte) error {
+		var a answer
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return &datasets.InputError{File: aURI, Line: line, Msg: "not a JSON object: " + err.Error()}
+		}
+		i, ok := index[a.ID]
+		if !ok {
+			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf("answer id %q has no question in %s", a.ID, qURI)}
+		}
+		if prev, dup := seen[a.ID]; dup {
+			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf("duplicate answer id %s (first at line %d)", a.ID, prev)}
+		}
+		seen[a.ID] = line
+		var gt []map[string]map[string]json.RawMessage
+		if err := json.Unmarshal(a.GroundTruth, &gt); err != nil || len(gt) == 0 {
+			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf(`answer %s: "ground_truth" must be a non-empty list of {function: {param: [values]}}`, a.ID)}
+		}
+		s := string(a.GroundTruth)
+		items[i].GroundTruthJSON = &s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if HasGroundTruth(cat) {
+		for _, it := range items {
+			if it.GroundTruthJSON == nil {
+				return nil, &datasets.InputError{File: qURI, Line: int(it.SourceLine), Msg: fmt.Sprintf("item %s has no possible answer in %s", it.ID, aURI)}
+			}
+		}
+	}
+	return items, nil
+}
+
+func eachLine(ctx context.Context, env datasets.Env, sha, uri string, fn func(line int, raw []byte) error) error {
+	rc, err := datasets.OpenStaged(ctx, env, sha)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r := bufio.NewReaderSize(rc, 1<<20)
+	for line := 1; ; line++ {
+		raw, err := r.ReadBytes('\n')
+		if len(strings.TrimSpace(string(raw))) > 0 {
+			if ferr := fn(line, raw); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bfcl: read %s: %w", uri, err)
+		}
+	}
+}
+
+// Card renders the dataset card.
+func (Builder) Card(m catalog.Manifest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nlicense: apache-2.0\npretty_name: BFCL v4 (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
+	fmt.Fprintf(&b, "# bfcl @ %s\n\n", m.Version)
+	b.WriteString("Berkeley Function Calling Leaderboard v4 items (single-turn AST and relevance categories), one row per item, ")
+	b.WriteString("built by benchline. Columns: id, category, language, turns_json, functions_json, ground_truth_json (null for ")
+	b.WriteString("relevance/irrelevance), num_turns, num_functions, source_file, source_line.\n\n")
+	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	b.WriteString("| file | rows | sha256 |\n|---|---:|---|\n")
+	for _, f := range m.Files {
+		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:16])
+	}
+	b.WriteString("\n## Sources\n\n")
+	for _, s := range m.Sources {
+		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:16], s.Bytes)
+	}
+	b.WriteString("\nBFCL data is Apache-2.0, from ShishirPatil/gorilla (berkeley-function-call-leaderboard). The bundled ")
+	b.WriteString("demo fixtures (embedded://bfcl) are written for benchline in BFCL's format.\n")
+	return b.String()
+}

@@ -1,0 +1,134 @@
+// Package datasets defines what a benchmark's dataset builder provides and
+// the pieces every builder shares (staging of sources, input errors, the
+// builder registry). Each benchmark's builder lives in datasets/<name>.
+package datasets
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Env is what a builder may use: the object store and a way to open s3://
+// sources with the deployment's S3 settings.
+type Env struct {
+	Store  blob.Store
+	OpenS3 source.S3Opener
+}
+
+// Request asks for a build.
+type Request struct {
+	Source string            `json:"source"` // directory, http(s) URL, s3:// URL or embedded://<name>
+	Params map[string]string `json:"params,omitempty"`
+}
+
+// Part says what one data file of a version will hold. It travels through
+// workflow history, so it stays small: names and hashes, never rows.
+type Part struct {
+	Index int    `json:"index"`
+	Label string `json:"label"` // e.g. the BFCL category
+	// Inputs are the sha256 of the staged source files this part reads.
+	Inputs []string `json:"inputs,omitempty"`
+	Start  int64    `json:"start,omitempty"` // first row, for generated data
+	Rows   int64    `json:"rows"`            // expected rows
+}
+
+// Plan is a validated build: the version id, its sources and its parts.
+type Plan struct {
+	Dataset        string            `json:"dataset"`
+	Version        string            `json:"version"`
+	BuilderVersion string            `json:"builder_version"`
+	Schema         schemas.Table     `json:"schema"`
+	Params         map[string]string `json:"params,omitempty"`
+	// Runtime holds settings that do not change the content (so are not part
+	// of the version id), e.g. a throttle.
+	Runtime map[string]string `json:"runtime,omitempty"`
+	Sources []catalog.Source  `json:"sources"`
+	Parts   []Part            `json:"parts"`
+}
+
+// Builder builds one benchmark's dataset.
+type Builder interface {
+	// Name is the dataset name, e.g. "bfcl".
+	Name() string
+	// Version is the builder's version; changing what it writes changes it.
+	Version() string
+	// Schema is the table the builder writes.
+	Schema() schemas.Table
+	// Plan reads the sources, stages them in the store (see Stage), validates
+	// every row and splits the output into parts. Bad input is reported as an
+	// *InputError naming the file and line; nothing is written but staging.
+	Plan(ctx context.Context, env Env, req Request) (Plan, error)
+	// WritePart writes part p of the plan as one Parquet object at key,
+	// calling progress with the rows written so far now and then.
+	WritePart(ctx context.Context, env Env, plan Plan, p Part, key string, progress func(rows int64)) (pq.FileInfo, error)
+	// Card renders the version's README dataset card.
+	Card(m catalog.Manifest) string
+}
+
+// NewPlan fills the common fields of a plan and derives its version id.
+func NewPlan(b Builder, sources []catalog.Source, params map[string]string, parts []Part) Plan {
+	return Plan{
+		Dataset: b.Name(), BuilderVersion: b.Version(), Schema: b.Schema(), Params: params,
+		Sources: sources, Parts: parts,
+		Version: catalog.VersionID(b.Name(), b.Version(), b.Schema(), sources, params),
+	}
+}
+
+// InputError is bad input: a file that does not parse, a row that breaks a
+// rule. Builds stop on it without retrying.
+type InputError struct {
+	File string // URI of the file
+	Line int    // 1-based; 0 when the error is about the whole file
+	Msg  string
+}
+
+func (e *InputError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Registry holds the builders by name. Registration is explicit (see
+// internal/registry); a duplicate name is an error.
+type Registry struct {
+	builders map[string]Builder
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{builders: map[string]Builder{}} }
+
+// Register adds b.
+func (r *Registry) Register(b Builder) error {
+	if _, dup := r.builders[b.Name()]; dup {
+		return fmt.Errorf("datasets: builder %q registered twice", b.Name())
+	}
+	r.builders[b.Name()] = b
+	return nil
+}
+
+// Get returns the builder called name.
+func (r *Registry) Get(name string) (Builder, error) {
+	b, ok := r.builders[name]
+	if !ok {
+		return nil, fmt.Errorf("datasets: no builder called %q (have %v)", name, r.Names())
+	}
+	return b, nil
+}
+
+// Names lists the registered builders, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.builders))
+	for n := range r.builders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

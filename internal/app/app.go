@@ -1,0 +1,73 @@
+// Package app wires benchline's parts together from a Config: the Temporal
+// client, the object store and the worker with every workflow and activity
+// registered. The commands in cmd/benchline and the integration tests share
+// it, so tests run the production wiring.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/workflows"
+)
+
+// Dial connects to Temporal.
+func Dial(cfg config.Config, logger *slog.Logger) (client.Client, error) {
+	opts := client.Options{HostPort: cfg.Temporal.Address, Namespace: cfg.Temporal.Namespace}
+	if logger != nil {
+		opts.Logger = log.NewStructuredLogger(logger)
+	}
+	if cfg.Temporal.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.Temporal.APIKey)
+		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (is `benchline dev` running, or TEMPORAL_ADDRESS set?): %w", cfg.Temporal.Address, err)
+	}
+	return c, nil
+}
+
+// OpenStore returns the configured object store.
+func OpenStore(ctx context.Context, cfg config.Config) (*blob.S3, error) {
+	return blob.NewS3(ctx, cfg.S3)
+}
+
+// S3Opener opens other buckets (s3:// sources) with the same endpoint and
+// credentials as the main store.
+func S3Opener(cfg config.Config) source.S3Opener {
+	return func(ctx context.Context, bucket, prefix string) (blob.Store, error) {
+		c := cfg.S3
+		c.Bucket, c.Prefix = bucket, prefix
+		return blob.NewS3(ctx, c)
+	}
+}
+
+// WorkerOptions tune a worker.
+type WorkerOptions struct {
+	// MaxConcurrentActivities bounds activities running at once [8].
+	MaxConcurrentActivities int
+}
+
+// NewWorker returns a worker on the configured task queue with every
+// workflow and activity registered. Registration is explicit, here only.
+func NewWorker(c client.Client, cfg config.Config, store blob.Store, o WorkerOptions) worker.Worker {
+	if o.MaxConcurrentActivities <= 0 {
+		o.MaxConcurrentActivities = 8
+	}
+	w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
+	w.RegisterWorkflow(workflows.BuildDataset)
+	w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
+	return w
+}

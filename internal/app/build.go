@@ -1,0 +1,71 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/workflows"
+)
+
+// BuildWorkflowID is the id of the build of one request: the same request
+// started twice attaches to the running build instead of starting another.
+func BuildWorkflowID(dataset string, req datasets.Request) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", dataset, req.Source)
+	keys := make([]string, 0, len(req.Params))
+	for k := range req.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s=%s\n", k, req.Params[k])
+	}
+	return "build-" + dataset + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// StartBuild starts (or attaches to) the BuildDataset workflow for a request.
+func StartBuild(ctx context.Context, c client.Client, cfg config.Config, in workflows.BuildDatasetInput) (client.WorkflowRun, error) {
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       BuildWorkflowID(in.Dataset, in.Request),
+		TaskQueue:                cfg.Temporal.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.BuildDataset, in)
+	if err != nil {
+		return nil, fmt.Errorf("start build of %s: %w", in.Dataset, err)
+	}
+	return run, nil
+}
+
+// BuildDataset starts a build and waits for it.
+func BuildDataset(ctx context.Context, c client.Client, cfg config.Config, in workflows.BuildDatasetInput) (workflows.BuildDatasetResult, error) {
+	run, err := StartBuild(ctx, c, cfg, in)
+	if err != nil {
+		return workflows.BuildDatasetResult{}, err
+	}
+	var res workflows.BuildDatasetResult
+	if err := run.Get(ctx, &res); err != nil {
+		return res, fmt.Errorf("build of %s (workflow %s): %w", in.Dataset, run.GetID(), Cause(err))
+	}
+	return res, nil
+}
+
+// Cause strips Temporal's wrapping from a workflow error down to the
+// application error a user can act on (e.g. "file:line: ..." for bad input).
+func Cause(err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr
+	}
+	return err
+}

@@ -1,0 +1,237 @@
+// Package catalog lays out dataset versions in the object store and reads
+// them back.
+//
+// A version lives at datasets/<name>/v<version>/ with data/part-NNNNN.parquet,
+// a README.md dataset card and manifest.json. The version id is the hash of
+// everything that determines the content (builder name and version, schema,
+// sources' sha256, parameters), so building the same sources twice names the
+// same version. Publishing writes data, then the card, then the manifest, then
+// datasets/<name>/latest: readers trust only a manifest, so they never see
+// half a version.
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/schemas"
+)
+
+// ErrNoDataset is returned when a dataset or version is not in the store.
+var ErrNoDataset = errors.New("catalog: no such dataset version")
+
+// Source is one input file of a build, fixed by its content hash.
+type Source struct {
+	Name   string `json:"name"` // path relative to the build's source location
+	URI    string `json:"uri"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// File is one data file of a version.
+type File struct {
+	Path   string `json:"path"` // relative to the version directory
+	Rows   int64  `json:"rows"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest fixes a dataset version.
+type Manifest struct {
+	Name           string            `json:"name"`
+	Version        string            `json:"version"`
+	Schema         schemas.Table     `json:"schema"`
+	BuilderVersion string            `json:"builder_version"`
+	Params         map[string]string `json:"params,omitempty"`
+	Sources        []Source          `json:"sources"`
+	Files          []File            `json:"files"`
+	Rows           int64             `json:"rows"`
+	CreatedAt      time.Time         `json:"created_at"`
+}
+
+// Latest is the content of datasets/<name>/latest.
+type Latest struct {
+	Version string `json:"version"`
+}
+
+// VersionID derives a version id from what determines a version's content.
+// Sources are identified by relative name and content hash (not URI), so the
+// same files fetched from a directory or a URL give the same version.
+func VersionID(name, builderVersion string, schema schemas.Table, sources []Source, params map[string]string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "dataset=%s\nbuilder=%s\nschema=%s/%d\n", name, builderVersion, schema.Name, schema.Version)
+	shas := make([]string, 0, len(sources))
+	for _, s := range sources {
+		shas = append(shas, s.Name+"="+s.SHA256)
+	}
+	sort.Strings(shas)
+	for _, s := range shas {
+		fmt.Fprintf(h, "source=%s\n", s)
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "param=%s=%s\n", k, params[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Dir returns the key prefix of a version, ending in "/".
+func Dir(name, version string) string { return fmt.Sprintf("datasets/%s/v%s/", name, version) }
+
+// PartPath returns the path of part i relative to the version directory.
+func PartPath(i int) string { return fmt.Sprintf("data/part-%05d.parquet", i) }
+
+// PartKey returns the object key of part i of a version.
+func PartKey(name, version string, i int) string { return Dir(name, version) + PartPath(i) }
+
+// ManifestKey returns the object key of a version's manifest.
+func ManifestKey(name, version string) string { return Dir(name, version) + "manifest.json" }
+
+// CardKey returns the object key of a version's dataset card.
+func CardKey(name, version string) string { return Dir(name, version) + "README.md" }
+
+// LatestKey returns the object key of a dataset's latest pointer.
+func LatestKey(name string) string { return fmt.Sprintf("datasets/%s/latest", name) }
+
+// ReadManifest reads a version's manifest.
+func ReadManifest(ctx context.Context, s blob.Store, name, version string) (Manifest, error) {
+	var m Manifest
+	if err := blob.GetJSON(ctx, s, ManifestKey(name, version), &m); err != nil {
+		if errors.Is(err, blob.ErrNotFound) {
+			return m, fmt.Errorf("catalog: %s@%s: %w", name, version, ErrNoDataset)
+		}
+		return m, fmt.Errorf("catalog: read manifest of %s@%s: %w", name, version, err)
+	}
+	return m, nil
+}
+
+// Resolve turns "name", "name@latest" or "name@<version>" into a manifest.
+func Resolve(ctx context.Context, s blob.Store, ref string) (Manifest, error) {
+	name, version, _ := strings.Cut(ref, "@")
+	version = strings.TrimPrefix(version, "v")
+	if version == "" || version == "latest" {
+		var l Latest
+		if err := blob.GetJSON(ctx, s, LatestKey(name), &l); err != nil {
+			if errors.Is(err, blob.ErrNotFound) {
+				return Manifest{}, fmt.Errorf("catalog: %s has no published version: %w", name, ErrNoDataset)
+			}
+			return Manifest{}, fmt.Errorf("catalog: read latest of %s: %w", name, err)
+		}
+		version = l.Version
+	}
+	return ReadManifest(ctx, s, name, version)
+}
+
+// Publish writes a version's card, then its manifest, then the latest
+// pointer. Data files must already be written.
+func Publish(ctx context.Context, s blob.Store, m Manifest, card string) error {
+	if err := blob.PutBytes(ctx, s, CardKey(m.Name, m.Version), []byte(card)); err != nil {
+		return fmt.Errorf("catalog: write card: %w", err)
+	}
+	if err := blob.PutJSON(ctx, s, ManifestKey(m.Name, m.Version), m); err != nil {
+		return fmt.Errorf("catalog: write manifest: %w", err)
+	}
+	if err := blob.PutJSON(ctx, s, LatestKey(m.Name), Latest{Version: m.Version}); err != nil {
+		return fmt.Errorf("catalog: write latest pointer: %w", err)
+	}
+	return nil
+}
+
+// Verify checks that every file a manifest names exists with the recorded
+// size. (Hashes are checked by readers that stream the files; see VerifyHashes.)
+func Verify(ctx context.Context, s blob.Store, m Manifest) error {
+	var rows int64
+	for _, f := range m.Files {
+		key := Dir(m.Name, m.Version) + f.Path
+		info, err := s.Head(ctx, key)
+		if err != nil {
+			return fmt.Errorf("catalog: %s@%s: file %s named in manifest: %w", m.Name, m.Version, f.Path, err)
+		}
+		if info.Size != f.Bytes {
+			return fmt.Errorf("catalog: %s@%s: file %s is %d bytes, manifest says %d", m.Name, m.Version, f.Path, info.Size, f.Bytes)
+		}
+		rows += f.Rows
+	}
+	if rows != m.Rows {
+		return fmt.Errorf("catalog: %s@%s: files hold %d rows, manifest says %d", m.Name, m.Version, rows, m.Rows)
+	}
+	return nil
+}
+
+// VerifyHashes streams every file of m and checks its sha256.
+func VerifyHashes(ctx context.Context, s blob.Store, m Manifest) error {
+	for _, f := range m.Files {
+		key := Dir(m.Name, m.Version) + f.Path
+		rc, err := s.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("catalog: %s@%s: %w", m.Name, m.Version, err)
+		}
+		sum, err := sha256Reader(rc)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("catalog: %s@%s: read %s: %w", m.Name, m.Version, f.Path, err)
+		}
+		if sum != f.SHA256 {
+			return fmt.Errorf("catalog: %s@%s: file %s has sha256 %s, manifest says %s", m.Name, m.Version, f.Path, sum, f.SHA256)
+		}
+	}
+	return nil
+}
+
+// Entry is one published version in a listing.
+type Entry struct {
+	Name      string    `json:"name"`
+	Version   string    `json:"version"`
+	Rows      int64     `json:"rows"`
+	Files     int       `json:"files"`
+	Latest    bool      `json:"latest"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// List returns every published version (those with a manifest), sorted by
+// name then creation time.
+func List(ctx context.Context, s blob.Store) ([]Entry, error) {
+	infos, err := s.List(ctx, "datasets/")
+	if err != nil {
+		return nil, fmt.Errorf("catalog: list: %w", err)
+	}
+	latest := map[string]string{}
+	var out []Entry
+	for _, info := range infos {
+		parts := strings.Split(info.Key, "/")
+		switch {
+		case len(parts) == 3 && parts[2] == "latest":
+			var l Latest
+			if err := blob.GetJSON(ctx, s, info.Key, &l); err == nil {
+				latest[parts[1]] = l.Version
+			}
+		case len(parts) == 4 && parts[3] == "manifest.json" && strings.HasPrefix(parts[2], "v"):
+			m, err := ReadManifest(ctx, s, parts[1], strings.TrimPrefix(parts[2], "v"))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Entry{Name: m.Name, Version: m.Version, Rows: m.Rows, Files: len(m.Files), CreatedAt: m.CreatedAt})
+		}
+	}
+	for i := range out {
+		out[i].Latest = latest[out[i].Name] == out[i].Version
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].CreatedAt.Before(out[j].CreatedAt)
+	})
+	return out, nil
+}

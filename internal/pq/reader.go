@@ -1,0 +1,146 @@
+package pq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/benchline/benchline/internal/blob"
+)
+
+// ObjectReaderAt adapts an object in a blob.Store to io.ReaderAt. Objects up
+// to wholeLimit bytes are fetched once; larger ones are read with ranged GETs
+// (in blocks, cached) so a reader touches only the footer and the columns it
+// projects.
+type ObjectReaderAt struct {
+	ctx   context.Context
+	store blob.Store
+	key   string
+	size  int64
+
+	mu     sync.Mutex
+	whole  []byte
+	blocks map[int64][]byte
+}
+
+const (
+	wholeLimit = 32 << 20
+	blockSize  = 4 << 20
+	maxBlocks  = 16
+)
+
+// OpenObject returns a ReaderAt over key and its size.
+func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, error) {
+	info, err := store.Head(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &ObjectReaderAt{ctx: ctx, store: store, key: key, size: info.Size, blocks: map[int64][]byte{}}, nil
+}
+
+// Size returns the object's size.
+func (r *ObjectReaderAt) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	rg, ranged := r.store.(blob.RangeGetter)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ranged || r.size <= wholeLimit {
+		if r.whole == nil {
+			b, err := blob.GetBytes(r.ctx, r.store, r.key)
+			if err != nil {
+				return 0, err
+			}
+			r.whole = b
+		}
+		n := copy(p, r.whole[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	n := 0
+	for n < len(p) && off+int64(n) < r.size {
+		pos := off + int64(n)
+		bi := pos / blockSize
+		blk, ok := r.blocks[bi]
+		if !ok {
+			start := bi * blockSize
+			length := min(int64(blockSize), r.size-start)
+			rc, err := rg.GetRange(r.ctx, r.key, start, length)
+			if err != nil {
+				return n, err
+			}
+			blk, err = io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				return n, fmt.Errorf("pq: read %s: %w", r.key, err)
+			}
+			if len(r.blocks) >= maxBlocks {
+				clear(r.blocks)
+			}
+			r.blocks[bi] = blk
+		}
+		n += copy(p[n:], blk[pos-bi*blockSize:])
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// ReadEach streams the rows of the Parquet object at key as type T, calling
+// fn for each batch. T may name a subset of the file's columns: only those
+// columns are read (projection). Returning an error from fn stops the read.
+func ReadEach[T any](ctx context.Context, store blob.Store, key string, fn func([]T) error) error {
+	ra, err := OpenObject(ctx, store, key)
+	if err != nil {
+		return fmt.Errorf("pq: open %s: %w", key, err)
+	}
+	f, err := parquet.OpenFile(ra, ra.Size())
+	if err != nil {
+		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
+	}
+	rd := parquet.NewGenericReader[T](f)
+	defer rd.Close()
+	buf := make([]T, 1024)
+	for {
+		n, err := rd.Read(buf)
+		if n > 0 {
+			if ferr := fn(buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pq: read %s: %w", key, err)
+		}
+	}
+}
+
+// ReadAll reads every row of the object at key (for small tables and tests).
+func ReadAll[T any](ctx context.Context, store blob.Store, key string) ([]T, error) {
+	var out []T
+	err := ReadEach(ctx, store, key, func(rows []T) error { out = append(out, rows...); return nil })
+	return out, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
