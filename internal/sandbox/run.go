@@ -271,8 +271,11 @@ func (s *Sandbox) bwrapArgs(dir string, c Cmd, l Limits) []string {
 		"--size", strconv.FormatInt(l.TmpBytes, 10), "--tmpfs", "/tmp",
 		"--bind", dir, WorkPath,
 	)
-	for _, b := range c.Binds {
-		args = append(args, "--ro-bind", b.Src, b.Dst)
+	// Extra binds come in as file descriptors opened by the worker (fds 5,
+	// 6, ...), so their host paths need not be reachable by the sandbox uid
+	// (e.g. a tool cache under /root).
+	for i, b := range c.Binds {
+		args = append(args, "--ro-bind-fd", strconv.Itoa(statusFD+1+i), b.Dst)
 	}
 	// Everything outside the work dir, /tmp and /dev is read-only, including
 	// bwrap's own root tmpfs.
@@ -422,6 +425,16 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{gateR, statW} // fds 3 and 4
+	for _, b := range c.Binds {
+		f, err := os.OpenFile(b.Src, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			gateR.Close()
+			statW.Close()
+			return fail(infraErr("open bind source", err))
+		}
+		defer f.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
