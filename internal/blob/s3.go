@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,7 +113,8 @@ func (s *S3) full(key string) string {
 	if s.prefix == "" {
 		return key
 	}
-	return path.Join(s.prefix, key)
+	// Not path.Join: it would drop a trailing slash, and "p/" must not match "pp".
+	return s.prefix + "/" + strings.TrimPrefix(key, "/")
 }
 
 func (s *S3) rel(full string) string {

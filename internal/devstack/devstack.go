@@ -39,6 +39,7 @@ type Options struct {
 	S3           S3Server // [minio]
 	Bucket       string   // [benchline]
 	Headless     bool     // no Temporal UI
+	S3Only       bool     // start only the S3 server (backend conformance tests)
 	Log          io.Writer
 }
 
@@ -97,6 +98,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err := s.startS3(ctx); err != nil {
 		s.Stop()
 		return nil, err
+	}
+	if o.S3Only {
+		return s, nil
 	}
 	if err := s.startTemporal(ctx); err != nil {
 		s.Stop()

@@ -1,0 +1,139 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/schemas"
+)
+
+var tbl = schemas.Table{Name: "t", Version: 1}
+
+func TestVersionID(t *testing.T) {
+	a := catalog.Source{Name: "a.json", URI: "/x/a.json", SHA256: "aa"}
+	b := catalog.Source{Name: "b.json", URI: "/x/b.json", SHA256: "bb"}
+	base := catalog.VersionID("d", "1", tbl, []catalog.Source{a, b}, map[string]string{"k": "v", "j": "w"})
+	if len(base) != 16 {
+		t.Fatalf("id %q: want 16 hex chars", base)
+	}
+	same := []struct {
+		name string
+		id   string
+	}{
+		{"sources reordered", catalog.VersionID("d", "1", tbl, []catalog.Source{b, a}, map[string]string{"j": "w", "k": "v"})},
+		{"URIs differ (same files from a URL)", catalog.VersionID("d", "1", tbl, []catalog.Source{{Name: "a.json", URI: "https://h/a.json", SHA256: "aa"}, b}, map[string]string{"k": "v", "j": "w"})},
+	}
+	for _, s := range same {
+		if s.id != base {
+			t.Errorf("%s: id %s, want %s", s.name, s.id, base)
+		}
+	}
+	differ := []struct {
+		name string
+		id   string
+	}{
+		{"content", catalog.VersionID("d", "1", tbl, []catalog.Source{{Name: "a.json", SHA256: "ab"}, b}, map[string]string{"k": "v", "j": "w"})},
+		{"file renamed", catalog.VersionID("d", "1", tbl, []catalog.Source{{Name: "c.json", SHA256: "aa"}, b}, map[string]string{"k": "v", "j": "w"})},
+		{"builder version", catalog.VersionID("d", "2", tbl, []catalog.Source{a, b}, map[string]string{"k": "v", "j": "w"})},
+		{"schema version", catalog.VersionID("d", "1", schemas.Table{Name: "t", Version: 2}, []catalog.Source{a, b}, map[string]string{"k": "v", "j": "w"})},
+		{"param", catalog.VersionID("d", "1", tbl, []catalog.Source{a, b}, map[string]string{"k": "v2", "j": "w"})},
+		{"dataset", catalog.VersionID("e", "1", tbl, []catalog.Source{a, b}, map[string]string{"k": "v", "j": "w"})},
+	}
+	for _, d := range differ {
+		if d.id == base {
+			t.Errorf("%s changed but the id did not", d.name)
+		}
+	}
+}
+
+func publish(t *testing.T, s blob.Store, name, version string, rows int64, at time.Time) catalog.Manifest {
+	t.Helper()
+	ctx := context.Background()
+	body := []byte(strings.Repeat("p", int(rows)))
+	if err := blob.PutBytes(ctx, s, catalog.PartKey(name, version, 0), body); err != nil {
+		t.Fatal(err)
+	}
+	m := catalog.Manifest{Name: name, Version: version, Schema: tbl, Rows: rows, CreatedAt: at,
+		Files: []catalog.File{{Path: catalog.PartPath(0), Rows: rows, Bytes: int64(len(body)),
+			SHA256: "ignored"}}}
+	if err := catalog.Verify(ctx, s, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Publish(ctx, s, m, "# card"); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestPublishResolveList(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	if _, err := catalog.Resolve(ctx, s, "d"); !errors.Is(err, catalog.ErrNoDataset) {
+		t.Fatalf("resolve before publish: %v", err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	publish(t, s, "d", "0001", 3, t0)
+	publish(t, s, "d", "0002", 5, t0.Add(time.Hour))
+	publish(t, s, "c", "0003", 1, t0)
+
+	for ref, want := range map[string]string{"d": "0002", "d@latest": "0002", "d@0001": "0001", "d@v0001": "0001"} {
+		m, err := catalog.Resolve(ctx, s, ref)
+		if err != nil || m.Version != want {
+			t.Errorf("resolve %s = %s, %v; want %s", ref, m.Version, err, want)
+		}
+	}
+	if _, err := catalog.Resolve(ctx, s, "d@9999"); !errors.Is(err, catalog.ErrNoDataset) {
+		t.Errorf("resolve missing version: %v", err)
+	}
+	got, err := catalog.List(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var desc []string
+	for _, e := range got {
+		l := ""
+		if e.Latest {
+			l = "*"
+		}
+		desc = append(desc, e.Name+"@"+e.Version+l)
+	}
+	if strings.Join(desc, " ") != "c@0003* d@0001 d@0002*" {
+		t.Fatalf("list = %v", desc)
+	}
+	// The card is written before the manifest, and the manifest before latest.
+	for _, k := range []string{catalog.CardKey("d", "0002"), catalog.ManifestKey("d", "0002"), catalog.LatestKey("d")} {
+		if ok, _ := blob.Exists(ctx, s, k); !ok {
+			t.Errorf("%s missing", k)
+		}
+	}
+}
+
+func TestVerifyCatchesMismatch(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	m := publish(t, s, "d", "0001", 4, time.Now())
+	bad := m
+	bad.Files = []catalog.File{{Path: "data/part-00009.parquet", Rows: 4, Bytes: 4}}
+	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "part-00009") {
+		t.Errorf("missing file: %v", err)
+	}
+	bad = m
+	bad.Files = []catalog.File{{Path: m.Files[0].Path, Rows: 4, Bytes: 99}}
+	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "99") {
+		t.Errorf("size mismatch: %v", err)
+	}
+	bad = m
+	bad.Rows = 5
+	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "rows") {
+		t.Errorf("row mismatch: %v", err)
+	}
+	if err := catalog.VerifyHashes(ctx, s, m); err == nil || !strings.Contains(err.Error(), "sha256") {
+		t.Errorf("hash mismatch: %v", err)
+	}
+}

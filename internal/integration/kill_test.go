@@ -1,0 +1,158 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/synthetic"
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/workflows"
+)
+
+// buildBinary compiles cmd/benchline once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "benchline")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/benchline")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startWorker runs `benchline worker` as a separate process on queue.
+func startWorker(t *testing.T, bin, queue string) *exec.Cmd {
+	t.Helper()
+	cfg := stack.Stack.Config
+	cmd := exec.Command(bin, "worker")
+	cmd.Env = append(os.Environ(),
+		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
+		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
+		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd
+}
+
+// TestKillWorkerMidBuild SIGKILLs the only worker while parts are being
+// written, starts another, and checks the build finishes the same version
+// with every row exactly once.
+func TestKillWorkerMidBuild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := buildBinary(t)
+	const queue = "kill-test"
+	const rows = 240_000
+	params := map[string]string{"rows": fmt.Sprint(rows), "part_rows": "20000", "seed": "7", "delay_ms_per_10k": "400"}
+	plan, err := synthetic.Builder{}.Plan(ctx, datasets.Env{}, datasets.Request{Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := catalog.Dir(synthetic.Name, plan.Version) + "data/"
+
+	first := startWorker(t, bin, queue)
+	cfg := stack.Stack.Config
+	cfg.Temporal.TaskQueue = queue
+	run, err := app.StartBuild(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name, Request: datasets.Request{Params: params}, MaxParallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until some parts are written, then kill the worker mid-build.
+	for {
+		infos, err := stack.Store.List(ctx, dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) >= 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no part was written in time")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(-first.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if ok, _ := stackExists(ctx, catalog.ManifestKey(synthetic.Name, plan.Version)); ok {
+		t.Fatal("the build finished before the kill; the test proves nothing (raise delay_ms_per_10k)")
+	}
+	startWorker(t, bin, queue)
+
+	var res workflows.BuildDatasetResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != plan.Version || res.Rows != rows || res.Files != len(plan.Parts) {
+		t.Fatalf("result %+v, want version %s, %d rows, %d files", res, plan.Version, rows, len(plan.Parts))
+	}
+	m, err := catalog.ReadManifest(ctx, stack.Store, synthetic.Name, plan.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.VerifyHashes(ctx, stack.Store, m); err != nil {
+		t.Fatal(err)
+	}
+	// Every row exactly once across all files.
+	seen := make([]uint8, rows)
+	type idx struct {
+		Index int64 `parquet:"index"`
+	}
+	for _, f := range m.Files {
+		err := pq.ReadEach(ctx, stack.Store, catalog.Dir(m.Name, m.Version)+f.Path, func(batch []idx) error {
+			for _, r := range batch {
+				seen[r.Index]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, n := range seen {
+		if n != 1 {
+			t.Fatalf("row %d present %d times", i, n)
+		}
+	}
+	// The kill really interrupted an activity: some part ran more than once.
+	iter := stack.Client.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	retried := false
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.Attempt > 1 {
+			retried = true
+		}
+	}
+	if !retried {
+		t.Fatal("no activity was retried: the worker was not killed mid-part")
+	}
+}
+
+func stackExists(ctx context.Context, key string) (bool, error) {
+	_, err := stack.Store.Head(ctx, key)
+	return err == nil, nil
+}

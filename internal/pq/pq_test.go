@@ -1,0 +1,158 @@
+package pq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/pq"
+)
+
+type row struct {
+	ID    string  `parquet:"id"`
+	N     int64   `parquet:"n"`
+	Text  string  `parquet:"text"`
+	Score float64 `parquet:"score"`
+	Note  *string `parquet:"note,optional"`
+}
+
+// idOnly projects one column of row.
+type idOnly struct {
+	ID string `parquet:"id"`
+}
+
+func rows(n int) []row {
+	out := make([]row, n)
+	for i := range out {
+		out[i] = row{ID: fmt.Sprintf("r%06d", i), N: int64(i), Text: strings.Repeat("x", i%50), Score: float64(i) / 2}
+		if i%3 == 0 {
+			s := "third"
+			out[i].Note = &s
+		}
+	}
+	return out
+}
+
+func write(t *testing.T, s blob.Store, key string, in []row, opts pq.Options) pq.FileInfo {
+	t.Helper()
+	w := pq.NewWriter[row](context.Background(), s, key, opts)
+	for i := 0; i < len(in); i += 777 {
+		if err := w.Write(in[i:min(i+777, len(in))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+func TestRoundTripAndProjection(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		n    int
+		opts pq.Options
+	}{
+		{"empty", 0, pq.Options{}},
+		{"one row group", 1000, pq.Options{}},
+		{"many row groups", 10_000, pq.Options{RowGroupRows: 1000}},
+		{"byte-capped row groups", 5000, pq.Options{RowGroupBytes: 16 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := blobtest.NewMemory()
+			in := rows(tc.n)
+			info := write(t, s, "t/x.parquet", in, tc.opts)
+			if info.Rows != int64(tc.n) || info.Key != "t/x.parquet" || len(info.SHA256) != 64 {
+				t.Fatalf("info = %+v", info)
+			}
+			stored, err := s.Head(ctx, "t/x.parquet")
+			if err != nil || stored.Size != info.Bytes {
+				t.Fatalf("stored size %d, info says %d (%v)", stored.Size, info.Bytes, err)
+			}
+			got, err := pq.ReadAll[row](ctx, s, "t/x.parquet")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.n {
+				t.Fatalf("read %d rows, want %d", len(got), tc.n)
+			}
+			for i := range got {
+				if got[i].ID != in[i].ID || got[i].N != in[i].N || got[i].Text != in[i].Text || got[i].Score != in[i].Score ||
+					(got[i].Note == nil) != (in[i].Note == nil) {
+					t.Fatalf("row %d = %+v, want %+v", i, got[i], in[i])
+				}
+			}
+			ids, err := pq.ReadAll[idOnly](ctx, s, "t/x.parquet")
+			if err != nil || len(ids) != tc.n {
+				t.Fatalf("projection: %d rows, %v", len(ids), err)
+			}
+			if tc.n > 0 && ids[tc.n-1].ID != in[tc.n-1].ID {
+				t.Fatalf("projection last id = %q", ids[tc.n-1].ID)
+			}
+		})
+	}
+}
+
+func TestDeterministicBytes(t *testing.T) {
+	// A retried activity must rewrite the same bytes: same rows, same sha256.
+	s := blobtest.NewMemory()
+	a := write(t, s, "a", rows(3000), pq.Options{RowGroupRows: 1000, Metadata: map[string]string{"k": "v", "a": "b"}})
+	b := write(t, s, "b", rows(3000), pq.Options{RowGroupRows: 1000, Metadata: map[string]string{"a": "b", "k": "v"}})
+	if a.SHA256 != b.SHA256 || a.Bytes != b.Bytes {
+		t.Fatalf("same rows gave different files: %+v vs %+v", a, b)
+	}
+}
+
+func TestAbortWritesNothing(t *testing.T) {
+	s := blobtest.NewMemory()
+	w := pq.NewWriter[row](context.Background(), s, "aborted", pq.Options{})
+	if err := w.Write(rows(10)); err != nil {
+		t.Fatal(err)
+	}
+	w.Abort()
+	if ok, _ := blob.Exists(context.Background(), s, "aborted"); ok {
+		t.Fatal("aborted write left an object")
+	}
+}
+
+
+func TestReadErrorsNameTheObject(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	_ = blob.PutBytes(ctx, s, "bad.parquet", []byte("this is not parquet"))
+	_, err := pq.ReadAll[row](ctx, s, "bad.parquet")
+	if err == nil || !strings.Contains(err.Error(), "bad.parquet") {
+		t.Fatalf("err = %v, want one naming bad.parquet", err)
+	}
+	_, err = pq.ReadAll[row](ctx, s, "missing.parquet")
+	if !errors.Is(err, blob.ErrNotFound) || !strings.Contains(err.Error(), "missing.parquet") {
+		t.Fatalf("err = %v, want ErrNotFound naming the key", err)
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	in := rows(100_000)
+	s := blobtest.NewMemory()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var bytes int64
+	for i := 0; i < b.N; i++ {
+		w := pq.NewWriter[row](context.Background(), s, "bench", pq.Options{})
+		if err := w.Write(in); err != nil {
+			b.Fatal(err)
+		}
+		info, err := w.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = info.Bytes
+	}
+	b.ReportMetric(float64(len(in))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.SetBytes(bytes)
+}
