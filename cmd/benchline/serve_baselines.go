@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/internal/baseline"
+)
+
+// newServeBaselinesCmd is `benchline serve-baselines`: the deterministic
+// baseline models over the OpenAI chat-completions API.
+func newServeBaselinesCmd() *cobra.Command {
+	var (
+		addr, refsPath, faults string
+		seed                   uint64
+		maxContext             int
+	)
+	cmd := &cobra.Command{
+		Use:   "serve-baselines",
+		Short: "Serve the deterministic baseline models over the OpenAI chat-completions API",
+		Long: `serve-baselines serves GET /v1/models and POST /v1/chat/completions with the baseline
+models benchline uses in the demo and the tests: reference (answers from the references
+file), noisy-<p> (corrupts a share p of answers), first and second (judges that always
+prefer that answer) and echo. Point the gateway's "baseline" provider at
+http://<addr>/v1 (BENCHLINE_BASELINE_URL) and use models named baseline/<id>.
+
+--faults injects infrastructure failures, e.g.
+  --faults rate_limit=0.2,retry_after=1s,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms
+and a request may override them with the X-Benchline-Faults header.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := baseline.ParseFaults(faults)
+			if err != nil {
+				return err
+			}
+			opts := baseline.Options{Faults: f, Seed: seed, MaxContextTokens: maxContext,
+				Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+			if refsPath != "" {
+				file, err := os.Open(refsPath)
+				if err != nil {
+					return fmt.Errorf("serve-baselines: %w", err)
+				}
+				refs, err := baseline.LoadJSONL(file)
+				_ = file.Close()
+				if err != nil {
+					return err
+				}
+				opts.References = refs
+			}
+			srv, err := baseline.New(opts)
+			if err != nil {
+				return err
+			}
+			return srv.ListenAndServe(cmd.Context(), addr, func(a net.Addr) {
+				fmt.Fprintf(cmd.OutOrStdout(), "baseline models on http://%s/v1 (faults: %q) at %s\n",
+					a, f.String(), time.Now().Format(time.RFC3339))
+			})
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8400", "listen address host:port")
+	cmd.Flags().StringVar(&refsPath, "references", "", "JSONL file of reference answers (see internal/baseline.LoadJSONL)")
+	cmd.Flags().StringVar(&faults, "faults", "", "injected faults, e.g. rate_limit=0.2,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms,retry_after=1s,seed=1")
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed varying every answer")
+	cmd.Flags().IntVar(&maxContext, "max-context-tokens", 131072, "prompts longer than this fail with context_length_exceeded")
+	return cmd
+}
