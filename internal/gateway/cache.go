@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // An Entry is one cached answer.
@@ -31,23 +32,21 @@ type Cache interface {
 	Put(ctx context.Context, e Entry)
 }
 
-// CacheKey is the hex sha256 of the canonical JSON of the exact request the
-// gateway sends (model, messages, tools, every sampling parameter, seed, n)
-// plus the provider and the sample index. Map keys are sorted, so equal
-// requests hash equally whatever order callers built them in.
-func CacheKey(provider string, body []byte, sampleIndex int) (string, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("gateway: canonicalize request: %w", err)
-	}
-	canon, err := json.Marshal(map[string]any{"v": 1, "provider": provider, "request": v, "sample": sampleIndex})
+// CacheKey is the hex sha256 of the exact request the gateway sends (the
+// JSON body: model, messages, tools, every sampling parameter, seed, n) plus
+// the provider and the sample index. encoding/json writes struct fields in a
+// fixed order and map keys sorted, so equal requests hash equally whatever
+// order callers built their maps in; values given as json.RawMessage (e.g.
+// tool parameters) are hashed as written.
+func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int) (string, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
-		return "", fmt.Errorf("gateway: canonicalize request: %w", err)
+		return "", fmt.Errorf("gateway: encode request: %w", err)
 	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	h := sha256.New()
+	fmt.Fprintf(h, "benchline-cache-v1\x00%s\x00%d\x00", provider, sampleIndex)
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // LRU is an in-process cache of at most Size entries with an optional TTL.

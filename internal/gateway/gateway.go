@@ -15,7 +15,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -294,21 +293,19 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf("unknown provider %q", pname)}
 	}
 	oreq := p.build(model, req)
-	body, err := json.Marshal(oreq)
-	if err != nil {
-		return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "encode request: " + err.Error()}
-	}
 	var key string
 	if !req.NoCache {
-		if key, err = CacheKey(pname, body, req.SampleIndex); err != nil {
+		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
 			return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 		}
 		if resp, ok := g.lookup(ctx, key); ok {
-			g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
+			if g.log.Enabled(ctx, slog.LevelDebug) {
+				g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
+			}
 			return resp, nil
 		}
 	}
-	resp, err := g.send(ctx, p, req.Model, oreq, len(body))
+	resp, err := g.send(ctx, p, req.Model, oreq)
 	if err != nil {
 		return Response{}, err
 	}
@@ -343,19 +340,18 @@ func (g *Gateway) lookup(ctx context.Context, key string) (Response, bool) {
 }
 
 // send makes up to retry.MaxAttempts HTTP attempts.
-func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, bodyLen int) (Response, error) {
-	est := bodyLen/4 + max(oreq.MaxTokens, oreq.MaxCompletionTokens)*max(oreq.N, 1)
-	if oreq.MaxTokens == 0 && oreq.MaxCompletionTokens == 0 {
-		est += 512
-	}
+func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest) (Response, error) {
+	est := estimateTokens(oreq)
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		resp, gerr := g.attempt(ctx, p, name, oreq, est)
 		if gerr == nil {
 			resp.Usage.Attempts = attempt
-			g.log.DebugContext(ctx, "gateway call", "model", name, "attempts", attempt,
-				"latency", resp.Usage.Latency, "prompt_tokens", resp.Usage.PromptTokens,
-				"completion_tokens", resp.Usage.CompletionTokens, "cache_hit", false)
+			if g.log.Enabled(ctx, slog.LevelDebug) {
+				g.log.DebugContext(ctx, "gateway call", "model", name, "attempts", attempt,
+					"latency", resp.Usage.Latency, "prompt_tokens", resp.Usage.PromptTokens,
+					"completion_tokens", resp.Usage.CompletionTokens, "cache_hit", false)
+			}
 			return resp, nil
 		}
 		gerr.Attempts = attempt
@@ -372,6 +368,27 @@ func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq opena
 			return Response{}, &Error{Class: ClassCanceled, Model: name, Attempts: attempt, Message: err.Error(), cause: err}
 		}
 	}
+}
+
+// estimateTokens is what the token budget charges before the call: four
+// characters a prompt token, plus max_tokens per choice (512 when unset).
+func estimateTokens(o openai.ChatCompletionRequest) int {
+	chars := 0
+	for _, m := range o.Messages {
+		chars += len(m.Content) + 16
+		for _, part := range m.MultiContent {
+			chars += len(part.Text)
+		}
+		for _, tc := range m.ToolCalls {
+			chars += len(tc.Function.Name) + len(tc.Function.Arguments)
+		}
+	}
+	chars += 200 * len(o.Tools)
+	out := max(o.MaxTokens, o.MaxCompletionTokens)
+	if out == 0 {
+		out = 512
+	}
+	return chars/4 + out*max(o.N, 1)
 }
 
 type infoKey struct{}

@@ -205,13 +205,26 @@ func TestCacheHitsAndBypass(t *testing.T) {
 }
 
 func TestCacheKeyCanonical(t *testing.T) {
-	a, err := CacheKey("p", []byte(`{"b":1,"a":{"y":2,"x":1}}`), 0)
+	params := func(order bool) map[string]any {
+		m := map[string]any{}
+		if order {
+			m["b"], m["a"] = 1, map[string]any{"y": 2, "x": 1}
+		} else {
+			m["a"], m["b"] = map[string]any{"x": 1, "y": 2}, 1
+		}
+		return m
+	}
+	req := func(order bool) openai.ChatCompletionRequest {
+		return openai.ChatCompletionRequest{Model: "m", Messages: userMsg("q"), Tools: []openai.Tool{{
+			Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "f", Parameters: params(order)}}}}
+	}
+	a, err := CacheKey("p", req(true), 0)
 	require.NoError(t, err)
-	b, err := CacheKey("p", []byte(`{"a":{"x":1,"y":2},"b":1}`), 0)
+	b, err := CacheKey("p", req(false), 0)
 	require.NoError(t, err)
-	assert.Equal(t, a, b)
-	c, _ := CacheKey("p", []byte(`{"a":{"x":1,"y":2},"b":1}`), 1)
-	d, _ := CacheKey("q", []byte(`{"a":{"x":1,"y":2},"b":1}`), 0)
+	assert.Equal(t, a, b, "map order does not change the key")
+	c, _ := CacheKey("p", req(false), 1)
+	d, _ := CacheKey("q", req(false), 0)
 	assert.NotEqual(t, a, c)
 	assert.NotEqual(t, a, d)
 }
