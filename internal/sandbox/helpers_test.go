@@ -114,8 +114,8 @@ func repoRoot(t *testing.T) string {
 // liveness ticks every 50ms in the test process and records the largest
 // gap between ticks: a liveness check of the host, not a benchmark.
 type liveness struct {
-	stop   chan struct{}
-	done   chan time.Duration
+	stop chan struct{}
+	done chan time.Duration
 }
 
 func startLiveness() *liveness {

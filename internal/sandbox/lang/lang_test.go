@@ -79,8 +79,8 @@ func TestLanguages(t *testing.T) {
 func TestRunTimeout(t *testing.T) {
 	r := newRunner(t)
 	loops := map[Language]string{
-		Java: "public class Problem { public static void main(String[] a) throws Exception { Thread.sleep(60000); } }\n",
-		CPP:  "#include <unistd.h>\nint main(){ sleep(60); }\n",
+		Java:   "public class Problem { public static void main(String[] a) throws Exception { Thread.sleep(60000); } }\n",
+		CPP:    "#include <unistd.h>\nint main(){ sleep(60); }\n",
 		Python: "import time\ntime.sleep(60)\n",
 	}
 	for l, src := range loops {
