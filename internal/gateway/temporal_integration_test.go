@@ -37,7 +37,7 @@ func freePort(t *testing.T) int {
 
 // startTemporal runs a Temporal dev server from the CLI that `make setup`
 // builds and returns a connected client.
-func startTemporal(t *testing.T) client.Client {
+func startTemporal(t *testing.T) (client.Client, string) {
 	t.Helper()
 	home, _ := os.UserHomeDir()
 	bin := filepath.Join(home, ".cache", "benchline", "bin", "temporal")
@@ -53,9 +53,10 @@ func startTemporal(t *testing.T) client.Client {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	var c client.Client
+	hostPort := fmt.Sprintf("127.0.0.1:%d", port)
 	require.Eventually(t, func() bool {
 		var err error
-		c, err = client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port), Logger: quietLogger{}})
+		c, err = client.Dial(client.Options{HostPort: hostPort, Logger: quietLogger{}})
 		if err != nil {
 			return false
 		}
@@ -66,7 +67,7 @@ func startTemporal(t *testing.T) client.Client {
 		return true
 	}, 60*time.Second, 200*time.Millisecond, "temporal dev server did not start")
 	t.Cleanup(c.Close)
-	return c
+	return c, hostPort
 }
 
 type quietLogger struct{}
@@ -79,7 +80,7 @@ func (quietLogger) Error(string, ...any) {}
 // fanOut runs one Activities.Complete per request on the provider's queue.
 func fanOut(ctx workflow.Context, queue string, reqs []Request) ([]string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: queue, StartToCloseTimeout: 30 * time.Second,
+		TaskQueue: queue, StartToCloseTimeout: 5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 10},
 	})
 	var a *Activities
@@ -112,7 +113,7 @@ func TestTwoWorkersShareProviderRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs the Temporal dev server")
 	}
-	c := startTemporal(t)
+	c, _ := startTemporal(t)
 
 	var (
 		mu    sync.Mutex
@@ -214,4 +215,75 @@ func TestTwoWorkersShareProviderRate(t *testing.T) {
 	assert.NotEmpty(t, hist.String())
 	assert.NotContains(t, hist.String(), key)
 	assert.NotContains(t, hist.String(), key[12:])
+}
+
+// TestHelperActivityWorker is not a test: TestKillWorkerMidRun runs the
+// test binary with BENCHLINE_GATEWAY_HELPER set to get a worker process it
+// can kill -9.
+func TestHelperActivityWorker(t *testing.T) {
+	hostPort := os.Getenv("BENCHLINE_GATEWAY_HELPER")
+	if hostPort == "" {
+		t.Skip("helper process for TestKillWorkerMidRun")
+	}
+	c, err := client.Dial(client.Options{HostPort: hostPort, Logger: quietLogger{}})
+	require.NoError(t, err)
+	p := &Provider{BaseURL: os.Getenv("BENCHLINE_GATEWAY_HELPER_URL"), MaxConcurrency: 4}
+	g, err := New(Options{Config: &Config{Providers: map[string]*Provider{BaselineProvider: p}}})
+	require.NoError(t, err)
+	opts := WorkerOptions(*p)
+	w := worker.New(c, TaskQueue(BaselineProvider), opts)
+	w.RegisterActivity(&Activities{Gateway: g})
+	require.NoError(t, w.Run(worker.InterruptCh()))
+}
+
+// TestKillWorkerMidRun kills -9 a worker process in the middle of a run and
+// starts another: every sample finishes once, and the model calls exceed
+// the samples only by the calls the dead worker had in flight (at most
+// its max_concurrency), well under 1%.
+func TestKillWorkerMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs the Temporal dev server")
+	}
+	c, hostPort := startTemporal(t)
+	srv, url := startBaseline(t, baseline.Options{Faults: baseline.Faults{Latency: 5 * time.Millisecond}})
+	const samples = 600
+	startHelper := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperActivityWorker$")
+		cmd.Env = append(os.Environ(), "BENCHLINE_GATEWAY_HELPER="+hostPort, "BENCHLINE_GATEWAY_HELPER_URL="+url)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	wf := worker.New(c, "kill-test-workflows", worker.Options{})
+	wf.RegisterWorkflow(fanOut)
+	require.NoError(t, wf.Start())
+	t.Cleanup(wf.Stop)
+
+	first := startHelper()
+	reqs := make([]Request, samples)
+	for i := range reqs {
+		reqs[i] = Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("sample ", i))}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "kill-worker", TaskQueue: "kill-test-workflows"},
+		fanOut, TaskQueue(BaselineProvider), reqs)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return srv.Stats().Answered >= samples/3 }, 2*time.Minute, 5*time.Millisecond)
+	require.NoError(t, first.Process.Kill()) // SIGKILL: no graceful shutdown
+	_ = first.Wait()
+	killedAt := srv.Stats()
+	startHelper()
+
+	var out []string
+	require.NoError(t, run.Get(ctx, &out))
+	for i := range samples {
+		require.Equal(t, fmt.Sprint("sample ", i), out[i])
+	}
+	st := srv.Stats()
+	extra := st.Requests - samples
+	t.Logf("killed after %d answered calls; finished with %d model calls for %d samples (+%d, %.2f%%)",
+		killedAt.Answered, st.Requests, samples, extra, 100*float64(extra)/samples)
+	assert.LessOrEqual(t, float64(st.Requests), 1.01*samples, "at most 1% more model calls than samples")
 }
