@@ -58,6 +58,8 @@ credential chain.`,
 		newWorkerCmd(g),
 		newDatasetCmd(g),
 		newBenchCmd(g),
+		newServeBaselinesCmd(),
+		newSandboxCmd(),
 	)
 	return root
 }

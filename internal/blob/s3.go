@@ -37,8 +37,10 @@ type S3Config struct {
 // S3 is a Store backed by one bucket (and optional prefix) of an
 // S3-protocol server.
 type S3 struct {
-	client   *s3.Client
-	uploader *manager.Uploader
+	client *s3.Client
+	// manager.Uploader is deprecated in favour of feature/s3/transfermanager,
+	// which is still v0.x; we move when it reaches v1.
+	uploader *manager.Uploader //lint:ignore SA1019 see above
 	bucket   string
 	prefix   string
 }
@@ -81,6 +83,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if partSize <= 0 {
 		partSize = 8 << 20
 	}
+	//lint:ignore SA1019 manager until transfermanager reaches v1 (see S3.uploader)
 	up := manager.NewUploader(client, func(u *manager.Uploader) {
 		u.PartSize = partSize
 		u.Concurrency = 2
@@ -138,6 +141,7 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 		}
 		return nil
 	}
+	//lint:ignore SA1019 manager until transfermanager reaches v1 (see S3.uploader)
 	if _, err := s.uploader.Upload(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: r}); err != nil {
 		return fmt.Errorf("blob: put %s: %w", key, err)
 	}

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	historypb "go.temporal.io/api/history/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 

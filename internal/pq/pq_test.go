@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"strings"
 	"testing"
 
@@ -121,7 +123,6 @@ func TestAbortWritesNothing(t *testing.T) {
 	}
 }
 
-
 func TestReadErrorsNameTheObject(t *testing.T) {
 	ctx := context.Background()
 	s := blobtest.NewMemory()
@@ -155,4 +156,38 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(in))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.SetBytes(bytes)
+}
+
+func TestReadArrowProjects(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	in := rows(5000)
+	write(t, s, "a.parquet", in, pq.Options{RowGroupRows: 1000})
+	var n int
+	var sum float64
+	err := pq.ReadArrow(ctx, s, "a.parquet", []string{"score", "id"}, func(rec arrow.RecordBatch) error {
+		if rec.NumCols() != 2 || rec.ColumnName(0) != "score" && rec.ColumnName(1) != "score" {
+			t.Fatalf("columns = %v", rec.Schema())
+		}
+		idx := rec.Schema().FieldIndices("score")[0]
+		col := rec.Column(idx).(*array.Float64)
+		for i := 0; i < col.Len(); i++ {
+			sum += col.Value(i)
+		}
+		n += int(rec.NumRows())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for _, r := range in {
+		want += r.Score
+	}
+	if n != len(in) || sum != want {
+		t.Fatalf("arrow read %d rows summing %v; want %d and %v", n, sum, len(in), want)
+	}
+	if err := pq.ReadArrow(ctx, s, "a.parquet", []string{"nope"}, func(arrow.RecordBatch) error { return nil }); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown column: %v", err)
+	}
 }

@@ -20,6 +20,10 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 )
 
+// codec is shared by every writer so its pooled zstd encoders are reused
+// instead of allocated per file.
+var codec = &zstd.Codec{Level: zstd.SpeedDefault}
+
 // Options tune a Writer. Zero values pick the defaults in brackets.
 type Options struct {
 	// RowGroupRows caps rows per row group [65536]. Row groups are the unit a
@@ -67,7 +71,7 @@ func NewWriter[T any](ctx context.Context, store blob.Store, key string, opts Op
 	pr, pw := io.Pipe()
 	counter := &countingHash{w: pw, h: sha256.New()}
 	wopts := []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.Compression(codec),
 		parquet.CreatedBy("benchline", "1", ""),
 		parquet.PageBufferSize(1 << 20),
 	}

@@ -1,0 +1,51 @@
+# benchline: the two commands a new user needs are `make demo` and `make test`.
+# Both run `make setup` first, which installs or builds every pinned tool into
+# $(BENCHLINE_CACHE) (default ~/.cache/benchline) once.
+
+GO        ?= go
+export BENCHLINE_CACHE ?= $(HOME)/.cache/benchline
+BIN       := bin/benchline
+STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
+# Integration tests start real servers and a worker binary: give them time.
+TEST_FLAGS ?= -count=1 -timeout 40m
+
+.PHONY: all setup build demo dev test unit integration lint vet bench clean
+
+all: build
+
+setup:
+	@bash deploy/dev/setup.sh
+
+build:
+	$(GO) build -o $(BIN) ./cmd/benchline
+
+## demo: set up, then start the embedded stack, build the datasets, evaluate the baselines and print the results.
+demo: setup build
+	./$(BIN) demo
+
+## dev: run the embedded stack until Ctrl-C.
+dev: setup build
+	./$(BIN) dev
+
+## test: set up, then vet, staticcheck, unit tests and integration tests against the real stack.
+test: setup vet lint
+	$(GO) test $(TEST_FLAGS) ./...
+
+unit:
+	$(GO) test -short $(TEST_FLAGS) ./...
+
+integration: setup
+	$(GO) test $(TEST_FLAGS) ./internal/integration/...
+
+vet:
+	$(GO) vet ./...
+
+lint: setup
+	$(STATICCHECK) ./...
+
+## bench: the Go micro-benchmarks quoted in docs/PERFORMANCE.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/pq/ ./scorers/... ./internal/gateway/...
+
+clean:
+	rm -rf bin
