@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
@@ -18,78 +20,291 @@ const maxDepth = 512
 // objects become *Object (key order kept; a repeated key keeps its first
 // position and its last value, as Python's json.loads does), integer
 // literals become int64 and literals with '.', 'e' or 'E' become float64.
-// Trailing non-space data is an error.
+// Like Python's json module it also accepts NaN, Infinity and -Infinity.
+// Invalid UTF-8 and lone surrogate escapes become U+FFFD. Trailing
+// non-space data is an error.
 func DecodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := DecodeJSONFrom(dec)
+	d := jsonDecoder{data: data}
+	d.ws()
+	v, err := d.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("toolcall: trailing data after JSON value")
+	d.ws()
+	if d.pos != len(d.data) {
+		return nil, d.errf("trailing data after JSON value")
 	}
 	return v, nil
 }
 
-// DecodeJSONFrom reads the next JSON value from dec, which must have
-// UseNumber set, into the value model of this package.
-func DecodeJSONFrom(dec *json.Decoder) (any, error) {
-	return decodeValue(dec, 0)
+type jsonDecoder struct {
+	data []byte
+	pos  int
 }
 
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
+func (d *jsonDecoder) errf(format string, args ...any) error {
+	return fmt.Errorf("toolcall: decode JSON at offset %d: %s", d.pos, fmt.Sprintf(format, args...))
+}
+
+func (d *jsonDecoder) ws() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *jsonDecoder) literal(word string, v any) (any, error) {
+	if !bytes.HasPrefix(d.data[d.pos:], []byte(word)) {
+		return nil, d.errf("invalid literal")
+	}
+	d.pos += len(word)
+	return v, nil
+}
+
+func (d *jsonDecoder) value(depth int) (any, error) {
 	if depth > maxDepth {
-		return nil, errors.New("toolcall: JSON nested too deeply")
+		return nil, d.errf("nested too deeply")
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("toolcall: decode JSON: %w", err)
+	if d.pos >= len(d.data) {
+		return nil, d.errf("unexpected end of input")
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			obj := NewObject(4)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("toolcall: decode JSON: %w", err)
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, errors.New("toolcall: decode JSON: object key is not a string")
-				}
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				obj.Set(key, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("toolcall: decode JSON: %w", err)
-			}
+	switch c := d.data[d.pos]; c {
+	case '{':
+		d.pos++
+		obj := NewObject(4)
+		d.ws()
+		if d.pos < len(d.data) && d.data[d.pos] == '}' {
+			d.pos++
 			return obj, nil
-		case '[':
-			arr := make([]any, 0, 4)
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
+		}
+		for {
+			d.ws()
+			if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+				return nil, d.errf("expected string key")
 			}
-			if _, err := dec.Token(); err != nil {
-				return nil, fmt.Errorf("toolcall: decode JSON: %w", err)
+			key, err := d.str()
+			if err != nil {
+				return nil, err
 			}
+			d.ws()
+			if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+				return nil, d.errf("expected ':'")
+			}
+			d.pos++
+			d.ws()
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj.Set(key, v)
+			d.ws()
+			if d.pos >= len(d.data) {
+				return nil, d.errf("unexpected end of object")
+			}
+			if d.data[d.pos] == '}' {
+				d.pos++
+				return obj, nil
+			}
+			if d.data[d.pos] != ',' {
+				return nil, d.errf("expected ',' or '}'")
+			}
+			d.pos++
+		}
+	case '[':
+		d.pos++
+		arr := make([]any, 0, 4)
+		d.ws()
+		if d.pos < len(d.data) && d.data[d.pos] == ']' {
+			d.pos++
 			return arr, nil
 		}
-		return nil, fmt.Errorf("toolcall: decode JSON: unexpected %q", t)
-	case json.Number:
-		return NumberValue(string(t))
-	default: // string, bool, nil
-		return t, nil
+		for {
+			d.ws()
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+			d.ws()
+			if d.pos >= len(d.data) {
+				return nil, d.errf("unexpected end of array")
+			}
+			if d.data[d.pos] == ']' {
+				d.pos++
+				return arr, nil
+			}
+			if d.data[d.pos] != ',' {
+				return nil, d.errf("expected ',' or ']'")
+			}
+			d.pos++
+		}
+	case '"':
+		return d.str()
+	case 't':
+		return d.literal("true", true)
+	case 'f':
+		return d.literal("false", false)
+	case 'n':
+		return d.literal("null", nil)
+	case 'N':
+		return d.literal("NaN", math.NaN())
+	case 'I':
+		return d.literal("Infinity", math.Inf(1))
+	default:
+		if c == '-' && bytes.HasPrefix(d.data[d.pos:], []byte("-Infinity")) {
+			return d.literal("-Infinity", math.Inf(-1))
+		}
+		if c == '-' || (c >= '0' && c <= '9') {
+			return d.number()
+		}
 	}
+	return nil, d.errf("unexpected character %q", d.data[d.pos])
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (d *jsonDecoder) number() (any, error) {
+	start := d.pos
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.data) && d.data[d.pos] == '0':
+		d.pos++
+	case d.pos < len(d.data) && isDigit(d.data[d.pos]):
+		for d.pos < len(d.data) && isDigit(d.data[d.pos]) {
+			d.pos++
+		}
+	default:
+		return nil, d.errf("invalid number")
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		d.pos++
+		if d.pos >= len(d.data) || !isDigit(d.data[d.pos]) {
+			return nil, d.errf("invalid number")
+		}
+		for d.pos < len(d.data) && isDigit(d.data[d.pos]) {
+			d.pos++
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if d.pos >= len(d.data) || !isDigit(d.data[d.pos]) {
+			return nil, d.errf("invalid number")
+		}
+		for d.pos < len(d.data) && isDigit(d.data[d.pos]) {
+			d.pos++
+		}
+	}
+	return NumberValue(string(d.data[start:d.pos]))
+}
+
+func (d *jsonDecoder) str() (string, error) {
+	d.pos++ // opening quote
+	start := d.pos
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			s := d.data[start:d.pos]
+			d.pos++
+			if !utf8.Valid(s) {
+				return strings.ToValidUTF8(string(s), "\uFFFD"), nil
+			}
+			return string(s), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		d.pos++
+	}
+	buf := append([]byte(nil), d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			if !utf8.Valid(buf) {
+				return strings.ToValidUTF8(string(buf), "\uFFFD"), nil
+			}
+			return string(buf), nil
+		case c < 0x20:
+			return "", d.errf("control character in string")
+		case c == '\\':
+			if d.pos+1 >= len(d.data) {
+				return "", d.errf("unterminated escape")
+			}
+			e := d.data[d.pos+1]
+			d.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return "", d.errf("bad \\u escape")
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := unicode.ReplacementChar
+					if bytes.HasPrefix(d.data[d.pos:], []byte("\\u")) {
+						save := d.pos
+						d.pos += 2
+						if lo, ok := d.hex4(); ok && utf16.DecodeRune(r, lo) != unicode.ReplacementChar {
+							r2 = utf16.DecodeRune(r, lo)
+						} else {
+							d.pos = save
+						}
+					}
+					r = r2
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return "", d.errf("invalid escape \\%c", e)
+			}
+		default:
+			buf = append(buf, c)
+			d.pos++
+		}
+	}
+	return "", d.errf("unterminated string")
+}
+
+func (d *jsonDecoder) hex4() (rune, bool) {
+	if d.pos+4 > len(d.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.data[d.pos : d.pos+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	d.pos += 4
+	return r, true
 }
 
 // NumberValue converts a JSON number literal to int64 or float64 following
@@ -102,11 +317,7 @@ func NumberValue(lit string) (any, error) {
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Errorf("toolcall: bad number %q: %w", lit, err)
 		}
-		if math.IsInf(f, 0) && err != nil {
-			// Python's float() also yields inf for overflowing literals.
-			return f, nil
-		}
-		return f, nil
+		return f, nil // out of range: ±Inf or 0, as Python's float() gives
 	}
 	i, err := strconv.ParseInt(lit, 10, 64)
 	if err != nil {

@@ -11,6 +11,7 @@ package bfcl
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/benchline/benchline/internal/toolcall"
@@ -70,12 +71,30 @@ type Result struct {
 	// raise an exception instead of returning, it is
 	// "checker_error:<PythonExceptionClass>".
 	ErrorType string
-	// Errors are human-readable details (wording is not the reference's).
-	Errors []string
+
+	// The details are kept unformatted (a static reason and the parameter
+	// or function at fault) so that a check allocates nothing; Details
+	// renders them on demand.
+	reason, subject string
 }
 
-func fail(errorType, format string, args ...any) Result {
-	return Result{ErrorType: errorType, Errors: []string{fmt.Sprintf(format, args...)}}
+// fail builds a failed Result. reason may contain one %s, replaced by the
+// quoted subject in Details.
+func fail(errorType, reason, subject string) Result {
+	return Result{ErrorType: errorType, reason: reason, subject: subject}
+}
+
+// Details returns human-readable details of a failure (the wording is not
+// the reference's), or nil for a valid result.
+func (r Result) Details() []string {
+	if r.Valid || r.ErrorType == "" {
+		return nil
+	}
+	msg := r.reason
+	if strings.Contains(msg, "%s") {
+		msg = strings.Replace(msg, "%s", strconv.Quote(r.subject), 1)
+	}
+	return []string{msg}
 }
 
 var ok = Result{Valid: true}
@@ -138,27 +157,31 @@ func (c Checker) Check(lang Language, category string, funcs []Function, output 
 			if !isPy {
 				panic(r)
 			}
-			res = fail("checker_error:"+e.kind, "reference checker would raise %s: %s", e.kind, e.msg)
+			res = fail("checker_error:"+e.kind, "the reference checker would raise %s", e.kind+": "+e.msg)
 		}
 	}()
+	return c.check(lang, category, funcs, output, possible)
+}
+
+func (c Checker) check(lang Language, category string, funcs []Function, output []Call, possible []Answer) Result {
 	switch CategoryKind(category) {
 	case KindIrrelevance:
 		if len(output) == 0 {
 			return ok
 		}
-		return fail("irrelevance_error:decoder_success", "Valid syntax. Successfully decode AST when it should not.")
+		return fail("irrelevance_error:decoder_success", "Valid syntax. Successfully decode AST when it should not.", "")
 	case KindRelevance:
 		if len(output) > 0 {
 			return ok
 		}
-		return fail("relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have.")
+		return fail("relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have.", "")
 	case KindParallel:
 		return c.parallelNoOrder(lang, funcs, output, possible)
 	case KindMultiple:
 		return c.multiple(lang, funcs, output, possible)
 	}
 	if len(output) != 1 {
-		return fail("simple_function_checker:wrong_count", "Wrong number of functions.")
+		return fail("simple_function_checker:wrong_count", "Wrong number of functions.", "")
 	}
 	if len(funcs) == 0 || len(possible) == 0 {
 		raise("IndexError", "list index out of range")
@@ -177,7 +200,7 @@ func findDescription(funcs []Function, name string) *Function {
 
 func (c Checker) multiple(lang Language, funcs []Function, output []Call, possible []Answer) Result {
 	if len(output) != len(possible) {
-		return fail("multiple_function_checker:wrong_count", "Wrong number of functions.")
+		return fail("multiple_function_checker:wrong_count", "Wrong number of functions.", "")
 	}
 	if len(possible) == 0 {
 		raise("IndexError", "list index out of range")
@@ -191,13 +214,19 @@ func (c Checker) multiple(lang Language, funcs []Function, output []Call, possib
 // simple check.
 func (c Checker) parallelNoOrder(lang Language, funcs []Function, output []Call, possible []Answer) Result {
 	if len(output) != len(possible) {
-		return fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.")
+		return fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.", "")
 	}
-	matched := make([]bool, len(output))
-	var errs []string
+	var matchedBuf [16]bool
+	matched := matchedBuf[:0]
+	if len(output) > len(matchedBuf) {
+		matched = make([]bool, len(output))
+	} else {
+		matched = matchedBuf[:len(output)]
+	}
 	for i := range possible {
 		fn := findDescription(funcs, possible[i].Name)
 		found := false
+		last := ""
 		for j := range output {
 			if matched[j] {
 				continue
@@ -208,13 +237,11 @@ func (c Checker) parallelNoOrder(lang Language, funcs []Function, output []Call,
 				found = true
 				break
 			}
-			errs = append(errs, fmt.Sprintf("model result index %d: %s: %s", j, r.ErrorType, strings.Join(r.Errors, "; ")))
+			last = r.ErrorType
 		}
 		if !found {
-			return Result{
-				ErrorType: "parallel_function_checker_no_order:cannot_find_match",
-				Errors:    append([]string{fmt.Sprintf("Could not find a matching function among the model output for index %d of possible answers.", i)}, errs...),
-			}
+			return fail("parallel_function_checker_no_order:cannot_find_match",
+				"Could not find a matching function among the model output for possible answer "+strconv.Itoa(i)+" (last mismatch: %s).", last)
 		}
 	}
 	return ok
@@ -263,12 +290,12 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 	}
 	name := c.funcName(fn.Name)
 	if out.Name != name {
-		return fail("simple_function_checker:wrong_func_name", "Function name %q not found in model output.", name)
+		return fail("simple_function_checker:wrong_func_name", "Function name %s not found in model output.", name)
 	}
 	args := out.Args
 	for _, p := range fn.Required {
 		if !args.Has(p) {
-			return fail("simple_function_checker:missing_required", "Missing required parameter: %q.", p)
+			return fail("simple_function_checker:missing_required", "Missing required parameter: %s.", p)
 		}
 	}
 	for i := 0; i < args.Len(); i++ {
@@ -276,7 +303,7 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 		schema, declared := fn.Params[param]
 		acceptable, expected := ans.get(param)
 		if !declared || !expected {
-			return fail("simple_function_checker:unexpected_param", "Unexpected parameter: %q.", param)
+			return fail("simple_function_checker:unexpected_param", "Unexpected parameter: %s.", param)
 		}
 		if !schema.HasType {
 			raise("KeyError", "'type'")
@@ -293,7 +320,7 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 			want = lookupType(table, typeDesc)
 			s, isStr := value.(string)
 			if !isStr {
-				return fail(errType, "Incorrect type for parameter %q. Expected type String, got %s. Parameter value: %s.", param, typeOf(value), pyRepr(value))
+				return fail(errType, "Incorrect type for parameter %s. Expected type String.", param)
 			}
 			if typeDesc == "Array" || typeDesc == "ArrayList" || typeDesc == "array" {
 				if !schema.HasItems {
@@ -341,7 +368,7 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 				r = listChecker(param, value.([]any), acceptable)
 			default:
 				if !pyIn(value, acceptable) {
-					return fail("value_error:others", "Invalid value for parameter %q: %s. Expected one of %v.", param, pyRepr(value), acceptable)
+					return fail("value_error:others", "Invalid value for parameter %s.", param)
 				}
 				continue
 			}
@@ -351,12 +378,12 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 			continue
 		}
 		if !pyIn(value, acceptable) {
-			return fail("value_error:others", "Invalid value for parameter %q: %s. Expected one of %v.", param, pyRepr(value), acceptable)
+			return fail("value_error:others", "Invalid value for parameter %s.", param)
 		}
 	}
 	for _, p := range ans.Params {
 		if !args.Has(p.Name) && !pyIn("", p.Acceptable) {
-			return fail("simple_function_checker:missing_optional", "Optional parameter %q not provided and not marked as optional.", p.Name)
+			return fail("simple_function_checker:missing_optional", "Optional parameter %s not provided and not marked as optional.", p.Name)
 		}
 	}
 	return ok
@@ -382,7 +409,7 @@ func possibleAnswerType(acceptable []any) (pyType, bool) {
 // typeCheck is the reference's type_checker, including its fall-through
 // from a failed nested check to the "variable" rule.
 func typeCheck(param string, value any, acceptable []any, typeDesc string, want, nested pyType, hasNested bool) typeResult {
-	res := typeResult{Result: Result{Valid: true}}
+	res := typeResult{Result: ok}
 	paType, havePA := possibleAnswerType(acceptable)
 	isVariable := havePA && paType != want
 	vt := typeOf(value)
@@ -405,62 +432,65 @@ func typeCheck(param string, value any, acceptable []any, typeDesc string, want,
 				return typeResult{Result: Result{Valid: true}, isVariable: isVariable}
 			}
 		}
-		res.Valid = false
-		res.ErrorType = "type_error:nested"
-		res.Errors = []string{fmt.Sprintf("Nested type checking failed for parameter %q. Expected outer type %s with inner type %s. Parameter value: %s.", param, typeDesc, nested, pyRepr(value))}
+		if havePA && vt == paType {
+			r := fail("type_error:nested", "Nested type checking failed for parameter %s.", param)
+			return typeResult{Result: r, isVariable: true}
+		}
+		return typeResult{Result: fail("type_error:simple", "Nested type checking failed for parameter %s, and its type is not that of the ground truth.", param)}
 	}
 	if havePA && vt == paType {
 		res.isVariable = true
 		return res
 	}
-	res.Valid = false
-	res.Errors = append(res.Errors, fmt.Sprintf("Incorrect type for parameter %q. Expected type %s, got %s. Parameter value: %s.", param, typeDesc, vt, pyRepr(value)))
-	res.ErrorType = "type_error:simple"
-	return res
-}
-
-func standardizeIfStr(v any) any {
-	if s, isStr := v.(string); isStr {
-		return Standardize(s)
-	}
-	return v
+	return typeResult{Result: fail("type_error:simple", "Incorrect type for parameter %s.", param)}
 }
 
 func stringChecker(param, value string, acceptable []any) Result {
-	sv := Standardize(value)
 	for _, a := range acceptable {
-		if s, isStr := a.(string); isStr && Standardize(s) == sv {
+		if s, isStr := a.(string); isStr && standardEqual(value, s) {
 			return ok
 		}
 	}
-	return fail("value_error:string", "Invalid value for parameter %q: %q. Expected one of %v. Case insensitive.", param, value, acceptable)
+	return fail("value_error:string", "Invalid value for parameter %s (compared after standardisation).", param)
+}
+
+// stdMatch is `standardize(a) == standardize(b)` for two strings and
+// Python == otherwise, which is how the list and dict checkers compare
+// (standardized) elements: a str never equals a non-str.
+func stdMatch(a, b any) bool {
+	as, aStr := a.(string)
+	bs, bStr := b.(string)
+	if aStr || bStr {
+		return aStr && bStr && standardEqual(as, bs)
+	}
+	return pyEqual(a, b)
 }
 
 func listChecker(param string, value []any, acceptable []any) Result {
-	sv := make([]any, len(value))
-	for i, v := range value {
-		sv[i] = standardizeIfStr(v)
-	}
-	candidates := make([]any, len(acceptable))
-	for i, a := range acceptable {
+	for _, a := range acceptable {
 		items := pyIndexItems(a)
-		std := make([]any, len(items))
-		for j, it := range items {
-			std[j] = standardizeIfStr(it)
+		if len(items) != len(value) {
+			continue
 		}
-		candidates[i] = std
+		same := true
+		for i := range value {
+			if !stdMatch(value[i], items[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return ok
+		}
 	}
-	if !pyIn(sv, candidates) {
-		return fail("value_error:list/tuple", "Invalid value for parameter %q: %v. Expected one of %v.", param, value, acceptable)
-	}
-	return ok
+	return fail("value_error:list/tuple", "Invalid list value for parameter %s.", param)
 }
 
 // dictChecker is the reference's dict_checker: the model dict must match
 // one acceptable dict, key by key (no unknown keys; a missing key is fine
 // only when "" is acceptable for it; string values are standardized).
 func dictChecker(param string, value any, acceptable []any) Result {
-	res := fail("dict_checker:unclear", "No acceptable dictionary matched parameter %q.", param)
+	res := fail("dict_checker:unclear", "No acceptable dictionary matched parameter %s.", param)
 	for _, cand := range acceptable {
 		if s, isStr := cand.(string); isStr && s == "" {
 			continue
@@ -474,7 +504,7 @@ func dictChecker(param string, value any, acceptable []any) Result {
 		for i := 0; i < model.Len(); i++ {
 			key, v := model.At(i)
 			if !pyIn(key, cand) {
-				res = fail("value_error:dict_key", "Unexpected dict key parameter: %q.", key)
+				res = fail("value_error:dict_key", "Unexpected dict key parameter: %s.", key)
 				flag = false
 				break
 			}
@@ -483,13 +513,15 @@ func dictChecker(param string, value any, acceptable []any) Result {
 				raise("TypeError", "%s indices must be integers", typeOf(cand))
 			}
 			accv, _ := candObj.Get(key)
-			items := pyIndexItems(accv)
-			std := make([]any, len(items))
-			for j, it := range items {
-				std[j] = standardizeIfStr(it)
+			found := false
+			for _, it := range pyIndexItems(accv) {
+				if stdMatch(v, it) {
+					found = true
+					break
+				}
 			}
-			if !pyIn(standardizeIfStr(v), std) {
-				res = fail("value_error:dict_value", "Invalid value for parameter %q: %s. Expected one of %v.", key, pyRepr(v), std)
+			if !found {
+				res = fail("value_error:dict_value", "Invalid value for dict key %s.", key)
 				flag = false
 				break
 			}
@@ -501,7 +533,7 @@ func dictChecker(param string, value any, acceptable []any) Result {
 		for i := 0; i < candObj.Len(); i++ {
 			key, accv := candObj.At(i)
 			if !model.Has(key) && !pyIn("", accv) {
-				res = fail("value_error:dict_key", "Missing dict key parameter: %q.", key)
+				res = fail("value_error:dict_key", "Missing dict key parameter: %s.", key)
 				flag = false
 				break
 			}
@@ -516,11 +548,11 @@ func dictChecker(param string, value any, acceptable []any) Result {
 // listDictChecker is the reference's list_dict_checker: same length as one
 // acceptable list of dicts, each dict matching in order.
 func listDictChecker(param string, value any, acceptable []any) Result {
-	res := fail("list_dict_checker:unclear", "No acceptable list of dictionaries matched parameter %q.", param)
+	res := fail("list_dict_checker:unclear", "No acceptable list of dictionaries matched parameter %s.", param)
 	model := value.([]any)
 	for _, cand := range acceptable {
 		if len(model) != pyLen(cand) {
-			res = fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
+			res = fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.", "")
 			continue
 		}
 		items := pyIndexItems(cand)

@@ -274,20 +274,53 @@ func Standardize(s string) string {
 	return sb.String()
 }
 
-// pyRepr is a short Python-like rendering of a value for error messages.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
+// standardEqual reports Standardize(a) == Standardize(b) without
+// allocating.
+func standardEqual(a, b string) bool {
+	i, j := 0, 0
+	for {
+		var ra, rb rune
+		ra, i = nextStd(a, i)
+		rb, j = nextStd(b, j)
+		if ra != rb {
+			return false
 		}
-		return "False"
-	case string:
-		return fmt.Sprintf("%q", x)
-	case *toolcall.Object:
-		return fmt.Sprint(x.Map())
+		if ra < 0 {
+			return true
+		}
 	}
-	return fmt.Sprint(v)
+}
+
+// stdASCII maps an ASCII byte to its standardized form: 0 for the removed
+// characters, lower case for letters, '"' for a single quote.
+var stdASCII = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+	}
+	for _, c := range " ,./-_*^" {
+		t[c] = 0
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c + 'a' - 'A')
+	}
+	t['\''] = '"'
+	return t
+}()
+
+// nextStd returns the next rune of Standardize(s) starting at byte i, and
+// the index after it; -1 at the end. (NUL bytes are kept, as by Python.)
+func nextStd(s string, i int) (rune, int) {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			if m := stdASCII[c]; m != 0 || c == 0 {
+				return rune(m), i
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		return unicode.ToLower(r), i + size
+	}
+	return -1, i
 }

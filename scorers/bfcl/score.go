@@ -175,15 +175,15 @@ func scoreLine(line []byte) (id any, res Result, err error) {
 		return id, inputError("bad_possible_answer", err), err
 	}
 	if out == nil {
-		return id, fail("ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST."), nil
+		return id, fail("ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.", ""), nil
 	}
 	calls, isFC := CallsFromValue(out)
 	if !isFC {
-		return id, fail("ast_decoder:decoder_wrong_output_format", "Did not output in the specified format."), nil
+		return id, fail("ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.", ""), nil
 	}
 	return id, c.Check(lang, category, funcs, calls, answers), nil
 }
 
 func inputError(kind string, err error) Result {
-	return Result{ErrorType: "input_error:" + kind, Errors: []string{err.Error()}}
+	return fail("input_error:"+kind, "malformed input line: %s", err.Error())
 }
