@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -149,4 +151,44 @@ func BenchmarkThroughput200ms(b *testing.B) {
 	rate := float64(calls) / total.Seconds()
 	b.ReportMetric(rate, "calls/s")
 	b.ReportMetric(100*rate/320, "%-of-320")
+}
+
+// BenchmarkClientOverhead isolates client CPU: go-openai and the gateway
+// over an in-memory transport that returns a canned reply, so neither the
+// server nor the network adds noise. The difference is the gateway's cost.
+func BenchmarkClientOverhead(b *testing.B) {
+	const reply = `{"id":"x","object":"chat.completion","model":"echo","choices":[{"index":0,"message":{"role":"assistant","content":"benchmark answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}}`
+	canned := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(reply)), Request: r}, nil
+	})
+	msgs := userMsg("benchmark question: what is the answer to this question?")
+	b.Run("bare-go-openai", func(b *testing.B) {
+		cfg := openai.DefaultConfig("")
+		cfg.BaseURL = "http://canned/v1"
+		cfg.HTTPClient = &http.Client{Transport: canned}
+		c := openai.NewClientWithConfig(cfg)
+		runConcurrent(b, func(i int) error {
+			_, err := c.CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{Model: "echo", Messages: msgs, Seed: &i})
+			return err
+		})
+	})
+	b.Run("gateway-no-cache", func(b *testing.B) {
+		g := newTestGateway(b, "http://canned/v1", func(p *Provider) { p.MaxConcurrency = benchConcurrency }, Options{Transport: canned})
+		runConcurrent(b, func(i int) error {
+			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs, Seed: &i, NoCache: true})
+			return err
+		})
+	})
+	b.Run("gateway-cache-miss", func(b *testing.B) {
+		g := newTestGateway(b, "http://canned/v1", func(p *Provider) { p.MaxConcurrency = benchConcurrency }, Options{Transport: canned, Cache: NewLRU(1<<20, 0)})
+		off := int(time.Now().UnixNano())
+		runConcurrent(b, func(i int) error {
+			seed := off + i
+			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs, Seed: &seed})
+			return err
+		})
+	})
 }
