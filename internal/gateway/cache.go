@@ -32,13 +32,41 @@ type Cache interface {
 	Put(ctx context.Context, e Entry)
 }
 
-// CacheKey is the hex sha256 of the exact request the gateway sends (the
-// JSON body: model, messages, tools, every sampling parameter, seed, n) plus
-// the provider and the sample index. encoding/json writes struct fields in a
-// fixed order and map keys sorted, so equal requests hash equally whatever
-// order callers built their maps in; values given as json.RawMessage (e.g.
-// tool parameters) are hashed as written.
+// CacheKey is the hex sha256 of the canonical JSON of the exact request the
+// gateway sends (model, messages, tools, every sampling parameter, seed, n)
+// plus the provider and the sample index. Fixed structs encode in a fixed
+// order; the free-form values (tool parameter schemas, tool_choice, the
+// response schema) are re-encoded with sorted keys first, so a schema given
+// as a Go struct, a map or raw JSON in any key order hashes the same, also
+// after a round trip through Temporal's JSON payloads.
 func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int) (string, error) {
+	var err error
+	if len(req.Tools) > 0 {
+		tools := make([]openai.Tool, len(req.Tools))
+		for i, t := range req.Tools {
+			tools[i] = t
+			if t.Function != nil && t.Function.Parameters != nil {
+				f := *t.Function
+				if f.Parameters, err = canonical(f.Parameters); err != nil {
+					return "", err
+				}
+				tools[i].Function = &f
+			}
+		}
+		req.Tools = tools
+	}
+	if req.ToolChoice != nil {
+		if req.ToolChoice, err = canonical(req.ToolChoice); err != nil {
+			return "", err
+		}
+	}
+	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
+		js := *rf.JSONSchema
+		if js.Schema, err = canonical(js.Schema); err != nil {
+			return "", err
+		}
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: rf.Type, JSONSchema: &js}
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return "", fmt.Errorf("gateway: encode request: %w", err)
@@ -47,6 +75,25 @@ func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 	fmt.Fprintf(h, "benchline-cache-v1\x00%s\x00%d\x00", provider, sampleIndex)
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// canonical re-encodes v with sorted object keys.
+func canonical(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: encode request: %w", err)
+	}
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("gateway: canonicalize request: %w", err)
+	}
+	b, err = json.Marshal(x)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: canonicalize request: %w", err)
+	}
+	return b, nil
 }
 
 // LRU is an in-process cache of at most Size entries with an optional TTL.

@@ -223,6 +223,24 @@ func TestCacheKeyCanonical(t *testing.T) {
 	b, err := CacheKey("p", req(false), 0)
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "map order does not change the key")
+	type props struct {
+		A struct {
+			Y int `json:"y"`
+			X int `json:"x"`
+		} `json:"a"`
+		B int `json:"b"`
+	}
+	var st props
+	st.A.Y, st.A.X, st.B = 2, 1, 1
+	e, err := CacheKey("p", openai.ChatCompletionRequest{Model: "m", Messages: userMsg("q"), Tools: []openai.Tool{{
+		Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "f", Parameters: st}}}}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, a, e, "a struct schema hashes like the equivalent map")
+	raw := req(true)
+	raw.Tools[0].Function.Parameters = json.RawMessage(`{"b":1,"a":{"y":2,"x":1}}`)
+	f, err := CacheKey("p", raw, 0)
+	require.NoError(t, err)
+	assert.Equal(t, a, f, "raw JSON in any key order hashes the same")
 	c, _ := CacheKey("p", req(false), 1)
 	d, _ := CacheKey("q", req(false), 0)
 	assert.NotEqual(t, a, c)
