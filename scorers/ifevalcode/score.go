@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -185,7 +186,7 @@ func (s *Scorer) run(ctx context.Context, l lang.Language, source string, wall t
 			// eval_cs.py: "mono return 0 even when failing" -- the
 			// verdict is read from stderr and the exit code is ignored.
 			if m := csharpFailure(res.Stderr); m != "" {
-				return StatusFailed, lastLine(res.Stderr, m), nil
+				return StatusFailed, orDefault(telling(res.Stderr), m), nil
 			}
 			return StatusOK, "", nil
 		}
@@ -218,15 +219,59 @@ func csharpFailure(stderr string) string {
 
 const truncMarker = "[sandbox: output truncated"
 
-// failureReason is the last meaningful line of stderr (else stdout), e.g.
-// Python's "AssertionError: ..." line, or the exit code.
+// failureReason says why a run failed: the last line of stderr (else
+// stdout) that names an error, exception, assertion or failure, skipping
+// stack frames ("at ..."), else the last non-empty line, with the exit code.
 func failureReason(r sandbox.Result) string {
+	reason := ""
 	for _, out := range []string{r.Stderr, r.Stdout} {
-		if l := lastLine(out, ""); l != "" {
-			return fmt.Sprintf("exit %d: %s", r.ExitCode, l)
+		if reason = telling(out); reason != "" {
+			break
 		}
 	}
-	return fmt.Sprintf("exit %d", r.ExitCode)
+	if reason == "" {
+		for _, out := range []string{r.Stderr, r.Stdout} {
+			if reason = lastLine(out, ""); reason != "" {
+				break
+			}
+		}
+	}
+	if reason == "" {
+		return fmt.Sprintf("exit %d", r.ExitCode)
+	}
+	return fmt.Sprintf("exit %d: %s", r.ExitCode, reason)
+}
+
+// errorHeader matches the header line of an exception report, e.g.
+// "AssertionError [ERR_ASSERTION]: ...", "java.lang.AssertionError: ...",
+// "PHP Fatal error:  Uncaught Exception: ...".
+var errorHeader = regexp.MustCompile(`(?i)(error|exception)\b[^:]{0,40}:`)
+
+// telling returns the last exception header line of out, else the last line
+// that names an error, exception, assertion or failure, skipping stack
+// frames; "" if none.
+func telling(out string) string {
+	lines := strings.Split(out, "\n")
+	var fallback string
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") || strings.HasPrefix(l, truncMarker) {
+			continue
+		}
+		if errorHeader.MatchString(l) {
+			return clip(l)
+		}
+		if fallback == "" {
+			low := strings.ToLower(l)
+			for _, w := range []string{"error", "exception", "assert", "fail"} {
+				if strings.Contains(low, w) {
+					fallback = clip(l)
+					break
+				}
+			}
+		}
+	}
+	return fallback
 }
 
 // compileReason is the first line of the compiler's output that mentions an

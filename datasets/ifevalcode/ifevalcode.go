@@ -1,0 +1,392 @@
+// Package ifevalcode builds the IFEvalCode dataset (CSJianYang/IFEvalCode):
+// JSON-lines files with the original's fields (english_question,
+// chinese_question, programming_language, check_correctness,
+// check_instruction), one Parquet part per programming language.
+//
+// The bundled fixtures (embedded://ifevalcode) are items written for
+// benchline in the original's format, not the original's data: three per
+// language, each with a reference solution that passes both checks. Their
+// readable sources are under testdata/src; fixtures/IFEvalCode.jsonl is
+// generated from them (go test ./datasets/ifevalcode -run TestFixtures -update).
+package ifevalcode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Name is the dataset name.
+const Name = "ifevalcode"
+
+// builderVersion changes whenever the rows written for the same input change.
+const builderVersion = "1"
+
+// Embedded is the source URI of the fixtures bundled in the binary.
+const Embedded = "embedded://ifevalcode"
+
+// DefaultFile is the original's file name, probed at locations that cannot
+// be listed (plain http URLs).
+const DefaultFile = "IFEvalCode.jsonl"
+
+//go:embed fixtures
+var fixtures embed.FS
+
+// Fixtures returns the bundled fixture files as a source Location.
+func Fixtures() source.Location {
+	sub, err := fs.Sub(fixtures, "fixtures")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return source.FS(sub, Embedded)
+}
+
+// Languages are the original's programming_language values, in the order of
+// its results table.
+var Languages = []string{"python", "java", "cpp", "csharp", "typescript", "javascript", "php", "shell"}
+
+// The original's prompt suffixes (infer_models.py): the prompt is the
+// question followed by the suffix of its language.
+const (
+	PromptSuffixEnglish = "\n\nNote that if you need to use the standard library, you need to import it yourself. \n\nPlease return all the complete code in the first code block."
+	PromptSuffixChinese = "\n\n注意如果你需要使用标准库，你需要自行导入。\n\n请在第一个代码块中返回所有的完整代码。"
+)
+
+// Prompt returns the user message the original sends for an item, for the
+// question language "en" or "zh".
+func Prompt(it schemas.IFEvalCodeItem, questionLanguage string) (string, error) {
+	switch questionLanguage {
+	case "en":
+		return it.EnglishQuestion + PromptSuffixEnglish, nil
+	case "zh":
+		return it.ChineseQuestion + PromptSuffixChinese, nil
+	}
+	return "", fmt.Errorf("ifevalcode: question language %q (want en or zh)", questionLanguage)
+}
+
+// Builder builds the ifevalcode dataset.
+type Builder struct{}
+
+var _ datasets.Builder = Builder{}
+
+// Name returns the dataset name.
+func (Builder) Name() string { return Name }
+
+// Version returns the builder version.
+func (Builder) Version() string { return builderVersion }
+
+// Schema returns the table the builder writes.
+func (Builder) Schema() schemas.Table { return schemas.IFEvalCodeItemTable }
+
+// Plan finds the *.jsonl files, stages them, validates every line, and
+// plans one part per language present. Every part reads all the files and
+// keeps its language's rows.
+func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	loc, err := locate(ctx, env, req.Source)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	names, err := discover(ctx, loc)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	if len(names) == 0 {
+		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no *.jsonl files found (the original's is " + DefaultFile + ")"}
+	}
+	var sources []catalog.Source
+	for _, n := range names {
+		s, err := datasets.Stage(ctx, env, loc, n)
+		if err != nil {
+			return datasets.Plan{}, err
+		}
+		sources = append(sources, s)
+	}
+	// Validate now, before any part is written, so bad input never
+	// leaves a partial version behind.
+	items, err := readAll(ctx, env, sources)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	count := map[string]int64{}
+	for _, it := range items {
+		count[it.ProgrammingLanguage]++
+	}
+	inputs := make([]string, len(sources))
+	for i, s := range sources {
+		inputs[i] = s.SHA256
+	}
+	var parts []datasets.Part
+	for _, l := range Languages {
+		if count[l] > 0 {
+			parts = append(parts, datasets.Part{Index: len(parts), Label: l, Inputs: inputs, Rows: count[l]})
+		}
+	}
+	return datasets.NewPlan(b, sources, nil, parts), nil
+}
+
+func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
+	if src == "" || src == Embedded {
+		return Fixtures(), nil
+	}
+	return source.Parse(ctx, src, env.OpenS3)
+}
+
+// discover lists the location's .jsonl files (sorted), or probes the
+// original's file name where listing is impossible.
+func discover(ctx context.Context, loc source.Location) ([]string, error) {
+	names, err := loc.List(ctx)
+	if errors.Is(err, source.ErrNotListable) {
+		rc, err := loc.Open(ctx, DefaultFile)
+		if errors.Is(err, source.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rc.Close()
+		return []string{DefaultFile}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".jsonl") {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// WritePart writes one language's rows.
+func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.Plan, p datasets.Part, key string, progress func(int64)) (pq.FileInfo, error) {
+	var srcs []catalog.Source
+	for _, sha := range p.Inputs {
+		for _, s := range plan.Sources {
+			if s.SHA256 == sha {
+				srcs = append(srcs, s)
+				break
+			}
+		}
+	}
+	if len(srcs) != len(p.Inputs) {
+		return pq.FileInfo{}, fmt.Errorf("ifevalcode: part %s: plan names %d inputs but %d sources", p.Label, len(p.Inputs), len(srcs))
+	}
+	all, err := readAll(ctx, env, srcs)
+	if err != nil {
+		return pq.FileInfo{}, err
+	}
+	var items []schemas.IFEvalCodeItem
+	for _, it := range all {
+		if it.ProgrammingLanguage == p.Label {
+			items = append(items, it)
+		}
+	}
+	w := pq.NewWriter[schemas.IFEvalCodeItem](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+		"benchline.dataset": Name, "benchline.version": plan.Version, "benchline.language": p.Label,
+	}})
+	const batch = 256
+	for i := 0; i < len(items); i += batch {
+		if err := w.Write(items[i:min(i+batch, len(items))]); err != nil {
+			w.Abort()
+			return pq.FileInfo{}, err
+		}
+		progress(int64(min(i+batch, len(items))))
+	}
+	return w.Close()
+}
+
+// line is one source line, with the original's field names. Pointers tell
+// a missing field from an empty one.
+type line struct {
+	ID                  json.RawMessage `json:"id"`
+	ProgrammingLanguage *string         `json:"programming_language"`
+	EnglishQuestion     *string         `json:"english_question"`
+	ChineseQuestion     *string         `json:"chinese_question"`
+	CheckCorrectness    *string         `json:"check_correctness"`
+	CheckInstruction    *string         `json:"check_instruction"`
+	ReferenceSolution   *string         `json:"reference_solution"`
+	Constraints         []string        `json:"constraints"`
+}
+
+// readAll parses and validates every line of the staged sources, in order.
+func readAll(ctx context.Context, env datasets.Env, srcs []catalog.Source) ([]schemas.IFEvalCodeItem, error) {
+	var items []schemas.IFEvalCodeItem
+	seen := map[string]string{} // id -> file:line
+	for _, src := range srcs {
+		rc, err := datasets.OpenStaged(ctx, env, src.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		items, err = readItems(rc, src.Name, src.URI, seen, items)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// ReadItems parses and validates one JSON-lines file in the original's
+// format (name is its file name, uri its location for errors and
+// provenance). Bad lines are reported as *datasets.InputError.
+func ReadItems(r io.Reader, name, uri string) ([]schemas.IFEvalCodeItem, error) {
+	return readItems(r, name, uri, map[string]string{}, nil)
+}
+
+// FixtureItems returns the bundled fixture items.
+func FixtureItems() ([]schemas.IFEvalCodeItem, error) {
+	f, err := fixtures.Open("fixtures/" + DefaultFile)
+	if err != nil {
+		return nil, fmt.Errorf("ifevalcode: %w", err)
+	}
+	defer f.Close()
+	return ReadItems(f, DefaultFile, Embedded+"/"+DefaultFile)
+}
+
+func readItems(r io.Reader, name, uri string, seen map[string]string, items []schemas.IFEvalCodeItem) ([]schemas.IFEvalCodeItem, error) {
+	stem := strings.TrimSuffix(path.Base(name), ".jsonl")
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
+		raw, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) > 0 {
+			it, perr := parseLine(raw, uri, stem, n)
+			if perr != nil {
+				return nil, perr
+			}
+			if prev, dup := seen[it.ID]; dup {
+				return nil, &datasets.InputError{File: uri, Line: n, Msg: fmt.Sprintf("duplicate id %s (first at %s)", it.ID, prev)}
+			}
+			seen[it.ID] = fmt.Sprintf("%s:%d", uri, n)
+			items = append(items, it)
+		}
+		if errors.Is(err, io.EOF) {
+			return items, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ifevalcode: read %s: %w", uri, err)
+		}
+	}
+}
+
+func parseLine(raw []byte, uri, stem string, n int) (schemas.IFEvalCodeItem, error) {
+	bad := func(format string, args ...any) (schemas.IFEvalCodeItem, error) {
+		return schemas.IFEvalCodeItem{}, &datasets.InputError{File: uri, Line: n, Msg: fmt.Sprintf(format, args...)}
+	}
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return bad("not a JSON object: %v", err)
+	}
+	id, err := itemID(l.ID)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if id == "" {
+		id = fmt.Sprintf("%s-%d", stem, n)
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{
+		{"programming_language", l.ProgrammingLanguage},
+		{"english_question", l.EnglishQuestion},
+		{"chinese_question", l.ChineseQuestion},
+		{"check_correctness", l.CheckCorrectness},
+		{"check_instruction", l.CheckInstruction},
+	} {
+		if f.v == nil {
+			return bad("item %s: missing %q", id, f.name)
+		}
+		if strings.TrimSpace(*f.v) == "" {
+			return bad("item %s: %q is empty", id, f.name)
+		}
+	}
+	pl := *l.ProgrammingLanguage
+	known := false
+	for _, k := range Languages {
+		known = known || k == pl
+	}
+	if !known {
+		return bad("item %s: unknown programming_language %q (want one of %s)", id, pl, strings.Join(Languages, ", "))
+	}
+	if !strings.Contains(*l.CheckInstruction, "def check_instruction") {
+		return bad("item %s: check_instruction does not define check_instruction(response)", id)
+	}
+	it := schemas.IFEvalCodeItem{
+		ID: id, ProgrammingLanguage: pl,
+		EnglishQuestion: *l.EnglishQuestion, ChineseQuestion: *l.ChineseQuestion,
+		CheckCorrectness: *l.CheckCorrectness, CheckInstruction: *l.CheckInstruction,
+		ReferenceSolution: l.ReferenceSolution,
+		SourceFile:        uri, SourceLine: int32(n),
+	}
+	if l.Constraints != nil {
+		b, _ := json.Marshal(l.Constraints)
+		s := string(b)
+		it.ConstraintsJSON = &s
+	}
+	return it, nil
+}
+
+// itemID returns the text of a string or integer id ("" when absent/null).
+func itemID(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if strings.TrimSpace(s) == "" {
+			return "", errors.New(`"id" is an empty string`)
+		}
+		return s, nil
+	}
+	var num json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&num); err == nil && !strings.ContainsAny(num.String(), ".eE") {
+		return num.String(), nil
+	}
+	return "", fmt.Errorf(`"id" must be a string or an integer, got %s`, raw)
+}
+
+// Card renders the dataset card.
+func (Builder) Card(m catalog.Manifest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\npretty_name: IFEvalCode (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
+	fmt.Fprintf(&b, "# ifevalcode @ %s\n\n", m.Version)
+	b.WriteString("IFEvalCode items (controlled code generation: correctness and instruction following), one row per item, ")
+	b.WriteString("one data file per programming language, built by benchline. Columns: id, programming_language, ")
+	b.WriteString("english_question, chinese_question, check_correctness (test harness in the target language), ")
+	b.WriteString("check_instruction (Python check_instruction(response)), reference_solution (a reply passing both checks; ")
+	b.WriteString("null when the source has none), constraints_json, source_file, source_line.\n\n")
+	b.WriteString("The prompt is a question plus the original's fixed suffix; see docs/benchmarks/ifevalcode.md. ")
+	b.WriteString("Score replies with `benchline score ifevalcode` (both checks run in the sandbox).\n\n")
+	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	b.WriteString("| file | rows | sha256 |\n|---|---:|---|\n")
+	for _, f := range m.Files {
+		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:16])
+	}
+	b.WriteString("\n## Sources\n\n")
+	for _, s := range m.Sources {
+		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:16], s.Bytes)
+	}
+	b.WriteString("\nIFEvalCode is from CSJianYang/IFEvalCode (arXiv 2507.22462). The bundled demo fixtures ")
+	b.WriteString("(embedded://ifevalcode) are written for benchline in the original's format; they are not the original's items.\n")
+	return b.String()
+}

@@ -1,0 +1,10 @@
+long long fibonacci(int n) {
+    // 用两个变量迭代计算斐波那契数
+    long long a = 0, b = 1;
+    for (int i = 0; i < n; ++i) {
+        long long next = a + b;
+        a = b;
+        b = next;
+    }
+    return a;
+}

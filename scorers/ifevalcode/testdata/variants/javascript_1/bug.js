@@ -1,0 +1,3 @@
+function flatten(arr) {
+    return arr.reduce((acc, item) => acc.concat(Array.isArray(item) ? [flatten(item)] : [item]), []);
+}

@@ -1,0 +1,3 @@
+function flatten(arr) {
+    return arr.flat(Infinity);
+}
