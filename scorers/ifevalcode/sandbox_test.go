@@ -170,7 +170,7 @@ func TestHarnessSemantics(t *testing.T) {
 			ifevalcode.Item{ID: "cs", Language: lang.CSharp,
 				CheckCorrectness: "public class CheckCorrectness\n{\n    public static bool check_correctness()\n    {\n        System.Diagnostics.Debug.Assert(F.One() == 2, \"one is not two\");\n        return true;\n    }\n}",
 				CheckInstruction: "def check_instruction(response):\n    pass"},
-			"```csharp\nusing System;\nusing System.Numerics;\npublic static class F { public static int One() { BigInteger b = 1; return (int)b; } }\n```", false, true, ifevalcode.StatusFailed, "DefaultTraceListener.Fail"},
+			"```csharp\nusing System;\nusing System.Numerics;\npublic static class F { public static int One() { BigInteger b = 1; return (int)b; } }\n```", false, true, ifevalcode.StatusFailed, "Fail: one is not two"},
 		{"cpp: the reply's main is replaced by the harness's",
 			ifevalcode.Item{ID: "cpp", Language: lang.CPP,
 				CheckCorrectness: "#include <cassert>\nvoid check_correctness() { assert(one() == 1); }",
