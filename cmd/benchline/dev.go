@@ -11,13 +11,13 @@ import (
 )
 
 func newDevCmd(g *globals) *cobra.Command {
-	var o devstack.Options
+	var o app.StackOptions
 	var s3 string
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run the embedded stack on loopback (Temporal dev server, S3 server, worker) until Ctrl-C",
+		Short: "Run the embedded stack on loopback (Temporal dev server, S3 server, baseline models, worker) until Ctrl-C",
 		Long: `dev starts, on 127.0.0.1, a Temporal dev server with a SQLite file, an S3-protocol server
-(MinIO by default) with a bucket, and a benchline worker; it waits until each answers,
+(MinIO by default) with a bucket, the baseline model server and a benchline worker; it waits until each answers,
 prints their addresses and stops them all cleanly on Ctrl-C. State is kept in --dir, so
 datasets and runs survive a restart. Other benchline commands reach it with no
 configuration (the default addresses are the dev stack's).`,
@@ -44,5 +44,6 @@ configuration (the default addresses are the dev stack's).`,
 	cmd.Flags().IntVar(&o.UIPort, "ui-port", 8233, "Temporal Web UI port")
 	cmd.Flags().IntVar(&o.S3Port, "s3-port", 9000, "S3 server port")
 	cmd.Flags().StringVar(&s3, "s3", string(devstack.MinIO), "S3 server: minio (file-backed) or moto (in memory)")
+	cmd.Flags().IntVar(&o.BaselinePort, "baseline-port", 8400, "baseline model server port")
 	return cmd
 }

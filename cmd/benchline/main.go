@@ -52,12 +52,18 @@ credential chain.`,
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "YAML configuration file (default $BENCHLINE_CONFIG)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
 
+	score := &cobra.Command{Use: "score", Short: "Score given model outputs with a benchmark's deterministic checker (no model calls)"}
+	score.AddCommand(newScoreBFCLCmd())
+
 	root.AddCommand(
+		score,
 		newDevCmd(g),
 		newDemoCmd(g),
 		newWorkerCmd(g),
 		newDatasetCmd(g),
 		newBenchCmd(g),
+		newEvalCmd(g),
+		newRunsCmd(g),
 		newServeBaselinesCmd(),
 		newSandboxCmd(),
 	)

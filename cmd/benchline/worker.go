@@ -28,7 +28,11 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := app.NewWorker(c, cfg, store, o)
+			gw, err := app.OpenGateway(cfg, "", g.logger())
+			if err != nil {
+				return err
+			}
+			w := app.NewWorker(c, cfg, store, gw, o)
 			fmt.Fprintf(cmd.ErrOrStderr(), "benchline worker on %s, task queue %s\n", cfg.Temporal.Address, cfg.Temporal.TaskQueue)
 			stop := make(chan interface{})
 			go func() { <-cmd.Context().Done(); close(stop) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/workflows"
@@ -62,12 +63,14 @@ type WorkerOptions struct {
 
 // NewWorker returns a worker on the configured task queue with every
 // workflow and activity registered. Registration is explicit, here only.
-func NewWorker(c client.Client, cfg config.Config, store blob.Store, o WorkerOptions) worker.Worker {
+func NewWorker(c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, o WorkerOptions) worker.Worker {
 	if o.MaxConcurrentActivities <= 0 {
 		o.MaxConcurrentActivities = 8
 	}
 	w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
 	w.RegisterWorkflow(workflows.BuildDataset)
+	w.RegisterWorkflow(workflows.EvaluateModel)
 	w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
+	w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks()})
 	return w
 }

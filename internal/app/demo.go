@@ -38,7 +38,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		}
 	}
 	fmt.Fprintf(out, "benchline demo: starting the embedded stack in %s\n", dir)
-	r, err := StartStack(ctx, devstack.Options{Dir: dir, S3: o.S3, Headless: o.Headless}, logger)
+	r, err := StartStack(ctx, StackOptions{Options: devstack.Options{Dir: dir, S3: o.S3, Headless: o.Headless}}, logger)
 	if err != nil {
 		return err
 	}

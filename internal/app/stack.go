@@ -2,28 +2,46 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/gateway"
 )
 
-// Running is the embedded stack with a connected client, store and worker.
+// Running is the embedded stack with a connected client, store, baseline
+// model server, gateway and worker.
 type Running struct {
-	Stack  *devstack.Stack
-	Client client.Client
-	Store  *blob.S3
-	Worker worker.Worker
+	Stack       *devstack.Stack
+	Client      client.Client
+	Store       *blob.S3
+	Gateway     *gateway.Gateway
+	Worker      worker.Worker
+	BaselineURL string // http://127.0.0.1:<port>/v1
+	baselineSrv *http.Server
 }
 
-// StartStack starts the embedded stack and an in-process worker on it.
-func StartStack(ctx context.Context, o devstack.Options, logger *slog.Logger) (*Running, error) {
-	st, err := devstack.Start(ctx, o)
+// StackOptions configure StartStack.
+type StackOptions struct {
+	devstack.Options
+	// BaselinePort is the baseline model server's port (0: a free one).
+	BaselinePort int
+}
+
+// StartStack starts the embedded stack, the baseline model server (serving
+// references from the store) and an in-process worker on it.
+func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Running, error) {
+	st, err := devstack.Start(ctx, o.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -36,12 +54,39 @@ func StartStack(ctx context.Context, o devstack.Options, logger *slog.Logger) (*
 		r.Stop()
 		return nil, err
 	}
-	r.Worker = NewWorker(r.Client, st.Config, r.Store, WorkerOptions{})
+	if err := r.startBaselines(o.BaselinePort); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	if r.Gateway, err = OpenGateway(st.Config, r.BaselineURL, logger); err != nil {
+		r.Stop()
+		return nil, err
+	}
+	r.Worker = NewWorker(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{})
 	if err := r.Worker.Start(); err != nil {
 		r.Stop()
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	return r, nil
+}
+
+func (r *Running) startBaselines(port int) error {
+	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store}})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("baseline server: %w", err)
+	}
+	r.BaselineURL = "http://" + l.Addr().String() + "/v1"
+	r.baselineSrv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := r.baselineSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("baseline server stopped", "err", err)
+		}
+	}()
+	return nil
 }
 
 // PrintAddresses writes where each part of the stack listens.
@@ -52,13 +97,19 @@ func (r *Running) PrintAddresses(w io.Writer) {
 		fmt.Fprintf(w, "  Temporal UI   %s\n", r.Stack.TemporalUI)
 	}
 	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style)\n", cfg.S3.Endpoint, cfg.S3.Bucket)
+	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
 	fmt.Fprintf(w, "  worker        in-process on task queue %s\n", cfg.Temporal.TaskQueue)
 }
 
-// Stop stops the worker, the client and the stack.
+// Stop stops the worker, the baseline server, the client and the stack.
 func (r *Running) Stop() {
 	if r.Worker != nil {
 		r.Worker.Stop()
+	}
+	if r.baselineSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = r.baselineSrv.Shutdown(ctx)
+		cancel()
 	}
 	if r.Client != nil {
 		r.Client.Close()

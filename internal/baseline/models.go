@@ -120,7 +120,7 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 		}
 		return answer{content: "[benchline baseline/echo] no user message"}
 	}
-	ref, ok := s.lookup(req.Messages)
+	ref, ok := s.lookup(req.Messages, req.Tools)
 	if !ok {
 		if schema, isJSON := responseSchema(req); isJSON {
 			b, _ := json.Marshal(fillSchema(schema, "", 0, 0))
@@ -135,9 +135,14 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 	return a
 }
 
-func (s *Server) lookup(msgs []openai.ChatCompletionMessage) (Reference, bool) {
+func (s *Server) lookup(msgs []openai.ChatCompletionMessage, tools []openai.Tool) (Reference, bool) {
 	if s.opts.References == nil {
 		return Reference{}, false
+	}
+	if len(tools) > 0 {
+		if ref, ok := s.opts.References.Lookup(ToolsKey(msgs, ToolsHash(tools))); ok {
+			return ref, true
+		}
 	}
 	if ref, ok := s.opts.References.Lookup(Key(msgs)); ok {
 		return ref, true

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 
@@ -53,6 +54,27 @@ func Key(msgs []openai.ChatCompletionMessage) string {
 		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ToolsHash identifies the tools offered with a request: their full
+// definitions (names, descriptions, schemas), order-independent.
+func ToolsHash(tools []openai.Tool) string {
+	defs := make([]string, 0, len(tools))
+	for _, t := range tools {
+		b, _ := json.Marshal(t) // map keys are sorted, so equal tools encode equally
+		defs = append(defs, string(b))
+	}
+	sort.Strings(defs)
+	sum := sha256.Sum256([]byte(strings.Join(defs, "\x00")))
+	return hex.EncodeToString(sum[:])
+}
+
+// ToolsKey is Key of the conversation together with ToolsHash of the tools
+// offered: benchmarks whose items share a question but differ in their
+// tools (BFCL's live categories do) key their references this way.
+func ToolsKey(msgs []openai.ChatCompletionMessage, toolsHash string) string {
+	sum := sha256.Sum256([]byte(Key(msgs) + "\x00tools\x00" + toolsHash))
+	return hex.EncodeToString(sum[:])
 }
 
 // LastUserKey is Key of the last user message alone: the fallback lookup

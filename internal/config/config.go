@@ -36,6 +36,15 @@ const (
 type Config struct {
 	Temporal Temporal      `yaml:"temporal"`
 	S3       blob.S3Config `yaml:"s3"`
+	Models   Models        `yaml:"models"`
+}
+
+// Models says where the model providers file is (see docs/gateway.md).
+type Models struct {
+	// ProvidersFile is the gateway's providers file; BENCHLINE_PROVIDERS.
+	// Without one, "openai" comes from OPENAI_API_KEY/OPENAI_BASE_URL and
+	// "baseline" from BENCHLINE_BASELINE_URL [http://127.0.0.1:8400/v1].
+	ProvidersFile string `yaml:"providers_file"`
 }
 
 // Temporal says how to reach the Temporal service.
@@ -88,6 +97,7 @@ func parse(r io.Reader, base Config) (Config, bool, error) {
 	var raw struct {
 		Temporal *Temporal      `yaml:"temporal"`
 		S3       *blob.S3Config `yaml:"s3"`
+		Models   *Models        `yaml:"models"`
 	}
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
@@ -107,6 +117,9 @@ func parse(r io.Reader, base Config) (Config, bool, error) {
 		}
 		base.Temporal.APIKey = t.APIKey
 	}
+	if raw.Models != nil {
+		base.Models = *raw.Models
+	}
 	if raw.S3 != nil {
 		base.S3 = *raw.S3
 		return base, true, nil
@@ -124,6 +137,7 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) err
 	str("TEMPORAL_NAMESPACE", &cfg.Temporal.Namespace)
 	str("TEMPORAL_API_KEY", &cfg.Temporal.APIKey)
 	str("BENCHLINE_TASK_QUEUE", &cfg.Temporal.TaskQueue)
+	str("BENCHLINE_PROVIDERS", &cfg.Models.ProvidersFile)
 
 	_, ep := lookup("BENCHLINE_S3_ENDPOINT")
 	_, bk := lookup("BENCHLINE_S3_BUCKET")

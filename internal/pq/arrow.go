@@ -2,6 +2,7 @@ package pq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -12,6 +13,9 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 )
+
+// ErrNoColumn is returned (wrapped) when a projected column is not in a file.
+var ErrNoColumn = errors.New("pq: no column")
 
 // ReadArrow streams the Parquet object at key as Arrow record batches with
 // only the named columns (all when columns is empty). Aggregation reads
@@ -30,15 +34,22 @@ func ReadArrow(ctx context.Context, store blob.Store, key string, columns []stri
 	if err != nil {
 		return fmt.Errorf("pq: %s: %w", key, err)
 	}
+	// pqarrow selects leaf columns: a nested column (a map, a list) is
+	// every leaf under its top-level name.
 	var indices []int
 	if len(columns) > 0 {
 		schema := pf.MetaData().Schema
 		for _, c := range columns {
-			i := schema.ColumnIndexByName(c)
-			if i < 0 {
-				return fmt.Errorf("pq: %s: no column %q", key, c)
+			found := false
+			for i := 0; i < schema.NumColumns(); i++ {
+				if path := schema.Column(i).ColumnPath(); len(path) > 0 && path[0] == c {
+					indices = append(indices, i)
+					found = true
+				}
 			}
-			indices = append(indices, i)
+			if !found {
+				return fmt.Errorf("pq: %s: %w %q", key, ErrNoColumn, c)
+			}
 		}
 	}
 	rr, err := fr.GetRecordReader(ctx, indices, nil)

@@ -187,7 +187,53 @@ func TestReadArrowProjects(t *testing.T) {
 	if n != len(in) || sum != want {
 		t.Fatalf("arrow read %d rows summing %v; want %d and %v", n, sum, len(in), want)
 	}
-	if err := pq.ReadArrow(ctx, s, "a.parquet", []string{"nope"}, func(arrow.RecordBatch) error { return nil }); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if err := pq.ReadArrow(ctx, s, "a.parquet", []string{"nope"}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, pq.ErrNoColumn) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("unknown column: %v", err)
+	}
+}
+
+func TestReadRange(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	in := rows(5000)
+	write(t, s, "r.parquet", in, pq.Options{RowGroupRows: 700})
+	for _, tc := range []struct{ start, n int64 }{{0, 10}, {695, 10}, {1400, 1}, {4990, 10}, {0, 5000}, {3000, 0}} {
+		var got []idOnly
+		err := pq.ReadRange(ctx, s, "r.parquet", tc.start, tc.n, func(b []idOnly) error { got = append(got, b...); return nil })
+		if err != nil {
+			t.Fatalf("[%d,+%d): %v", tc.start, tc.n, err)
+		}
+		if int64(len(got)) != tc.n {
+			t.Fatalf("[%d,+%d): %d rows", tc.start, tc.n, len(got))
+		}
+		for i, r := range got {
+			if r.ID != in[tc.start+int64(i)].ID {
+				t.Fatalf("[%d,+%d): row %d = %s", tc.start, tc.n, i, r.ID)
+			}
+		}
+	}
+	if err := pq.ReadRange(ctx, s, "r.parquet", 4990, 11, func([]idOnly) error { return nil }); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("past the end: %v", err)
+	}
+}
+
+func TestMapColumnRoundTrip(t *testing.T) {
+	type withMap struct {
+		ID      string             `parquet:"id"`
+		Metrics map[string]float64 `parquet:"metrics"`
+	}
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	w := pq.NewWriter[withMap](ctx, s, "m", pq.Options{})
+	in := []withMap{{"a", map[string]float64{"acc": 1, "f1": 0.5}}, {"b", map[string]float64{}}, {"c", map[string]float64{"acc": 0}}}
+	if err := w.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pq.ReadAll[withMap](ctx, s, "m")
+	if err != nil || len(got) != 3 || got[0].Metrics["f1"] != 0.5 || len(got[1].Metrics) != 0 || got[2].Metrics["acc"] != 0 {
+		t.Fatalf("got %+v, %v", got, err)
 	}
 }

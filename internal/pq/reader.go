@@ -144,3 +144,44 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// ReadRange streams rows [start, start+n) of the object at key as type T
+// (projected like ReadEach), seeking past the rows before start.
+func ReadRange[T any](ctx context.Context, store blob.Store, key string, start, n int64, fn func([]T) error) error {
+	ra, err := OpenObject(ctx, store, key)
+	if err != nil {
+		return fmt.Errorf("pq: open %s: %w", key, err)
+	}
+	f, err := parquet.OpenFile(ra, ra.Size())
+	if err != nil {
+		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
+	}
+	if start < 0 || start+n > f.NumRows() {
+		return fmt.Errorf("pq: %s: rows [%d, %d) out of range (file has %d)", key, start, start+n, f.NumRows())
+	}
+	rd := parquet.NewGenericReader[T](f)
+	defer rd.Close()
+	if err := rd.SeekToRow(start); err != nil {
+		return fmt.Errorf("pq: %s: seek to row %d: %w", key, start, err)
+	}
+	buf := make([]T, min(1024, max(n, 1)))
+	for left := n; left > 0; {
+		k, err := rd.Read(buf[:min(int64(len(buf)), left)])
+		if k > 0 {
+			if ferr := fn(buf[:k]); ferr != nil {
+				return ferr
+			}
+			left -= int64(k)
+		}
+		if errors.Is(err, io.EOF) {
+			if left > 0 {
+				return fmt.Errorf("pq: %s: file ended %d rows early", key, left)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pq: read %s: %w", key, err)
+		}
+	}
+	return nil
+}

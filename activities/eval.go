@@ -1,0 +1,450 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
+)
+
+// Eval are the evaluation activities.
+type Eval struct {
+	Store   blob.Store
+	Gateway *gateway.Gateway
+	Tasks   *scorers.Registry
+	// SampleConcurrency bounds samples in flight per shard [16]; the
+	// gateway's per-provider limiter bounds what reaches each endpoint.
+	SampleConcurrency int
+	// ChunkSize is samples per checkpoint within a shard [100].
+	ChunkSize int
+	// SampleAttempts bounds attempts of a sample on infrastructure errors
+	// before it is reported as failed for infrastructure reasons [3].
+	SampleAttempts int
+
+	plans sync.Map // run id -> runs.Plan
+}
+
+// PlanRunInput asks for a run to be planned.
+type PlanRunInput struct {
+	Request   runs.Request
+	CreatedAt time.Time
+}
+
+// PlanRunResult is the small summary a workflow keeps of its plan.
+type PlanRunResult struct {
+	RunID    string
+	Dataset  string
+	Model    string
+	Samples  int64
+	Shards   int
+	Finished bool // summary.json exists: the run is done
+}
+
+// PlanRun pins the dataset version, checks it against its manifest, and
+// writes runs/<run-id>/plan.json (once: a plan is never rewritten).
+func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, error) {
+	req := in.Request
+	name, _, _ := strings.Cut(req.Dataset, "@")
+	task, err := a.Tasks.Get(name)
+	if err != nil {
+		return PlanRunResult{}, invalid(err)
+	}
+	if _, _, err := gateway.ParseModel(req.Model); err != nil {
+		return PlanRunResult{}, invalid(err)
+	}
+	m, err := catalog.Resolve(ctx, a.Store, req.Dataset)
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoDataset) {
+			return PlanRunResult{}, invalid(err)
+		}
+		return PlanRunResult{}, err
+	}
+	if err := catalog.Verify(ctx, a.Store, m); err != nil {
+		if errors.Is(err, blob.ErrNotFound) || strings.Contains(err.Error(), "manifest says") {
+			return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s does not match its manifest: %w", m.Name, m.Version, err))
+		}
+		return PlanRunResult{}, err
+	}
+	plan := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: req.Judges, Params: req.Params,
+		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit,
+		NoCache: req.NoCache, CreatedAt: in.CreatedAt.UTC()}
+	for _, f := range m.Files {
+		plan.Files = append(plan.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
+	}
+	plan.Layout()
+	plan.RunID = plan.ID()
+	b, _ := json.MarshalIndent(plan, "", "  ")
+	if err := a.Store.PutIfAbsent(ctx, runs.PlanKey(plan.RunID), strings.NewReader(string(b)+"\n"), int64(len(b)+1)); err != nil && !errors.Is(err, blob.ErrExists) {
+		return PlanRunResult{}, err
+	}
+	if refs, ok := task.(scorers.ReferenceProvider); ok && strings.HasPrefix(req.Model, "baseline/") {
+		if err := a.writeReferences(ctx, task, refs, plan); err != nil {
+			return PlanRunResult{}, err
+		}
+	}
+	done, err := blob.Exists(ctx, a.Store, runs.SummaryKey(plan.RunID))
+	if err != nil {
+		return PlanRunResult{}, err
+	}
+	return PlanRunResult{RunID: plan.RunID, Dataset: plan.Dataset, Model: plan.Model, Samples: plan.Samples, Shards: plan.Shards, Finished: done}, nil
+}
+
+// ReferencesKey is where a dataset version's reference answers are kept for
+// the baseline model server (JSON lines of scorers.Reference).
+func ReferencesKey(dataset, version, taskVersion string) string {
+	return fmt.Sprintf("references/%s/%s/task-%s.jsonl", dataset, version, taskVersion)
+}
+
+func (a *Eval) writeReferences(ctx context.Context, task scorers.Task, refs scorers.ReferenceProvider, plan runs.Plan) error {
+	key := ReferencesKey(plan.Dataset, plan.DatasetVersion, plan.TaskVersion)
+	if ok, err := blob.Exists(ctx, a.Store, key); err != nil || ok {
+		return err
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	for _, f := range plan.Files {
+		err := task.ReadSamples(ctx, a.Store, f.Key, 0, f.Rows, func(s scorers.Sample) error {
+			if r, ok := refs.Reference(s); ok {
+				return enc.Encode(r)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return blob.PutBytes(ctx, a.Store, key, []byte(sb.String()))
+}
+
+func (a *Eval) plan(ctx context.Context, run string) (runs.Plan, error) {
+	if p, ok := a.plans.Load(run); ok {
+		return p.(runs.Plan), nil
+	}
+	var p runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &p); err != nil {
+		return p, fmt.Errorf("run %s: %w", run, err)
+	}
+	a.plans.Store(run, p)
+	return p, nil
+}
+
+// RunShardInput names one shard of a run.
+type RunShardInput struct {
+	RunID       string
+	Shard       int
+	RerunErrors bool
+}
+
+// ShardResult summarises a finished shard.
+type ShardResult struct {
+	Shard       int
+	Samples     int64
+	ModelFailed int64
+	InfraFailed int64
+	Calls       int64
+	CacheHits   int64
+	CostUSD     float64
+}
+
+func summarize(shard int, rows []schemas.ResultRow) ShardResult {
+	r := ShardResult{Shard: shard, Samples: int64(len(rows))}
+	for _, row := range rows {
+		switch row.ErrorClass {
+		case "":
+		case schemas.ErrorClassInfrastructure:
+			r.InfraFailed++
+		default:
+			r.ModelFailed++
+		}
+		r.Calls += int64(row.Calls)
+		r.CacheHits += int64(row.CacheHits)
+		r.CostUSD += row.CostUSD
+	}
+	return r
+}
+
+// RunShard evaluates one shard: every sample through the task (generate,
+// then score), checkpointing chunks of results and heartbeating how many
+// chunks are safe, so a retry resumes after the last checkpoint. The shard's
+// results go to one file at a deterministic key, so a retried or duplicated
+// activity yields exactly one row per sample.
+func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, error) {
+	plan, err := a.plan(ctx, in.RunID)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	task, err := a.Tasks.Get(plan.Dataset)
+	if err != nil {
+		return ShardResult{}, invalid(err)
+	}
+	rng, err := plan.Shard(in.Shard)
+	if err != nil {
+		return ShardResult{}, invalid(err)
+	}
+	key := runs.ShardKey(plan.RunID, in.Shard)
+	var previous []schemas.ResultRow
+	if ok, err := blob.Exists(ctx, a.Store, key); err != nil {
+		return ShardResult{}, err
+	} else if ok {
+		previous, err = pq.ReadAll[schemas.ResultRow](ctx, a.Store, key)
+		if err != nil {
+			return ShardResult{}, err
+		}
+		res := summarize(in.Shard, previous)
+		if !in.RerunErrors || res.InfraFailed == 0 {
+			return res, nil
+		}
+	}
+
+	seg, err := gateway.OpenSegment(ctx, a.Store, runs.CachePrefix(plan.RunID, in.Shard), gateway.SegmentOptions{})
+	if err != nil {
+		return ShardResult{}, err
+	}
+	env := scorers.Env{Models: a.Gateway.WithCache(seg), Model: plan.Model, Params: plan.Params, Seed: plan.Seed,
+		Judges: plan.Judges, NoCache: plan.NoCache}
+
+	samples := make([]scorers.Sample, 0, rng.Rows)
+	err = task.ReadSamples(ctx, a.Store, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
+		samples = append(samples, s)
+		return nil
+	})
+	if err != nil {
+		return ShardResult{}, fmt.Errorf("run %s shard %d: read %s rows [%d, %d): %w", plan.RunID, in.Shard, plan.Files[rng.File].Key, rng.Start, rng.Start+rng.Rows, err)
+	}
+	if int64(len(samples)) != rng.Rows {
+		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %s gave %d samples for rows [%d, %d)", plan.RunID, in.Shard, plan.Files[rng.File].Key, len(samples), rng.Start, rng.Start+rng.Rows))
+	}
+
+	rows := make([]schemas.ResultRow, len(samples))
+	todo := make([]bool, len(samples))
+	if previous != nil { // --rerun-errors: keep what succeeded, redo infrastructure failures
+		for i, r := range previous {
+			rows[i] = r
+			todo[i] = r.ErrorClass == schemas.ErrorClassInfrastructure
+		}
+	} else {
+		for i := range todo {
+			todo[i] = true
+		}
+	}
+
+	chunk := a.chunkSize()
+	committed := 0
+	if previous == nil && activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &committed)
+	}
+	for c := 0; c < committed; c++ { // resume: load the checkpoints
+		done, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, c))
+		if err != nil {
+			return ShardResult{}, fmt.Errorf("run %s shard %d: resume from checkpoint %d: %w", plan.RunID, in.Shard, c, err)
+		}
+		copy(rows[c*chunk:], done)
+	}
+	nChunks := (len(samples) + chunk - 1) / chunk
+	for c := committed; c < nChunks; c++ {
+		lo, hi := c*chunk, min((c+1)*chunk, len(samples))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(a.sampleConcurrency())
+		for i := lo; i < hi; i++ {
+			if !todo[i] {
+				continue
+			}
+			g.Go(func() error {
+				row, err := a.evaluate(gctx, task, env, samples[i])
+				if err != nil {
+					return err
+				}
+				row.RunID, row.Shard, row.SampleIndex = plan.RunID, int32(in.Shard), rng.First+int64(i)
+				rows[i] = row
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			_ = seg.Flush(context.WithoutCancel(ctx))
+			return ShardResult{}, err
+		}
+		if err := seg.Flush(ctx); err != nil {
+			return ShardResult{}, err
+		}
+		if previous == nil && nChunks > 1 {
+			if err := writeRows(ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, c), rows[lo:hi]); err != nil {
+				return ShardResult{}, err
+			}
+		}
+		activity.RecordHeartbeat(ctx, c+1)
+	}
+	if err := writeRows(ctx, a.Store, key, rows); err != nil {
+		return ShardResult{}, err
+	}
+	for c := range nChunks {
+		_ = a.Store.Delete(ctx, runs.ChunkKey(plan.RunID, in.Shard, c))
+	}
+	return summarize(in.Shard, rows), nil
+}
+
+func (a *Eval) chunkSize() int {
+	if a.ChunkSize > 0 {
+		return a.ChunkSize
+	}
+	return 100
+}
+
+func (a *Eval) sampleConcurrency() int {
+	if a.SampleConcurrency > 0 {
+		return a.SampleConcurrency
+	}
+	return 16
+}
+
+// evaluate runs one sample. It returns an error only when the activity
+// itself must stop (cancellation); every other outcome is a row.
+func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env, s scorers.Sample) (schemas.ResultRow, error) {
+	row := schemas.ResultRow{SampleID: s.ID, Category: s.Category, Model: env.Model}
+	attempts := max(a.SampleAttempts, 1)
+	if a.SampleAttempts == 0 {
+		attempts = 3
+	}
+	var lastErr error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		out, err := task.Evaluate(ctx, env, s)
+		if err == nil {
+			fillRow(&row, out)
+			return row, nil
+		}
+		if ctx.Err() != nil {
+			return row, ctx.Err()
+		}
+		if gateway.IsModelFailure(err) {
+			// The request itself failed for this sample (context too long,
+			// bad request): a scored model failure with every metric 0.
+			row.Metrics = map[string]float64{}
+			for _, m := range task.Metrics() {
+				row.Metrics[m] = 0
+			}
+			row.ErrorClass = gateway.ClassOf(err).String()
+			row.ErrorMessage = truncate(err.Error(), 500)
+			return row, nil
+		}
+		if c := gateway.ClassOf(err); !c.Retryable() && c != gateway.ClassCanceled {
+			// Auth, quota, unknown model: no sample can succeed; stop the run.
+			return row, gateway.ToTemporal(err)
+		}
+		lastErr = err
+		wait := time.Duration(attempt) * time.Second
+		var ge *gateway.Error
+		if errors.As(err, &ge) && ge.RetryAfter > wait {
+			wait = ge.RetryAfter
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return row, ctx.Err()
+		}
+	}
+	row.ErrorClass = schemas.ErrorClassInfrastructure
+	row.ErrorMessage = truncate(lastErr.Error(), 500)
+	return row, nil
+}
+
+func fillRow(row *schemas.ResultRow, out scorers.Outcome) {
+	row.Response = out.Response
+	row.Metrics = out.Metrics
+	row.ErrorClass = out.ModelError
+	row.ErrorMessage = truncate(out.ModelMsg, 500)
+	row.PromptHash = out.PromptHash
+	row.Calls = int32(out.Usage.Calls)
+	row.CacheHits = int32(out.Usage.CacheHits)
+	row.Attempts = int32(out.Usage.Attempts)
+	row.PromptTokens = out.Usage.PromptTokens
+	row.CompletionTokens = out.Usage.CompletionTokens
+	row.CostUSD = out.Usage.CostUSD
+	row.LatencyMS = float64(out.Usage.Latency) / float64(time.Millisecond)
+	if out.Details != nil {
+		if b, err := json.Marshal(out.Details); err == nil {
+			row.DetailsJSON = string(b)
+		}
+	}
+}
+
+func writeRows(ctx context.Context, store blob.Store, key string, rows []schemas.ResultRow) error {
+	w := pq.NewWriter[schemas.ResultRow](ctx, store, key, pq.Options{})
+	if err := w.Write(rows); err != nil {
+		w.Abort()
+		return err
+	}
+	_, err := w.Close()
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// AggregateInput names a run.
+type AggregateInput struct {
+	RunID string
+}
+
+// Aggregate reads every result shard and writes summary.json and
+// summary.parquet. It returns the summary (a few KB).
+func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (aggregate.Summary, error) {
+	plan, err := a.plan(ctx, in.RunID)
+	if err != nil {
+		return aggregate.Summary{}, err
+	}
+	seed := uint64(1)
+	if plan.Seed != nil {
+		seed = uint64(*plan.Seed) + 1
+	}
+	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed})
+	if errors.Is(err, aggregate.ErrBadShard) || errors.Is(err, blob.ErrNotFound) {
+		// A shard that does not match the schema, or is missing after every
+		// shard activity succeeded, will not fix itself: stop with its name.
+		return s, invalid(err)
+	}
+	if err != nil {
+		return s, err
+	}
+	s.Baseline = strings.HasPrefix(plan.Model, "baseline/")
+	s.CreatedAt = plan.CreatedAt
+	if err := writeSummaryTable(ctx, a.Store, runs.SummaryTableKey(plan.RunID), s.Rows()); err != nil {
+		return s, err
+	}
+	if err := blob.PutJSON(ctx, a.Store, runs.SummaryKey(plan.RunID), s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func writeSummaryTable(ctx context.Context, store blob.Store, key string, rows []schemas.SummaryRow) error {
+	w := pq.NewWriter[schemas.SummaryRow](ctx, store, key, pq.Options{})
+	if err := w.Write(rows); err != nil {
+		w.Abort()
+		return err
+	}
+	_, err := w.Close()
+	return err
+}
+
+func invalid(err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
+}

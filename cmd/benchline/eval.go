@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/workflows"
+)
+
+func newEvalCmd(g *globals) *cobra.Command {
+	var (
+		req                     runs.Request
+		judges                  []string
+		temperature             float32
+		maxTokens, seed, shards int
+		asJSON, noWait, rerun   bool
+		scheduled               bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval --dataset NAME[@VERSION] --model PROVIDER/MODEL",
+		Short: "Evaluate a model on a dataset version (starts or attaches to the EvaluateModel workflow)",
+		Long: `eval plans a run (dataset version pinned by its manifest, model, judges, generation
+parameters, scorer version, seed), fans out shard activities, and aggregates the results
+with bootstrap confidence intervals. The same plan started again attaches to the running
+evaluation, or reuses the finished one. Models are "<provider>/<model>": baseline/reference,
+baseline/noisy-0.3 (deterministic baselines, not LLMs), openai/gpt-4o-mini, ...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("temperature") {
+				req.Params.Temperature = &temperature
+			}
+			req.Params.MaxTokens = maxTokens
+			if cmd.Flags().Changed("seed") {
+				req.Seed = &seed
+			}
+			for _, j := range judges {
+				role, model, ok := strings.Cut(j, "=")
+				if !ok {
+					role, model = "judge", j
+				}
+				if req.Judges == nil {
+					req.Judges = map[string]string{}
+				}
+				req.Judges[role] = model
+			}
+			ctx := cmd.Context()
+			c, err := app.Dial(cfg, g.logger())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			store, err := app.OpenStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			in := workflows.EvaluateModelInput{Request: req, RerunErrors: rerun, MaxConcurrentShards: shards}
+			if scheduled {
+				in.Priority = workflows.PriorityScheduled
+			}
+			run, plan, err := app.StartEval(ctx, c, cfg, store, in)
+			if err != nil {
+				return err
+			}
+			errw := cmd.ErrOrStderr()
+			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, app.ModelLabel(plan.Model))
+			if noWait {
+				fmt.Fprintln(cmd.OutOrStdout(), plan.RunID)
+				return nil
+			}
+			tty := isTerminal(os.Stderr)
+			every := 5 * time.Second
+			if tty {
+				every = time.Second
+			}
+			res, err := app.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
+				if tty {
+					fmt.Fprintf(errw, "\r%s", app.ProgressLine(p, time.Now()))
+				} else {
+					fmt.Fprintln(errw, app.ProgressLine(p, time.Now()))
+				}
+			})
+			if tty {
+				fmt.Fprintln(errw)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res.Summary)
+			}
+			app.PrintSummary(cmd.OutOrStdout(), res.Summary)
+			fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.Dataset, "dataset", "", "dataset name, optionally @version (default: latest)")
+	f.StringVar(&req.Model, "model", "", "model under test, <provider>/<model>")
+	f.StringArrayVar(&judges, "judge", nil, "judge model, [role=]<provider>/<model> (repeatable)")
+	f.Float32Var(&temperature, "temperature", 0, "sampling temperature (default: the endpoint's)")
+	f.IntVar(&maxTokens, "max-tokens", 0, "max completion tokens (default: the endpoint's)")
+	f.IntVar(&seed, "seed", 0, "seed sent with every request and used for the bootstrap")
+	f.IntVar(&req.ShardSize, "shard-size", 500, "samples per shard")
+	f.Int64Var(&req.Limit, "limit", 0, "evaluate only the first N samples")
+	f.BoolVar(&req.NoCache, "no-cache", false, "bypass the response cache")
+	f.BoolVar(&rerun, "rerun-errors", false, "re-evaluate samples of a finished run that failed for infrastructure reasons")
+	f.IntVar(&shards, "parallel", 8, "shards evaluated at once")
+	f.BoolVar(&scheduled, "scheduled", false, "run at scheduled priority (behind on-demand runs)")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&noWait, "no-wait", false, "start the run, print its id and return")
+	_ = cmd.MarkFlagRequired("dataset")
+	_ = cmd.MarkFlagRequired("model")
+	return cmd
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,106 @@
+// Package aggregate turns an evaluation run's result shards into its
+// summary: per metric the mean, the standard error and a 95% confidence
+// interval, overall and per category; error counts by class; tokens, cost
+// and latency percentiles.
+package aggregate
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// MetricStat summarises one metric over a set of samples.
+type MetricStat struct {
+	Name   string  `json:"name"`
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	StdErr float64 `json:"stderr"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+	// CIMethod is "bootstrap" (percentile, seeded) or "normal" (mean ±
+	// 1.96·stderr, used above BootstrapMaxN samples where the two agree).
+	CIMethod string `json:"ci_method"`
+}
+
+// Options tune the statistics.
+type Options struct {
+	Resamples     int    // bootstrap resamples [1000]
+	Seed          uint64 // bootstrap seed [1]
+	BootstrapMaxN int    // above this many samples use the normal interval [20000]
+}
+
+func (o Options) withDefaults() Options {
+	if o.Resamples <= 0 {
+		o.Resamples = 1000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.BootstrapMaxN <= 0 {
+		o.BootstrapMaxN = 20000
+	}
+	return o
+}
+
+// Stat computes the statistics of xs. The result is a pure function of xs
+// and o, so a summary recomputed from the same shards is identical.
+func Stat(name string, xs []float64, o Options) MetricStat {
+	o = o.withDefaults()
+	s := MetricStat{Name: name, N: len(xs)}
+	if len(xs) == 0 {
+		// Zeros, not NaN: JSON has no NaN. N = 0 and CIMethod "none" say it.
+		s.CIMethod = "none"
+		return s
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	s.Mean = sum / float64(len(xs))
+	if len(xs) > 1 {
+		var ss float64
+		for _, x := range xs {
+			ss += (x - s.Mean) * (x - s.Mean)
+		}
+		s.StdErr = math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
+	}
+	if len(xs) > o.BootstrapMaxN {
+		s.CIMethod = "normal"
+		s.CILow, s.CIHigh = s.Mean-1.96*s.StdErr, s.Mean+1.96*s.StdErr
+		return s
+	}
+	s.CIMethod = "bootstrap"
+	r := rand.New(rand.NewPCG(o.Seed, uint64(len(xs))))
+	means := make([]float64, o.Resamples)
+	n := len(xs)
+	for b := range means {
+		var t float64
+		for range n {
+			t += xs[r.IntN(n)]
+		}
+		means[b] = t / float64(n)
+	}
+	sort.Float64s(means)
+	s.CILow = quantile(means, 0.025)
+	s.CIHigh = quantile(means, 0.975)
+	return s
+}
+
+// quantile of sorted xs with linear interpolation.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(sorted)-1)
+	frac := pos - float64(lo)
+	return sorted[lo]*(1-frac) + sorted[hi]*frac
+}
+
+// Percentiles returns the p50, p90 and p99 of xs (which it sorts).
+func Percentiles(xs []float64) (p50, p90, p99 float64) {
+	sort.Float64s(xs)
+	return quantile(xs, 0.5), quantile(xs, 0.9), quantile(xs, 0.99)
+}

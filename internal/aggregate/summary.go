@@ -1,0 +1,200 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Summary is a run's aggregate, written as summary.json.
+type Summary struct {
+	RunID            string           `json:"run_id"`
+	Dataset          string           `json:"dataset"`
+	DatasetVersion   string           `json:"dataset_version"`
+	Model            string           `json:"model"`
+	Baseline         bool             `json:"baseline"` // the model is a deterministic baseline, not an LLM
+	Samples          int64            `json:"samples"`
+	Scored           int64            `json:"scored"`
+	InfraFailed      int64            `json:"infra_failed"`
+	ModelFailed      int64            `json:"model_failed"`
+	ErrorsByClass    map[string]int64 `json:"errors_by_class"`
+	Metrics          []MetricStat     `json:"metrics"`
+	Categories       []CategoryStats  `json:"categories"`
+	Calls            int64            `json:"calls"`
+	CacheHits        int64            `json:"cache_hits"`
+	PromptTokens     int64            `json:"prompt_tokens"`
+	CompletionTokens int64            `json:"completion_tokens"`
+	CostUSD          float64          `json:"cost_usd"`
+	LatencyMS        Latency          `json:"latency_ms"`
+	CreatedAt        time.Time        `json:"created_at"`
+}
+
+// CategoryStats are the metrics of one category.
+type CategoryStats struct {
+	Category string       `json:"category"`
+	Samples  int64        `json:"samples"`
+	Metrics  []MetricStat `json:"metrics"`
+}
+
+// Latency percentiles of per-sample latency.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+}
+
+// ErrBadShard is returned (wrapped) when a result shard does not have the
+// result table's schema.
+var ErrBadShard = errors.New("aggregate: result shard does not match the schema")
+
+var resultColumns = []string{"category", "metrics", "error_class", "calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms"}
+
+// Compute reads every result shard of a plan (arrow-go, projected columns)
+// and aggregates. A missing shard is an error naming it.
+func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (Summary, error) {
+	s := Summary{RunID: plan.RunID, Dataset: plan.Dataset, DatasetVersion: plan.DatasetVersion, Model: plan.Model,
+		ErrorsByClass: map[string]int64{}}
+	overall := map[string][]float64{}
+	byCat := map[string]map[string][]float64{}
+	catN := map[string]int64{}
+	var latencies []float64
+	for i := range plan.Shards {
+		key := runs.ShardKey(plan.RunID, i)
+		err := pq.ReadArrow(ctx, store, key, resultColumns, func(rec arrow.RecordBatch) error {
+			var cerr error
+			col := func(name string) arrow.Array {
+				idx := rec.Schema().FieldIndices(name)
+				if len(idx) == 0 {
+					cerr = fmt.Errorf("%w: column %q missing", ErrBadShard, name)
+					return array.MakeArrayOfNull(memory.DefaultAllocator, arrow.Null, int(rec.NumRows()))
+				}
+				return rec.Column(idx[0])
+			}
+			cat, ok1 := col("category").(*array.String)
+			mets, ok2 := col("metrics").(*array.Map)
+			errc, ok3 := col("error_class").(*array.String)
+			calls, ok4 := col("calls").(*array.Int32)
+			hits, ok5 := col("cache_hits").(*array.Int32)
+			pt, ok6 := col("prompt_tokens").(*array.Int64)
+			ct, ok7 := col("completion_tokens").(*array.Int64)
+			cost, ok8 := col("cost_usd").(*array.Float64)
+			lat, ok9 := col("latency_ms").(*array.Float64)
+			if cerr != nil {
+				return cerr
+			}
+			if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) {
+				return fmt.Errorf("%w: columns do not have the result_row v%d types", ErrBadShard, schemas.ResultRowTable.Version)
+			}
+			keys, ok1 := mets.Keys().(*array.String)
+			items, ok2 := mets.Items().(*array.Float64)
+			if !ok1 || !ok2 {
+				return fmt.Errorf("%w: metrics is not a map<string, double>", ErrBadShard)
+			}
+			for r := 0; r < int(rec.NumRows()); r++ {
+				s.Samples++
+				s.Calls += int64(calls.Value(r))
+				s.CacheHits += int64(hits.Value(r))
+				s.PromptTokens += pt.Value(r)
+				s.CompletionTokens += ct.Value(r)
+				s.CostUSD += cost.Value(r)
+				latencies = append(latencies, lat.Value(r))
+				ec := errc.Value(r)
+				if ec != "" {
+					s.ErrorsByClass[ec]++
+				}
+				if ec == schemas.ErrorClassInfrastructure {
+					s.InfraFailed++
+					continue // reported, not scored
+				}
+				if ec != "" {
+					s.ModelFailed++
+				}
+				s.Scored++
+				c := cat.Value(r)
+				catN[c]++
+				if byCat[c] == nil {
+					byCat[c] = map[string][]float64{}
+				}
+				start, end := mets.ValueOffsets(r)
+				for j := start; j < end; j++ {
+					name := keys.Value(int(j))
+					v := items.Value(int(j))
+					overall[name] = append(overall[name], v)
+					byCat[c][name] = append(byCat[c][name], v)
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, pq.ErrNoColumn) {
+			err = fmt.Errorf("%w: %w", ErrBadShard, err)
+		}
+		if err != nil {
+			return s, fmt.Errorf("aggregate: run %s: shard %d (%s): %w", plan.RunID, i, key, err)
+		}
+	}
+	names := orderMetrics(plan.Metrics, overall)
+	for _, n := range names {
+		s.Metrics = append(s.Metrics, Stat(n, overall[n], o))
+	}
+	cats := make([]string, 0, len(byCat))
+	for c := range byCat {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	for _, c := range cats {
+		cs := CategoryStats{Category: c, Samples: catN[c]}
+		for _, n := range names {
+			cs.Metrics = append(cs.Metrics, Stat(n, byCat[c][n], o))
+		}
+		s.Categories = append(s.Categories, cs)
+	}
+	if len(latencies) > 0 {
+		s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99 = Percentiles(latencies)
+	}
+	return s, nil
+}
+
+// orderMetrics lists the plan's metrics first (headline first), then any
+// others seen, sorted.
+func orderMetrics(planned []string, seen map[string][]float64) []string {
+	out := append([]string(nil), planned...)
+	have := map[string]bool{}
+	for _, n := range planned {
+		have[n] = true
+	}
+	var extra []string
+	for n := range seen {
+		if !have[n] {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+// Rows flattens a summary into summary.parquet rows.
+func (s Summary) Rows() []schemas.SummaryRow {
+	var out []schemas.SummaryRow
+	add := func(scope string, ms []MetricStat) {
+		for _, m := range ms {
+			out = append(out, schemas.SummaryRow{RunID: s.RunID, Dataset: s.Dataset, Model: s.Model, Scope: scope, Metric: m.Name,
+				N: int64(m.N), Mean: m.Mean, StdErr: m.StdErr, CILow: m.CILow, CIHigh: m.CIHigh, CIMethod: m.CIMethod})
+		}
+	}
+	add("overall", s.Metrics)
+	for _, c := range s.Categories {
+		add("category:"+c.Category, c.Metrics)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/workflows"
+)
+
+// EvalWorkflowID is the workflow id of a run: the same plan started twice
+// attaches to (or reuses) the same run.
+func EvalWorkflowID(runID string) string { return "eval-" + runID }
+
+// ResolveRun computes the run id a request will get, the way the PlanRun
+// activity does, so the client can attach to a running evaluation.
+func ResolveRun(ctx context.Context, store blob.Store, req runs.Request) (runs.Plan, error) {
+	name, _, _ := strings.Cut(req.Dataset, "@")
+	task, err := registry.Tasks().Get(name)
+	if err != nil {
+		return runs.Plan{}, err
+	}
+	m, err := catalog.Resolve(ctx, store, req.Dataset)
+	if err != nil {
+		return runs.Plan{}, err
+	}
+	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: req.Judges, Params: req.Params,
+		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit}
+	for _, f := range m.Files {
+		p.Files = append(p.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
+	}
+	p.Layout()
+	p.RunID = p.ID()
+	// Pin the version in the request so the workflow plans what we resolved.
+	return p, nil
+}
+
+// StartEval starts (or attaches to) the EvaluateModel workflow.
+func StartEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, in workflows.EvaluateModelInput) (client.WorkflowRun, runs.Plan, error) {
+	plan, err := ResolveRun(ctx, store, in.Request)
+	if err != nil {
+		return nil, plan, err
+	}
+	in.Request.Dataset = plan.Dataset + "@" + plan.DatasetVersion
+	prio := in.Priority
+	if prio == 0 {
+		prio = workflows.PriorityOnDemand
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                       EvalWorkflowID(plan.RunID),
+		TaskQueue:                cfg.Temporal.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		Priority:                 temporalPriority(prio, plan.RunID),
+	}
+	run, err := c.ExecuteWorkflow(ctx, opts, workflows.EvaluateModel, in)
+	if err != nil {
+		return nil, plan, fmt.Errorf("start evaluation: %w", err)
+	}
+	return run, plan, nil
+}
+
+// QueryProgress asks a running evaluation for its progress.
+func QueryProgress(ctx context.Context, c client.Client, runID string) (workflows.Progress, error) {
+	var p workflows.Progress
+	v, err := c.QueryWorkflow(ctx, EvalWorkflowID(runID), "", workflows.ProgressQuery)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}
+
+// WaitEval waits for a run, calling progress about every interval.
+func WaitEval(ctx context.Context, c client.Client, run client.WorkflowRun, runID string, every time.Duration, progress func(workflows.Progress)) (workflows.EvaluateModelResult, error) {
+	done := make(chan struct{})
+	var res workflows.EvaluateModelResult
+	var err error
+	go func() {
+		defer close(done)
+		err = run.Get(ctx, &res)
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			if err != nil {
+				return res, fmt.Errorf("evaluation %s: %w", runID, Cause(err))
+			}
+			return res, nil
+		case <-t.C:
+			if progress != nil {
+				qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				if p, qerr := QueryProgress(qctx, c, runID); qerr == nil {
+					progress(p)
+				}
+				cancel()
+			}
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/scorers"
+)
+
+// OpenGateway builds the model gateway from the providers file (or the
+// environment alone). baselineURL, when set, points the built-in baseline
+// provider at an embedded server.
+func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*gateway.Gateway, error) {
+	var r io.Reader
+	if cfg.Models.ProvidersFile != "" {
+		f, err := os.Open(cfg.Models.ProvidersFile)
+		if err != nil {
+			return nil, fmt.Errorf("providers file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	env := os.LookupEnv
+	if baselineURL != "" {
+		env = func(k string) (string, bool) {
+			if k == "BENCHLINE_BASELINE_URL" {
+				return baselineURL, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	gcfg, err := gateway.LoadConfig(r, env)
+	if err != nil {
+		return nil, err
+	}
+	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	// Ride out short outages inside a sample; longer ones go back to
+	// Temporal, which retries the shard from its last checkpoint.
+	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
+}
+
+// StoreReferences serves baseline/reference answers from the reference
+// files the evaluation engine writes to the object store
+// (references/<dataset>/<version>.jsonl), loading new files when a lookup
+// misses (at most once a second).
+type StoreReferences struct {
+	Store blob.Store
+
+	mu       sync.Mutex
+	mem      *baseline.MemoryReferences
+	loaded   map[string]bool
+	lastScan time.Time
+}
+
+var _ baseline.References = (*StoreReferences)(nil)
+
+// Lookup implements baseline.References.
+func (r *StoreReferences) Lookup(key string) (baseline.Reference, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mem == nil {
+		r.mem, r.loaded = baseline.NewMemoryReferences(), map[string]bool{}
+	}
+	if ref, ok := r.mem.Lookup(key); ok {
+		return ref, true
+	}
+	if time.Since(r.lastScan) < time.Second {
+		return baseline.Reference{}, false
+	}
+	r.lastScan = time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	infos, err := r.Store.List(ctx, "references/")
+	if err != nil {
+		return baseline.Reference{}, false
+	}
+	for _, info := range infos {
+		if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
+			continue
+		}
+		if err := r.load(ctx, info.Key); err == nil {
+			r.loaded[info.Key] = true
+		}
+	}
+	return r.mem.Lookup(key)
+}
+
+func (r *StoreReferences) load(ctx context.Context, key string) error {
+	rc, err := r.Store.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var ref scorers.Reference
+		if err := json.Unmarshal(sc.Bytes(), &ref); err != nil {
+			return fmt.Errorf("references %s: %w", key, err)
+		}
+		br := baseline.Reference{Content: ref.Content}
+		for _, tc := range ref.ToolCalls {
+			br.ToolCalls = append(br.ToolCalls, baseline.ToolCall{Name: tc.Name, Arguments: tc.Arguments})
+		}
+		if ref.ToolsHash != "" {
+			r.mem.AddKey(baseline.ToolsKey(ref.Messages, ref.ToolsHash), br)
+		}
+		r.mem.Add(ref.Messages, br)
+	}
+	return sc.Err()
+}

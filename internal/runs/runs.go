@@ -1,0 +1,146 @@
+// Package runs lays out evaluation runs in the object store and fixes a run
+// by its plan.
+//
+//	runs/<run-id>/plan.json                         everything that determines the run
+//	runs/<run-id>/results/shard-NNNNN.parquet       one file per shard, one row per sample
+//	runs/<run-id>/partial/shard-NNNNN/chunk-CCCC.parquet   checkpoints of a shard in progress
+//	runs/<run-id>/summary.json, summary.parquet     the aggregate
+//	cache/<run-id>/shard-NNNNN/part-*.jsonl         the gateway's answer cache for the shard
+//
+// The run id is a hash of the plan's content (dataset version, model,
+// judges, parameters, seed, task version, shard size), so the same plan
+// started twice is the same run: a finished run is reused, a running one is
+// attached to.
+package runs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/benchline/benchline/internal/gateway"
+)
+
+// Request is what a user asks for.
+type Request struct {
+	// Dataset is "name", "name@latest" or "name@<version>".
+	Dataset string            `json:"dataset"`
+	Model   string            `json:"model"`
+	Judges  map[string]string `json:"judges,omitempty"`
+	Params  gateway.Params    `json:"params"`
+	Seed    *int              `json:"seed,omitempty"`
+	// ShardSize is samples per shard [500].
+	ShardSize int `json:"shard_size,omitempty"`
+	// Limit evaluates only the first Limit samples (0: all).
+	Limit int64 `json:"limit,omitempty"`
+	// NoCache bypasses the gateway's response cache (not part of the run id).
+	NoCache bool `json:"no_cache,omitempty"`
+}
+
+// File is one dataset file of the pinned version.
+type File struct {
+	Key  string `json:"key"`
+	Rows int64  `json:"rows"`
+}
+
+// Plan fixes a run.
+type Plan struct {
+	RunID          string            `json:"run_id"`
+	Dataset        string            `json:"dataset"`
+	DatasetVersion string            `json:"dataset_version"`
+	Files          []File            `json:"files"`
+	Model          string            `json:"model"`
+	Judges         map[string]string `json:"judges,omitempty"`
+	Params         gateway.Params    `json:"params"`
+	Seed           *int              `json:"seed,omitempty"`
+	TaskVersion    string            `json:"task_version"`
+	Metrics        []string          `json:"metrics"`
+	ShardSize      int               `json:"shard_size"`
+	Limit          int64             `json:"limit,omitempty"`
+	Samples        int64             `json:"samples"`
+	Shards         int               `json:"shards"`
+	NoCache        bool              `json:"no_cache,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+}
+
+// ID derives the run id from the fields that determine results.
+func (p Plan) ID() string {
+	key := struct {
+		Dataset, Version, Model, TaskVersion string
+		Judges                               map[string]string
+		Params                               gateway.Params
+		Seed                                 *int
+		ShardSize                            int
+		Limit                                int64
+	}{p.Dataset, p.DatasetVersion, p.Model, p.TaskVersion, p.Judges, p.Params, p.Seed, p.ShardSize, p.Limit}
+	b, _ := json.Marshal(key) // map keys are sorted by encoding/json
+	sum := sha256.Sum256(b)
+	return "r" + hex.EncodeToString(sum[:])[:15]
+}
+
+// Range is the rows of one shard: rows [Start, Start+Rows) of Files[File],
+// which are samples [First, First+Rows) of the run.
+type Range struct {
+	File  int
+	Start int64
+	Rows  int64
+	First int64
+}
+
+// Layout computes the shard count and sample count of a plan. Shards never
+// cross files.
+func (p *Plan) Layout() {
+	if p.ShardSize <= 0 {
+		p.ShardSize = 500
+	}
+	p.Shards, p.Samples = 0, 0
+	left := p.Limit
+	for _, f := range p.Files {
+		rows := f.Rows
+		if p.Limit > 0 {
+			rows = min(rows, left)
+			left -= rows
+		}
+		p.Samples += rows
+		p.Shards += int((rows + int64(p.ShardSize) - 1) / int64(p.ShardSize))
+	}
+}
+
+// Shard returns the rows of shard i.
+func (p Plan) Shard(i int) (Range, error) {
+	var first int64
+	left := p.Limit
+	for fi, f := range p.Files {
+		rows := f.Rows
+		if p.Limit > 0 {
+			rows = min(rows, left)
+			left -= rows
+		}
+		n := int((rows + int64(p.ShardSize) - 1) / int64(p.ShardSize))
+		if i < n {
+			start := int64(i) * int64(p.ShardSize)
+			return Range{File: fi, Start: start, Rows: min(int64(p.ShardSize), rows-start), First: first + start}, nil
+		}
+		i -= n
+		first += rows
+	}
+	return Range{}, fmt.Errorf("runs: shard %d out of range", i)
+}
+
+// Keys.
+func Dir(run string) string             { return "runs/" + run + "/" }
+func PlanKey(run string) string         { return Dir(run) + "plan.json" }
+func SummaryKey(run string) string      { return Dir(run) + "summary.json" }
+func SummaryTableKey(run string) string { return Dir(run) + "summary.parquet" }
+func ShardKey(run string, shard int) string {
+	return fmt.Sprintf("%sresults/shard-%05d.parquet", Dir(run), shard)
+}
+func ChunkKey(run string, shard, chunk int) string {
+	return fmt.Sprintf("%spartial/shard-%05d/chunk-%04d.parquet", Dir(run), shard, chunk)
+}
+func ChunkPrefix(run string, shard int) string {
+	return fmt.Sprintf("%spartial/shard-%05d/", Dir(run), shard)
+}
+func CachePrefix(run string, shard int) string { return fmt.Sprintf("cache/%s/shard-%05d", run, shard) }

@@ -1,0 +1,150 @@
+// Package scorers defines what a benchmark provides to the evaluation engine
+// (the Task contract) and holds each benchmark's deterministic scorer in
+// scorers/<name>. A Task turns dataset rows into samples, asks the model
+// under test (and judges, sandboxes, simulated users) through the gateway,
+// and scores the answer.
+package scorers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/gateway"
+)
+
+// Sample is one item to evaluate. Row is the task's own decoded row type.
+type Sample struct {
+	ID       string
+	Category string
+	Row      any
+}
+
+// Completer is the model gateway as tasks see it.
+type Completer interface {
+	Complete(ctx context.Context, req gateway.Request) (gateway.Response, error)
+}
+
+// Env is what a task may use to evaluate one sample.
+type Env struct {
+	Models Completer
+	// Model is the model under test, "<provider>/<model>".
+	Model string
+	// Params are the generation parameters of the run.
+	Params gateway.Params
+	// Seed, when set, is sent with every request.
+	Seed *int
+	// Judges are the judge models of the run, by role (e.g. "judge").
+	Judges map[string]string
+	// NoCache bypasses the response cache.
+	NoCache bool
+}
+
+// Request builds a gateway request for the model under test.
+func (e Env) Request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) gateway.Request {
+	return gateway.Request{Model: e.Model, Messages: msgs, Tools: tools, Params: e.Params, Seed: e.Seed, NoCache: e.NoCache}
+}
+
+// Outcome is the result of one sample.
+//
+// A sample the model got wrong, or whose reply does not parse, is an
+// Outcome with its metrics (usually 0) and a ModelError saying why; it is
+// scored. An infrastructure failure (gateway retries exhausted, sandbox
+// broken) is returned as an error instead: the engine retries it and, if it
+// persists, reports the sample as failed for infrastructure reasons, never
+// as wrong.
+type Outcome struct {
+	Response string
+	// Metrics are named scores, usually in [0, 1]; every sample of a task
+	// reports the same names.
+	Metrics map[string]float64
+	// ModelError classifies a model failure ("unparseable", "bad_request"...);
+	// empty when the model answered.
+	ModelError string
+	ModelMsg   string
+	// Details is benchmark-specific, stored as JSON.
+	Details any
+	// Usage sums every call made for this sample.
+	Usage gateway.Totals
+	// PromptHash identifies the prompt sent (for grouping and dedup).
+	PromptHash string
+}
+
+// Task is one benchmark's evaluation.
+type Task interface {
+	// Dataset is the dataset the task evaluates.
+	Dataset() string
+	// Version changes whenever scoring changes; it is recorded in the plan.
+	Version() string
+	// Metrics names the metrics every Outcome reports, the first being the
+	// headline metric.
+	Metrics() []string
+	// ReadSamples streams rows [start, start+n) of one dataset file.
+	ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(Sample) error) error
+	// Evaluate asks the model and scores the answer.
+	Evaluate(ctx context.Context, env Env, s Sample) (Outcome, error)
+}
+
+// Reference is what a baseline model answers for one prompt.
+type Reference struct {
+	Messages []openai.ChatCompletionMessage `json:"messages"`
+	// ToolsHash is baseline.ToolsHash of the tools offered with the
+	// prompt, for benchmarks that ask the same question with different
+	// tools (the baseline server then matches on both).
+	ToolsHash string     `json:"tools_hash,omitempty"`
+	Content   string     `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is one function call of a reference answer.
+type ToolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ReferenceProvider is an optional capability: a task that knows the
+// reference answer of a sample, so the baseline/reference model can answer
+// it. The prompt must be exactly what Evaluate sends.
+type ReferenceProvider interface {
+	Reference(s Sample) (Reference, bool)
+}
+
+// Registry holds the tasks by dataset name.
+type Registry struct {
+	tasks map[string]Task
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tasks: map[string]Task{}} }
+
+// Register adds t; a second task for the same dataset is an error.
+func (r *Registry) Register(t Task) error {
+	if _, dup := r.tasks[t.Dataset()]; dup {
+		return fmt.Errorf("scorers: task for %q registered twice", t.Dataset())
+	}
+	r.tasks[t.Dataset()] = t
+	return nil
+}
+
+// Get returns the task for a dataset.
+func (r *Registry) Get(dataset string) (Task, error) {
+	t, ok := r.tasks[dataset]
+	if !ok {
+		return nil, fmt.Errorf("scorers: no evaluation task for dataset %q (have %v)", dataset, r.Names())
+	}
+	return t, nil
+}
+
+// Names lists the datasets with a task, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.tasks))
+	for n := range r.tasks {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

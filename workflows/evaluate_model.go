@@ -1,0 +1,190 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/runs"
+)
+
+// Priorities: on-demand runs go ahead of scheduled refreshes on every task
+// queue (Temporal priority keys: smaller runs sooner).
+const (
+	PriorityOnDemand  = 1
+	PriorityScheduled = 4
+)
+
+// EvaluateModelInput asks for a model to be evaluated on a dataset version.
+type EvaluateModelInput struct {
+	Request runs.Request
+	// MaxConcurrentShards bounds shard activities in flight [8].
+	MaxConcurrentShards int
+	// RerunErrors re-evaluates the samples of a finished run that failed
+	// for infrastructure reasons.
+	RerunErrors bool
+	// Priority is PriorityOnDemand (default) or PriorityScheduled.
+	Priority int
+	// ShardsPerRun is how many shards one workflow run completes before it
+	// continues as new, bounding history size [400].
+	ShardsPerRun int
+	// State carries progress across continue-as-new; nil on the first run.
+	State *EvalState
+}
+
+// EvalState is a run's progress, small and carried across continue-as-new.
+type EvalState struct {
+	Plan        activities.PlanRunResult
+	StartedAt   time.Time
+	NextShard   int
+	ShardsDone  int
+	SamplesDone int64
+	ModelFailed int64
+	InfraFailed int64
+	Calls       int64
+	CacheHits   int64
+	CostUSD     float64
+}
+
+// Progress is what the "progress" query returns.
+type Progress struct {
+	RunID       string
+	Dataset     string
+	Model       string
+	Samples     int64
+	Shards      int
+	ShardsDone  int
+	SamplesDone int64
+	ModelFailed int64
+	InfraFailed int64
+	CostUSD     float64
+	StartedAt   time.Time
+	Finished    bool
+}
+
+// ProgressQuery is the name of the query that returns Progress.
+const ProgressQuery = "progress"
+
+// EvaluateModelResult is the run's summary.
+type EvaluateModelResult struct {
+	RunID   string
+	Summary aggregate.Summary
+}
+
+var (
+	evalPlanOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{activities.ErrTypeInvalidInput}},
+	}
+	shardOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 6 * time.Hour,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, gateway.NonRetryableErrorTypes()...)},
+	}
+)
+
+// EvaluateModel plans a run, evaluates its shards through a sliding window of
+// shard activities (continuing as new every ShardsPerRun shards, so runs of
+// any size fit the history limits), and aggregates the results.
+func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelResult, error) {
+	var a *activities.Eval
+	prio := in.Priority
+	if prio == 0 {
+		prio = PriorityOnDemand
+	}
+	st := in.State
+	finished := false
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) {
+		if st == nil {
+			return Progress{}, nil
+		}
+		return Progress{RunID: st.Plan.RunID, Dataset: st.Plan.Dataset, Model: st.Plan.Model, Samples: st.Plan.Samples,
+			Shards: st.Plan.Shards, ShardsDone: st.ShardsDone, SamplesDone: st.SamplesDone, ModelFailed: st.ModelFailed,
+			InfraFailed: st.InfraFailed, CostUSD: st.CostUSD, StartedAt: st.StartedAt, Finished: finished}, nil
+	}); err != nil {
+		return EvaluateModelResult{}, err
+	}
+
+	if st == nil {
+		var plan activities.PlanRunResult
+		pctx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
+		if err := workflow.ExecuteActivity(pctx, a.PlanRun, activities.PlanRunInput{Request: in.Request, CreatedAt: workflow.Now(ctx)}).Get(ctx, &plan); err != nil {
+			return EvaluateModelResult{}, err
+		}
+		st = &EvalState{Plan: plan, StartedAt: workflow.Now(ctx)}
+		if plan.Finished && !in.RerunErrors {
+			st.NextShard, st.ShardsDone, st.SamplesDone = plan.Shards, plan.Shards, plan.Samples
+		}
+	}
+	// One fairness key per run: no run starves another on a shared queue.
+	sctx := workflow.WithActivityOptions(ctx, withPriority(shardOptions, prio, st.Plan.RunID))
+
+	maxConc := in.MaxConcurrentShards
+	if maxConc <= 0 {
+		maxConc = 8
+	}
+	perRun := in.ShardsPerRun
+	if perRun <= 0 {
+		perRun = 400
+	}
+	stopAt := min(st.NextShard+perRun, st.Plan.Shards)
+	var firstErr error
+	running := 0
+	sel := workflow.NewSelector(ctx)
+	for st.NextShard < stopAt || running > 0 {
+		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			f := workflow.ExecuteActivity(sctx, a.RunShard, activities.RunShardInput{RunID: st.Plan.RunID, Shard: st.NextShard, RerunErrors: in.RerunErrors})
+			sel.AddFuture(f, func(f workflow.Future) {
+				running--
+				var r activities.ShardResult
+				if err := f.Get(ctx, &r); err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+					return
+				}
+				st.ShardsDone++
+				st.SamplesDone += r.Samples
+				st.ModelFailed += r.ModelFailed
+				st.InfraFailed += r.InfraFailed
+				st.Calls += r.Calls
+				st.CacheHits += r.CacheHits
+				st.CostUSD += r.CostUSD
+			})
+			st.NextShard++
+			running++
+		}
+		if running == 0 {
+			break // stopped launching (error or continue-as-new suggested) and drained
+		}
+		sel.Select(ctx)
+	}
+	if firstErr != nil {
+		return EvaluateModelResult{RunID: st.Plan.RunID}, firstErr
+	}
+	if st.NextShard < st.Plan.Shards {
+		next := in
+		next.State = st
+		return EvaluateModelResult{}, workflow.NewContinueAsNewError(ctx, EvaluateModel, next)
+	}
+
+	var sum aggregate.Summary
+	actx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
+	if err := workflow.ExecuteActivity(actx, a.Aggregate, activities.AggregateInput{RunID: st.Plan.RunID}).Get(ctx, &sum); err != nil {
+		return EvaluateModelResult{RunID: st.Plan.RunID}, err
+	}
+	finished = true
+	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
+}
+
+func withPriority(o workflow.ActivityOptions, key int, fairness string) workflow.ActivityOptions {
+	o.Priority = temporal.Priority{PriorityKey: key, FairnessKey: fairness}
+	return o
+}
