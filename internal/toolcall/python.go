@@ -611,7 +611,21 @@ func resolveValue(n *pyNode) (any, error) {
 		obj.Set(c.Name, c.Args)
 		return obj, nil
 	case "subscript":
-		return unparse(n.left) + "[" + unparseSlice(n.right) + "]", nil
+		// BFCL unparses the slice on its own, so a tuple index keeps its
+		// parentheses: x[1, 2] → "x[(1, 2)]".
+		idx := unparseSlice(n.right)
+		if n.right.kind == "tuple" {
+			parts := make([]string, len(n.right.args))
+			for i, a := range n.right.args {
+				parts[i] = unparseSlice(a)
+			}
+			idx = "(" + strings.Join(parts, ", ")
+			if len(parts) == 1 {
+				idx += ","
+			}
+			idx += ")"
+		}
+		return unparse(n.left) + "[" + idx + "]", nil
 	}
 	return nil, fmt.Errorf("unsupported python expression (%s)", n.kind)
 }

@@ -27,13 +27,17 @@ type Tuple []any
 // Object is a dict that keeps the insertion order of its keys, like a Python
 // dict. The zero value is an empty object ready to use.
 type Object struct {
-	keys []string
-	vals []any
+	fields []field
+}
+
+type field struct {
+	key string
+	val any
 }
 
 // NewObject returns an empty object with room for n keys.
 func NewObject(n int) *Object {
-	return &Object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+	return &Object{fields: make([]field, 0, n)}
 }
 
 // Len returns the number of keys.
@@ -41,28 +45,32 @@ func (o *Object) Len() int {
 	if o == nil {
 		return 0
 	}
-	return len(o.keys)
+	return len(o.fields)
 }
 
-// Keys returns the keys in insertion order. The caller must not modify it.
+// Keys returns a new slice of the keys in insertion order.
 func (o *Object) Keys() []string {
 	if o == nil {
 		return nil
 	}
-	return o.keys
+	keys := make([]string, len(o.fields))
+	for i, f := range o.fields {
+		keys[i] = f.key
+	}
+	return keys
 }
 
 // At returns the i-th key and value in insertion order.
-func (o *Object) At(i int) (string, any) { return o.keys[i], o.vals[i] }
+func (o *Object) At(i int) (string, any) { return o.fields[i].key, o.fields[i].val }
 
 // Get returns the value stored under key and whether it is present.
 func (o *Object) Get(key string) (any, bool) {
 	if o == nil {
 		return nil, false
 	}
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i], true
+	for i := range o.fields {
+		if o.fields[i].key == key {
+			return o.fields[i].val, true
 		}
 	}
 	return nil, false
@@ -77,14 +85,13 @@ func (o *Object) Has(key string) bool {
 // Set stores value under key. Like a Python dict, an existing key keeps its
 // position and gets the new value; a new key is appended.
 func (o *Object) Set(key string, value any) {
-	for i, k := range o.keys {
-		if k == key {
-			o.vals[i] = value
+	for i := range o.fields {
+		if o.fields[i].key == key {
+			o.fields[i].val = value
 			return
 		}
 	}
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, value)
+	o.fields = append(o.fields, field{key, value})
 }
 
 // Map returns the object as a plain map (recursively converting nested
@@ -94,9 +101,9 @@ func (o *Object) Map() map[string]any {
 	if o == nil {
 		return nil
 	}
-	m := make(map[string]any, len(o.keys))
-	for i, k := range o.keys {
-		m[k] = Plain(o.vals[i])
+	m := make(map[string]any, len(o.fields))
+	for _, f := range o.fields {
+		m[f.key] = Plain(f.val)
 	}
 	return m
 }

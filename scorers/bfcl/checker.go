@@ -133,6 +133,18 @@ const (
 // "multiple", and everything else (simple_python, simple_java,
 // simple_javascript, live_simple) is simple.
 func CategoryKind(category string) Kind {
+	switch category { // the BFCL v4 names, without substring searches
+	case "simple", "simple_python", "simple_java", "simple_javascript", "live_simple":
+		return KindSimple
+	case "multiple", "live_multiple":
+		return KindMultiple
+	case "parallel", "live_parallel", "parallel_multiple", "live_parallel_multiple":
+		return KindParallel
+	case "irrelevance", "live_irrelevance":
+		return KindIrrelevance
+	case "live_relevance":
+		return KindRelevance
+	}
 	switch {
 	case strings.Contains(category, "irrelevance"):
 		return KindIrrelevance
@@ -247,28 +259,69 @@ func (c Checker) parallelNoOrder(lang Language, funcs []Function, output []Call,
 	return ok
 }
 
-// Python type mapping of the reference (PYTHON_TYPE_MAPPING).
-var pythonTypes = map[string]pyType{
-	"string": tStr, "integer": tInt, "float": tFloat, "boolean": tBool,
-	"array": tList, "tuple": tList, "dict": tDict, "any": tStr,
+// pythonType is the reference's PYTHON_TYPE_MAPPING.
+func pythonType(name string) (pyType, bool) {
+	switch name {
+	case "string", "any":
+		return tStr, true
+	case "integer":
+		return tInt, true
+	case "float":
+		return tFloat, true
+	case "boolean":
+		return tBool, true
+	case "array", "tuple":
+		return tList, true
+	case "dict":
+		return tDict, true
+	}
+	return 0, false
 }
 
-// JAVA_TYPE_CONVERSION of the reference.
-var javaTypes = map[string]pyType{
-	"byte": tInt, "short": tInt, "integer": tInt, "float": tFloat, "double": tFloat,
-	"long": tInt, "boolean": tBool, "char": tStr, "Array": tList, "ArrayList": tList,
-	"Set": tSet, "HashMap": tDict, "Hashtable": tDict, "Queue": tList, "Stack": tList,
-	"String": tStr, "any": tStr,
+// javaType is the reference's JAVA_TYPE_CONVERSION.
+func javaType(name string) (pyType, bool) {
+	switch name {
+	case "byte", "short", "integer", "long":
+		return tInt, true
+	case "float", "double":
+		return tFloat, true
+	case "boolean":
+		return tBool, true
+	case "char", "String", "any":
+		return tStr, true
+	case "Array", "ArrayList", "Queue", "Stack":
+		return tList, true
+	case "Set":
+		return tSet, true
+	case "HashMap", "Hashtable":
+		return tDict, true
+	}
+	return 0, false
 }
 
-// JS_TYPE_CONVERSION of the reference.
-var jsTypes = map[string]pyType{
-	"String": tStr, "integer": tInt, "float": tFloat, "Bigint": tInt,
-	"Boolean": tBool, "dict": tDict, "array": tList, "any": tStr,
+// jsType is the reference's JS_TYPE_CONVERSION.
+func jsType(name string) (pyType, bool) {
+	switch name {
+	case "String", "any":
+		return tStr, true
+	case "integer", "Bigint":
+		return tInt, true
+	case "float":
+		return tFloat, true
+	case "Boolean":
+		return tBool, true
+	case "dict":
+		return tDict, true
+	case "array":
+		return tList, true
+	}
+	return 0, false
 }
 
-func lookupType(table map[string]pyType, name string) pyType {
-	t, found := table[name]
+// lookupType raises KeyError, as the reference's dict lookup does, for a
+// type name the table lacks.
+func lookupType(table func(string) (pyType, bool), name string) pyType {
+	t, found := table(name)
 	if !found {
 		raise("KeyError", "%q", name)
 	}
@@ -300,7 +353,7 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 	}
 	for i := 0; i < args.Len(); i++ {
 		param, value := args.At(i)
-		schema, declared := fn.Params[param]
+		schema, declared := fn.param(param)
 		acceptable, expected := ans.get(param)
 		if !declared || !expected {
 			return fail("simple_function_checker:unexpected_param", "Unexpected parameter: %s.", param)
@@ -313,9 +366,9 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 		hasNested := false
 		switch lang {
 		case Java, JavaScript:
-			table, errType := javaTypes, "type_error:java"
+			table, errType := javaType, "type_error:java"
 			if lang == JavaScript {
-				table, errType = jsTypes, "type_error:js"
+				table, errType = jsType, "type_error:js"
 			}
 			want = lookupType(table, typeDesc)
 			s, isStr := value.(string)
@@ -332,12 +385,12 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 				value = convert(lang, s, typeDesc, "")
 			}
 		case Python:
-			want = lookupType(pythonTypes, typeDesc)
+			want = lookupType(pythonType, typeDesc)
 			if typeDesc == "array" || typeDesc == "tuple" {
 				if !schema.HasItems {
 					raise("KeyError", "'items'")
 				}
-				nested, hasNested = lookupType(pythonTypes, schema.ItemsType), true
+				nested, hasNested = lookupType(pythonType, schema.ItemsType), true
 			}
 		default:
 			raise("ValueError", "Unsupported language: %s", lang)

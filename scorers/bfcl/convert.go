@@ -122,7 +122,7 @@ func trimSuffixPy(s, set string) string {
 }
 
 func javaConvert(value, typ, nested string) any {
-	if _, known := javaTypes[typ]; !known {
+	if _, known := javaType(typ); !known {
 		raise("ValueError", "Unsupported type: %s", typ)
 	}
 	switch typ {
@@ -270,7 +270,7 @@ var (
 )
 
 func jsConvert(value, typ, nested string) any {
-	if _, known := jsTypes[typ]; !known {
+	if _, known := jsType(typ); !known {
 		raise("ValueError", "Unsupported type: %s", typ)
 	}
 	switch typ {

@@ -277,6 +277,9 @@ func Standardize(s string) string {
 // standardEqual reports Standardize(a) == Standardize(b) without
 // allocating.
 func standardEqual(a, b string) bool {
+	if a == b {
+		return true
+	}
 	i, j := 0, 0
 	for {
 		var ra, rb rune

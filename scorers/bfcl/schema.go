@@ -13,8 +13,30 @@ type Function struct {
 	Name string
 	// Params maps each declared parameter to its schema.
 	Params map[string]Param
+	// order lists Params for cache-friendly lookup (see param).
+	params []namedParam
 	// Required lists the required parameters.
 	Required []string
+}
+
+type namedParam struct {
+	name string
+	Param
+}
+
+// param looks a parameter up; Functions built by hand (without
+// FunctionsFromValue) fall back to the map.
+func (f *Function) param(name string) (Param, bool) {
+	if len(f.params) != len(f.Params) {
+		p, ok := f.Params[name]
+		return p, ok
+	}
+	for i := range f.params {
+		if f.params[i].name == name {
+			return f.params[i].Param, true
+		}
+	}
+	return Param{}, false
 }
 
 // Param is the schema of one parameter.
@@ -95,6 +117,7 @@ func FunctionsFromValue(v any) ([]Function, error) {
 				}
 			}
 			f.Params[k] = p
+			f.params = append(f.params, namedParam{k, p})
 		}
 		if req, ok := pobj.Get("required"); ok {
 			rl, ok := req.([]any)
