@@ -54,6 +54,9 @@ type PlanRunResult struct {
 	Samples  int64
 	Shards   int
 	Finished bool // summary.json exists: the run is done
+	// ScoreQueue is the task queue of a deferred scorer (e.g. "sandbox"),
+	// empty when samples are scored as they are generated.
+	ScoreQueue string
 }
 
 // PlanRun pins the dataset version, checks it against its manifest, and
@@ -102,7 +105,11 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, err
 	if err != nil {
 		return PlanRunResult{}, err
 	}
-	return PlanRunResult{RunID: plan.RunID, Dataset: plan.Dataset, Model: plan.Model, Samples: plan.Samples, Shards: plan.Shards, Finished: done}, nil
+	res := PlanRunResult{RunID: plan.RunID, Dataset: plan.Dataset, Model: plan.Model, Samples: plan.Samples, Shards: plan.Shards, Finished: done}
+	if ds, ok := task.(scorers.DeferredScorer); ok {
+		res.ScoreQueue = ds.ScoreQueue()
+	}
+	return res, nil
 }
 
 // ReferencesKey is where a dataset version's reference answers are kept for
@@ -362,6 +369,121 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 	return row, nil
 }
 
+// needsScore reports whether a row was generated but not yet scored by a
+// deferred scorer (infrastructure failures and model failures are final).
+func needsScore(r schemas.ResultRow) bool { return r.ErrorClass == "" && len(r.Metrics) == 0 }
+
+// ScoreShardInput names a generated shard to score.
+type ScoreShardInput struct {
+	RunID string
+	Shard int
+}
+
+// ScoreShard runs a deferred scorer (e.g. sandboxed code checks) over a
+// generated shard, on the scorer's own task queue, and rewrites the shard
+// file with the metrics. Rows already scored are kept, so a retry only does
+// what is left; progress is checkpointed like RunShard's.
+func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
+	plan, err := a.plan(ctx, in.RunID)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	task, err := a.Tasks.Get(plan.Dataset)
+	if err != nil {
+		return ShardResult{}, invalid(err)
+	}
+	ds, ok := task.(scorers.DeferredScorer)
+	if !ok {
+		return ShardResult{}, invalid(fmt.Errorf("task %s has no deferred scorer", plan.Dataset))
+	}
+	rng, err := plan.Shard(in.Shard)
+	if err != nil {
+		return ShardResult{}, invalid(err)
+	}
+	key := runs.ShardKey(plan.RunID, in.Shard)
+	rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, key)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	todo := 0
+	for _, r := range rows {
+		if needsScore(r) {
+			todo++
+		}
+	}
+	if todo == 0 {
+		return summarize(in.Shard, rows), nil
+	}
+	samples := make([]scorers.Sample, 0, rng.Rows)
+	if err := task.ReadSamples(ctx, a.Store, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
+		samples = append(samples, s)
+		return nil
+	}); err != nil {
+		return ShardResult{}, err
+	}
+	if len(samples) != len(rows) {
+		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %d results for %d samples", plan.RunID, in.Shard, len(rows), len(samples)))
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(a.sampleConcurrency())
+	var mu sync.Mutex
+	done := 0
+	for i := range rows {
+		if !needsScore(rows[i]) {
+			continue
+		}
+		g.Go(func() error {
+			out := outcomeOf(rows[i])
+			var scored scorers.Outcome
+			var serr error
+			for attempt := 1; attempt <= max(a.SampleAttempts, 3); attempt++ {
+				scored, serr = ds.Score(gctx, samples[i], out)
+				if serr == nil || gctx.Err() != nil {
+					break
+				}
+			}
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if serr != nil {
+				rows[i].ErrorClass = schemas.ErrorClassInfrastructure
+				rows[i].ErrorMessage = truncate(serr.Error(), 500)
+			} else {
+				rows[i].Metrics = scored.Metrics
+				if scored.ModelError != "" {
+					rows[i].ErrorClass, rows[i].ErrorMessage = scored.ModelError, truncate(scored.ModelMsg, 500)
+				}
+				if scored.Details != nil {
+					if b, err := json.Marshal(scored.Details); err == nil {
+						rows[i].DetailsJSON = string(b)
+					}
+				}
+			}
+			done++
+			activity.RecordHeartbeat(gctx, done)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return ShardResult{}, err
+	}
+	if err := writeRows(ctx, a.Store, key, rows); err != nil {
+		return ShardResult{}, err
+	}
+	return summarize(in.Shard, rows), nil
+}
+
+// outcomeOf rebuilds the generation outcome stored in a row.
+func outcomeOf(r schemas.ResultRow) scorers.Outcome {
+	var details any
+	if r.DetailsJSON != "" {
+		_ = json.Unmarshal([]byte(r.DetailsJSON), &details)
+	}
+	return scorers.Outcome{Response: r.Response, Details: details, PromptHash: r.PromptHash}
+}
+
 func fillRow(row *schemas.ResultRow, out scorers.Outcome) {
 	row.Response = out.Response
 	row.Metrics = out.Metrics
@@ -402,6 +524,8 @@ func truncate(s string, n int) string {
 // AggregateInput names a run.
 type AggregateInput struct {
 	RunID string
+	// Recompute rewrites an existing summary (after --rerun-errors).
+	Recompute bool
 }
 
 // Aggregate reads every result shard and writes summary.json and
@@ -410,6 +534,12 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (aggregate.Summ
 	plan, err := a.plan(ctx, in.RunID)
 	if err != nil {
 		return aggregate.Summary{}, err
+	}
+	if !in.Recompute {
+		var s aggregate.Summary
+		if err := blob.GetJSON(ctx, a.Store, runs.SummaryKey(plan.RunID), &s); err == nil {
+			return s, nil
+		}
 	}
 	seed := uint64(1)
 	if plan.Seed != nil {

@@ -89,6 +89,17 @@ type Task interface {
 	Evaluate(ctx context.Context, env Env, s Sample) (Outcome, error)
 }
 
+// DeferredScorer is an optional capability: a task whose scoring runs apart
+// from generation, on its own task queue (sandboxes scale apart from model
+// calls). Its Evaluate only generates (leaving Metrics empty); the engine
+// then runs Score for every generated sample on a worker of ScoreQueue.
+type DeferredScorer interface {
+	ScoreQueue() string
+	// Score fills the metrics of an outcome Evaluate produced. An error is
+	// an infrastructure failure (retried, then reported, never scored).
+	Score(ctx context.Context, s Sample, o Outcome) (Outcome, error)
+}
+
 // Reference is what a baseline model answers for one prompt.
 type Reference struct {
 	Messages []openai.ChatCompletionMessage `json:"messages"`

@@ -134,37 +134,57 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 	if perRun <= 0 {
 		perRun = 400
 	}
+	// A deferred scorer (sandboxes) runs on its own task queue after the
+	// shard is generated.
+	var scoreCtx workflow.Context
+	if st.Plan.ScoreQueue != "" {
+		so := withPriority(shardOptions, prio, st.Plan.RunID)
+		so.TaskQueue = st.Plan.ScoreQueue
+		scoreCtx = workflow.WithActivityOptions(ctx, so)
+	}
+	type shardDone struct {
+		res activities.ShardResult
+		err error
+	}
+	results := workflow.NewChannel(ctx)
+	runOne := func(ctx workflow.Context, shard int) {
+		var r activities.ShardResult
+		err := workflow.ExecuteActivity(sctx, a.RunShard, activities.RunShardInput{RunID: st.Plan.RunID, Shard: shard, RerunErrors: in.RerunErrors}).Get(ctx, &r)
+		if err == nil && scoreCtx != nil {
+			err = workflow.ExecuteActivity(scoreCtx, a.ScoreShard, activities.ScoreShardInput{RunID: st.Plan.RunID, Shard: shard}).Get(ctx, &r)
+		}
+		results.Send(ctx, shardDone{res: r, err: err})
+	}
+
 	stopAt := min(st.NextShard+perRun, st.Plan.Shards)
 	var firstErr error
 	running := 0
-	sel := workflow.NewSelector(ctx)
 	for st.NextShard < stopAt || running > 0 {
 		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			f := workflow.ExecuteActivity(sctx, a.RunShard, activities.RunShardInput{RunID: st.Plan.RunID, Shard: st.NextShard, RerunErrors: in.RerunErrors})
-			sel.AddFuture(f, func(f workflow.Future) {
-				running--
-				var r activities.ShardResult
-				if err := f.Get(ctx, &r); err != nil {
-					if firstErr == nil {
-						firstErr = err
-					}
-					return
-				}
-				st.ShardsDone++
-				st.SamplesDone += r.Samples
-				st.ModelFailed += r.ModelFailed
-				st.InfraFailed += r.InfraFailed
-				st.Calls += r.Calls
-				st.CacheHits += r.CacheHits
-				st.CostUSD += r.CostUSD
-			})
+			shard := st.NextShard
+			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard) })
 			st.NextShard++
 			running++
 		}
 		if running == 0 {
 			break // stopped launching (error or continue-as-new suggested) and drained
 		}
-		sel.Select(ctx)
+		var d shardDone
+		results.Receive(ctx, &d)
+		running--
+		if d.err != nil {
+			if firstErr == nil {
+				firstErr = d.err
+			}
+			continue
+		}
+		st.ShardsDone++
+		st.SamplesDone += d.res.Samples
+		st.ModelFailed += d.res.ModelFailed
+		st.InfraFailed += d.res.InfraFailed
+		st.Calls += d.res.Calls
+		st.CacheHits += d.res.CacheHits
+		st.CostUSD += d.res.CostUSD
 	}
 	if firstErr != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, firstErr
@@ -177,7 +197,8 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 
 	var sum aggregate.Summary
 	actx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
-	if err := workflow.ExecuteActivity(actx, a.Aggregate, activities.AggregateInput{RunID: st.Plan.RunID}).Get(ctx, &sum); err != nil {
+	agg := activities.AggregateInput{RunID: st.Plan.RunID, Recompute: in.RerunErrors || !st.Plan.Finished}
+	if err := workflow.ExecuteActivity(actx, a.Aggregate, agg).Get(ctx, &sum); err != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, err
 	}
 	finished = true

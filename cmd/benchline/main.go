@@ -53,7 +53,7 @@ credential chain.`,
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
 
 	score := &cobra.Command{Use: "score", Short: "Score given model outputs with a benchmark's deterministic checker (no model calls)"}
-	score.AddCommand(newScoreBFCLCmd())
+	score.AddCommand(newScoreBFCLCmd(), newScoreIFEvalCodeCmd())
 
 	root.AddCommand(
 		score,

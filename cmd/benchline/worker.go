@@ -32,13 +32,23 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := app.NewWorker(c, cfg, store, gw, o)
-			fmt.Fprintf(cmd.ErrOrStderr(), "benchline worker on %s, task queue %s\n", cfg.Temporal.Address, cfg.Temporal.TaskQueue)
-			stop := make(chan interface{})
-			go func() { <-cmd.Context().Done(); close(stop) }()
-			return w.Run(stop)
+			ws, err := app.NewWorkers(c, cfg, store, gw, o)
+			if err != nil {
+				return err
+			}
+			for _, w := range ws {
+				if err := w.Start(); err != nil {
+					return err
+				}
+				defer w.Stop()
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "benchline worker on %s, queues %v (main = %s)\n", cfg.Temporal.Address, o.Queues, cfg.Temporal.TaskQueue)
+			<-cmd.Context().Done()
+			return nil
 		},
 	}
-	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once by this worker")
+	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once on the main queue")
+	cmd.Flags().StringSliceVar(&o.Queues, "queues", []string{"main", app.QueueSandbox}, "queues to serve: main (workflows, builds, generation) and sandbox (code execution)")
+	cmd.Flags().IntVar(&o.SandboxConcurrency, "sandbox-activities", 1, "sandbox scoring activities at once (each runs up to one program per CPU)")
 	return cmd
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/sandbox"
 	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/workflows"
 )
@@ -55,22 +56,59 @@ func S3Opener(cfg config.Config) source.S3Opener {
 	}
 }
 
+// Task queues a worker can serve.
+const (
+	// QueueSandbox runs deferred scorers that execute untrusted code, so
+	// sandbox capacity scales apart from model calls.
+	QueueSandbox = "sandbox"
+)
+
 // WorkerOptions tune a worker.
 type WorkerOptions struct {
-	// MaxConcurrentActivities bounds activities running at once [8].
+	// Queues lists what this process serves: "main" (the configured task
+	// queue: workflows, dataset builds, generation) and "sandbox" [both].
+	Queues []string
+	// MaxConcurrentActivities bounds activities running at once on the
+	// main queue [8].
 	MaxConcurrentActivities int
+	// SandboxConcurrency bounds sandbox scoring activities at once [1];
+	// each activity runs up to one program per CPU.
+	SandboxConcurrency int
 }
 
-// NewWorker returns a worker on the configured task queue with every
-// workflow and activity registered. Registration is explicit, here only.
-func NewWorker(c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, o WorkerOptions) worker.Worker {
+// NewWorkers returns one worker per queue served, with every workflow and
+// activity registered. Registration is explicit, here only.
+func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, o WorkerOptions) ([]worker.Worker, error) {
+	if len(o.Queues) == 0 {
+		o.Queues = []string{"main", QueueSandbox}
+	}
 	if o.MaxConcurrentActivities <= 0 {
 		o.MaxConcurrentActivities = 8
 	}
-	w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
-	w.RegisterWorkflow(workflows.BuildDataset)
-	w.RegisterWorkflow(workflows.EvaluateModel)
-	w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
-	w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks()})
-	return w
+	if o.SandboxConcurrency <= 0 {
+		o.SandboxConcurrency = 1
+	}
+	var out []worker.Worker
+	for _, q := range o.Queues {
+		switch q {
+		case "main":
+			w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
+			w.RegisterWorkflow(workflows.BuildDataset)
+			w.RegisterWorkflow(workflows.EvaluateModel)
+			w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{})})
+			out = append(out, w)
+		case QueueSandbox:
+			sb, err := sandbox.New(sandbox.Config{})
+			if err != nil {
+				return nil, fmt.Errorf("sandbox queue: %w", err)
+			}
+			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{Sandbox: sb})})
+			out = append(out, w)
+		default:
+			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)
+		}
+	}
+	return out, nil
 }

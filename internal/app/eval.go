@@ -25,7 +25,7 @@ func EvalWorkflowID(runID string) string { return "eval-" + runID }
 // activity does, so the client can attach to a running evaluation.
 func ResolveRun(ctx context.Context, store blob.Store, req runs.Request) (runs.Plan, error) {
 	name, _, _ := strings.Cut(req.Dataset, "@")
-	task, err := registry.Tasks().Get(name)
+	task, err := registry.Tasks(registry.TaskDeps{}).Get(name)
 	if err != nil {
 		return runs.Plan{}, err
 	}

@@ -26,7 +26,7 @@ type Running struct {
 	Client      client.Client
 	Store       *blob.S3
 	Gateway     *gateway.Gateway
-	Worker      worker.Worker
+	Workers     []worker.Worker
 	BaselineURL string // http://127.0.0.1:<port>/v1
 	baselineSrv *http.Server
 }
@@ -62,10 +62,17 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
-	r.Worker = NewWorker(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{})
-	if err := r.Worker.Start(); err != nil {
+	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{})
+	if err != nil {
 		r.Stop()
-		return nil, fmt.Errorf("start worker: %w", err)
+		return nil, err
+	}
+	for _, w := range ws {
+		if err := w.Start(); err != nil {
+			r.Stop()
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		r.Workers = append(r.Workers, w)
 	}
 	return r, nil
 }
@@ -98,13 +105,13 @@ func (r *Running) PrintAddresses(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style)\n", cfg.S3.Endpoint, cfg.S3.Bucket)
 	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
-	fmt.Fprintf(w, "  worker        in-process on task queue %s\n", cfg.Temporal.TaskQueue)
+	fmt.Fprintf(w, "  workers       in-process on task queues %s and %s\n", cfg.Temporal.TaskQueue, QueueSandbox)
 }
 
 // Stop stops the worker, the baseline server, the client and the stack.
 func (r *Running) Stop() {
-	if r.Worker != nil {
-		r.Worker.Stop()
+	for _, w := range r.Workers {
+		w.Stop()
 	}
 	if r.baselineSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -6,6 +6,7 @@ package registry
 import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
+	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/synthetic"
 )
 
@@ -14,6 +15,7 @@ func Builders() *datasets.Registry {
 	r := datasets.NewRegistry()
 	for _, b := range []datasets.Builder{
 		bfcl.Builder{},
+		ifevalcode.Builder{},
 		synthetic.Builder{},
 	} {
 		if err := r.Register(b); err != nil {

@@ -1,12 +1,21 @@
 package registry
 
 import (
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/scorers/bfcl"
 )
 
+// TaskDeps are what tasks may need from the worker that runs them. A field
+// is nil on workers that do not provide it (a task then fails the samples
+// that need it as infrastructure errors, never as wrong answers).
+type TaskDeps struct {
+	// Sandbox runs untrusted code; set on workers of the sandbox queue.
+	Sandbox lang.Sandboxer
+}
+
 // Tasks returns a registry of every benchmark's evaluation task.
-func Tasks() *scorers.Registry {
+func Tasks(deps TaskDeps) *scorers.Registry {
 	r := scorers.NewRegistry()
 	for _, t := range []scorers.Task{
 		bfcl.Task{},
