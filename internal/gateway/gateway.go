@@ -384,6 +384,7 @@ func estimateTokens(o openai.ChatCompletionRequest) int {
 		}
 	}
 	chars += 200 * len(o.Tools)
+	//lint:ignore SA1019 max_tokens is what vLLM, Ollama and most compatible servers read (see build)
 	out := max(o.MaxTokens, o.MaxCompletionTokens)
 	if out == 0 {
 		out = 512
@@ -438,11 +439,15 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 func (p *provider) build(model string, r Request) openai.ChatCompletionRequest {
 	o := openai.ChatCompletionRequest{
 		Model: model, Messages: r.Messages, Tools: r.Tools, Seed: r.Seed,
-		TopP: r.Params.TopP, MaxTokens: r.Params.MaxTokens, Stop: r.Params.Stop,
+		TopP: r.Params.TopP, Stop: r.Params.Stop,
 		PresencePenalty: r.Params.PresencePenalty, FrequencyPenalty: r.Params.FrequencyPenalty,
 		N: r.Params.N, ReasoningEffort: r.Params.ReasoningEffort, ToolChoice: r.Params.ToolChoice,
 		ResponseFormat: r.Params.ResponseFormat,
 	}
+	// max_tokens (deprecated by OpenAI in favour of max_completion_tokens) is the field
+	// OpenAI-compatible servers (vLLM, Ollama, gateways) read, so it is what we send.
+	//lint:ignore SA1019 see above
+	o.MaxTokens = r.Params.MaxTokens
 	if t := r.Params.Temperature; t != nil {
 		o.Temperature = *t
 		if *t == 0 {

@@ -4,6 +4,8 @@ import (
 	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/scorers/bfcl"
+	"github.com/benchline/benchline/scorers/ifevalcode"
+	"github.com/benchline/benchline/scorers/synthetic"
 )
 
 // TaskDeps are what tasks may need from the worker that runs them. A field
@@ -19,6 +21,8 @@ func Tasks(deps TaskDeps) *scorers.Registry {
 	r := scorers.NewRegistry()
 	for _, t := range []scorers.Task{
 		bfcl.Task{},
+		ifevalcode.NewTask(deps.Sandbox, ifevalcode.Options{}),
+		synthetic.Task{},
 	} {
 		if err := r.Register(t); err != nil {
 			panic(err) // a duplicate is a programming error caught by tests
