@@ -8,6 +8,7 @@ package scorers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -16,6 +17,11 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
 )
+
+// ErrBadSample marks a sample whose row cannot be evaluated (it breaks the
+// task's schema): the engine records it with error class "bad_sample",
+// names it, and does not score it. Tasks wrap it with the sample id.
+var ErrBadSample = errors.New("bad sample")
 
 // Sample is one item to evaluate. Row is the task's own decoded row type.
 type Sample struct {
@@ -122,6 +128,28 @@ type ToolCall struct {
 // it. The prompt must be exactly what Evaluate sends.
 type ReferenceProvider interface {
 	Reference(s Sample) (Reference, bool)
+}
+
+// MultiReferenceProvider is an optional capability of a ReferenceProvider
+// whose Evaluate sends several prompts for one sample (IFEvalCode asks each
+// question in English and in Chinese). References returns the reference of
+// every prompt Evaluate sends; the engine then writes all of them instead
+// of Reference's one.
+type MultiReferenceProvider interface {
+	ReferenceProvider
+	References(s Sample) []Reference
+}
+
+// ReferencesOf returns the references of a sample: every one of a
+// MultiReferenceProvider, else Reference's one (or none).
+func ReferencesOf(p ReferenceProvider, s Sample) []Reference {
+	if m, ok := p.(MultiReferenceProvider); ok {
+		return m.References(s)
+	}
+	if r, ok := p.Reference(s); ok {
+		return []Reference{r}
+	}
+	return nil
 }
 
 // Registry holds the tasks by dataset name.
