@@ -24,7 +24,21 @@ const maxDepth = 512
 // Invalid UTF-8 and lone surrogate escapes become U+FFFD. Trailing
 // non-space data is an error.
 func DecodeJSON(data []byte) (any, error) {
-	d := jsonDecoder{data: data}
+	return decodeJSON(data, "", "")
+}
+
+// DecodeJSONDropping is DecodeJSON, except that inside the value of the
+// top-level member named under, object members named key are validated
+// but left out. Scorers use it to skip the long "description" texts of
+// function schemas, which they never read.
+func DecodeJSONDropping(data []byte, under, key string) (any, error) {
+	return decodeJSON(data, under, key)
+}
+
+func decodeJSON(data []byte, under, key string) (any, error) {
+	// Strings without escapes are substrings of one copy of the input:
+	// one allocation per document instead of one per string.
+	d := jsonDecoder{data: data, src: string(data), validUTF8: utf8.Valid(data), dropUnder: under, dropKey: key}
 	d.ws()
 	v, err := d.value(0)
 	if err != nil {
@@ -38,8 +52,13 @@ func DecodeJSON(data []byte) (any, error) {
 }
 
 type jsonDecoder struct {
-	data []byte
-	pos  int
+	data      []byte
+	src       string // the same bytes as data
+	pos       int
+	validUTF8 bool
+
+	dropUnder, dropKey string
+	dropping           bool // inside the top-level member dropUnder
 }
 
 func (d *jsonDecoder) errf(format string, args ...any) error {
@@ -96,11 +115,22 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 			}
 			d.pos++
 			d.ws()
-			v, err := d.value(depth + 1)
-			if err != nil {
-				return nil, err
+			if d.dropping && key == d.dropKey {
+				if err := d.skip(depth + 1); err != nil {
+					return nil, err
+				}
+			} else {
+				top := depth == 0 && d.dropUnder != "" && key == d.dropUnder
+				d.dropping = d.dropping || top
+				v, err := d.value(depth + 1)
+				if top {
+					d.dropping = false
+				}
+				if err != nil {
+					return nil, err
+				}
+				obj.Set(key, v)
 			}
-			obj.Set(key, v)
 			d.ws()
 			if d.pos >= len(d.data) {
 				return nil, d.errf("unexpected end of object")
@@ -212,12 +242,12 @@ func (d *jsonDecoder) str() (string, error) {
 	for d.pos < len(d.data) {
 		c := d.data[d.pos]
 		if c == '"' {
-			s := d.data[start:d.pos]
+			s := d.src[start:d.pos]
 			d.pos++
-			if !utf8.Valid(s) {
-				return strings.ToValidUTF8(string(s), "\uFFFD"), nil
+			if !d.validUTF8 && !utf8.ValidString(s) {
+				return strings.ToValidUTF8(s, "\uFFFD"), nil
 			}
-			return string(s), nil
+			return s, nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -283,6 +313,64 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 	}
 	return "", d.errf("unterminated string")
+}
+
+// skip validates and skips one JSON value without building it.
+func (d *jsonDecoder) skip(depth int) error {
+	if depth > maxDepth {
+		return d.errf("nested too deeply")
+	}
+	if d.pos >= len(d.data) {
+		return d.errf("unexpected end of input")
+	}
+	switch d.data[d.pos] {
+	case '{', '[':
+		closer := byte('}')
+		if d.data[d.pos] == '[' {
+			closer = ']'
+		}
+		isObj := closer == '}'
+		d.pos++
+		d.ws()
+		if d.pos < len(d.data) && d.data[d.pos] == closer {
+			d.pos++
+			return nil
+		}
+		for {
+			d.ws()
+			if isObj {
+				if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+					return d.errf("expected string key")
+				}
+				if _, err := d.str(); err != nil {
+					return err
+				}
+				d.ws()
+				if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+					return d.errf("expected ':'")
+				}
+				d.pos++
+				d.ws()
+			}
+			if err := d.skip(depth + 1); err != nil {
+				return err
+			}
+			d.ws()
+			if d.pos >= len(d.data) {
+				return d.errf("unexpected end of input")
+			}
+			if d.data[d.pos] == closer {
+				d.pos++
+				return nil
+			}
+			if d.data[d.pos] != ',' {
+				return d.errf("expected ',' or %q", closer)
+			}
+			d.pos++
+		}
+	}
+	_, err := d.value(depth)
+	return err
 }
 
 func (d *jsonDecoder) hex4() (rune, bool) {

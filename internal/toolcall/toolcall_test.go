@@ -366,3 +366,22 @@ func TestPyReprs(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeJSONDropping(t *testing.T) {
+	in := `{"id": "x", "functions": [{"name": "f", "description": "long {text}", "parameters": {"properties": {"a": {"type": "string", "description": ["nested", {"x": 1}]}}}}],
+		"model_output": [{"f": {"description": "kept"}}]}`
+	v, err := DecodeJSONDropping([]byte(in), "functions", "description")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := obj("id", "x",
+		"functions", []any{obj("name", "f", "parameters", obj("properties", obj("a", obj("type", "string"))))},
+		"model_output", []any{obj("f", obj("description", "kept"))})
+	if !sameValue(v, want) {
+		b, _ := EncodeJSON(nil, v)
+		t.Fatalf("got %s", b)
+	}
+	if _, err := DecodeJSONDropping([]byte(`{"functions": [{"description": [1,}]}`), "functions", "description"); err == nil {
+		t.Fatal("a malformed skipped value must still be an error")
+	}
+}

@@ -404,11 +404,17 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 			}
 		}
 
-		tc := typeCheck(param, value, acceptable, typeDesc, want, nested, hasNested)
-		if !tc.Valid {
-			return tc.Result
+		isVariable, errType := typeCheck(value, acceptable, want, nested, hasNested)
+		if errType != "" {
+			if errType == "type_error:nested" || errType == nestedThenSimple {
+				if errType == nestedThenSimple {
+					errType = "type_error:simple"
+				}
+				return fail(errType, "Nested type checking failed for parameter %s (expected "+typeDesc+" of "+nested.String()+").", param)
+			}
+			return fail(errType, "Incorrect type for parameter %s (expected "+typeDesc+").", param)
 		}
-		if !tc.isVariable {
+		if !isVariable {
 			var r Result
 			switch {
 			case want == tDict:
@@ -442,11 +448,6 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 	return ok
 }
 
-type typeResult struct {
-	Result
-	isVariable bool
-}
-
 // possibleAnswerType is the type of the first acceptable value that is not
 // "" (the reference's get_possible_answer_type); ok is false when all are "".
 func possibleAnswerType(acceptable []any) (pyType, bool) {
@@ -459,43 +460,45 @@ func possibleAnswerType(acceptable []any) (pyType, bool) {
 	return 0, false
 }
 
+// nestedThenSimple marks a failed nested item check that then also failed
+// the variable rule: the reference reports it as type_error:simple.
+const nestedThenSimple = "nested+simple"
+
 // typeCheck is the reference's type_checker, including its fall-through
-// from a failed nested check to the "variable" rule.
-func typeCheck(param string, value any, acceptable []any, typeDesc string, want, nested pyType, hasNested bool) typeResult {
-	res := typeResult{Result: ok}
+// from a failed nested check to the "variable" rule. It returns whether
+// the value counts as a variable and the error type ("" when the type is
+// acceptable).
+func typeCheck(value any, acceptable []any, want, nested pyType, hasNested bool) (isVariable bool, errType string) {
 	paType, havePA := possibleAnswerType(acceptable)
-	isVariable := havePA && paType != want
+	isVariable = havePA && paType != want
 	vt := typeOf(value)
 	if vt == want {
 		if !hasNested {
-			res.isVariable = isVariable
-			return res
+			return isVariable, ""
 		}
 		for _, item := range acceptable {
 			flag := true
 			if inner, isList := item.([]any); isList {
 				for _, v := range pyIndexItems(value) {
-					if !typeCheck(param, v, inner, nested.String(), nested, 0, false).Valid {
+					if _, e := typeCheck(v, inner, nested, 0, false); e != "" {
 						flag = false
 						break
 					}
 				}
 			}
 			if flag {
-				return typeResult{Result: Result{Valid: true}, isVariable: isVariable}
+				return isVariable, ""
 			}
 		}
 		if havePA && vt == paType {
-			r := fail("type_error:nested", "Nested type checking failed for parameter %s.", param)
-			return typeResult{Result: r, isVariable: true}
+			return true, "type_error:nested"
 		}
-		return typeResult{Result: fail("type_error:simple", "Nested type checking failed for parameter %s, and its type is not that of the ground truth.", param)}
+		return false, nestedThenSimple
 	}
 	if havePA && vt == paType {
-		res.isVariable = true
-		return res
+		return true, ""
 	}
-	return typeResult{Result: fail("type_error:simple", "Incorrect type for parameter %s.", param)}
+	return false, "type_error:simple"
 }
 
 func stringChecker(param, value string, acceptable []any) Result {

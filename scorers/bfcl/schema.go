@@ -26,17 +26,17 @@ type namedParam struct {
 
 // param looks a parameter up; Functions built by hand (without
 // FunctionsFromValue) fall back to the map.
-func (f *Function) param(name string) (Param, bool) {
+func (f *Function) param(name string) (*Param, bool) {
 	if len(f.params) != len(f.Params) {
 		p, ok := f.Params[name]
-		return p, ok
+		return &p, ok
 	}
 	for i := range f.params {
 		if f.params[i].name == name {
-			return f.params[i].Param, true
+			return &f.params[i].Param, true
 		}
 	}
-	return Param{}, false
+	return nil, false
 }
 
 // Param is the schema of one parameter.

@@ -2,10 +2,10 @@ package bfcl
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/benchline/benchline/internal/toolcall"
 )
@@ -47,8 +47,10 @@ func ScoreLines(r io.Reader, w io.Writer) error {
 	var firstErr error
 	lineNo := 0
 	buf := make([]byte, 0, 256)
+	var lineBuf []byte
 	for {
-		line, err := readLine(br)
+		line, err := readLine(br, lineBuf[:0])
+		lineBuf = line
 		if len(line) > 0 || err == nil {
 			lineNo++
 		}
@@ -58,7 +60,7 @@ func ScoreLines(r io.Reader, w io.Writer) error {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("bfcl: read line %d: %w", lineNo, err)
 		}
-		if strings.TrimSpace(string(line)) != "" {
+		if len(bytes.TrimSpace(line)) > 0 {
 			id, res, lineErr := scoreLine(line)
 			if lineErr != nil {
 				bad = append(bad, lineNo)
@@ -99,8 +101,9 @@ func ScoreLines(r io.Reader, w io.Writer) error {
 
 var errLineTooLong = errors.New("line too long")
 
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+// readLine appends the next line (with its newline) to line, reusing its
+// storage.
+func readLine(br *bufio.Reader, line []byte) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
@@ -117,7 +120,8 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // scoreLine scores one input line. A non-nil error means the line itself
 // is malformed; res then carries an "input_error:" type.
 func scoreLine(line []byte) (id any, res Result, err error) {
-	v, err := toolcall.DecodeJSON(line)
+	// Function descriptions are long and never read: skip building them.
+	v, err := toolcall.DecodeJSONDropping(line, "functions", "description")
 	if err != nil {
 		return nil, inputError("bad_json", err), err
 	}

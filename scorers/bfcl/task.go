@@ -63,31 +63,31 @@ type item struct {
 func decodeSample(s scorers.Sample) (*item, error) {
 	row, ok := s.Row.(*schemas.BFCLItem)
 	if !ok {
-		return nil, fmt.Errorf("bfcl: sample %s: row is %T", s.ID, s.Row)
+		return nil, fmt.Errorf("bfcl: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
 	}
 	it := &item{row: row, lang: LanguageForCategory(row.Category), names: map[string]string{}}
 	fv, err := toolcall.DecodeJSON([]byte(row.FunctionsJSON))
 	if err != nil {
-		return nil, fmt.Errorf("bfcl: sample %s: functions_json: %w", s.ID, err)
+		return nil, fmt.Errorf("bfcl: sample %s: %w: functions_json: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	if it.funcs, err = FunctionsFromValue(fv); err != nil {
-		return nil, fmt.Errorf("bfcl: sample %s: %w", s.ID, err)
+		return nil, fmt.Errorf("bfcl: sample %s: %w: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	if err := json.Unmarshal([]byte(row.FunctionsJSON), &it.rawFuncs); err != nil {
-		return nil, fmt.Errorf("bfcl: sample %s: functions_json: %w", s.ID, err)
+		return nil, fmt.Errorf("bfcl: sample %s: %w: functions_json: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	if row.GroundTruthJSON != nil {
 		gv, err := toolcall.DecodeJSON([]byte(*row.GroundTruthJSON))
 		if err != nil {
-			return nil, fmt.Errorf("bfcl: sample %s: ground_truth_json: %w", s.ID, err)
+			return nil, fmt.Errorf("bfcl: sample %s: %w: ground_truth_json: %w", s.ID, scorers.ErrBadSample, err)
 		}
 		if it.answers, err = AnswersFromValue(gv); err != nil {
-			return nil, fmt.Errorf("bfcl: sample %s: %w", s.ID, err)
+			return nil, fmt.Errorf("bfcl: sample %s: %w: %w", s.ID, scorers.ErrBadSample, err)
 		}
 	}
 	var turns [][]openai.ChatCompletionMessage
 	if err := json.Unmarshal([]byte(row.TurnsJSON), &turns); err != nil || len(turns) == 0 {
-		return nil, fmt.Errorf("bfcl: sample %s: turns_json is not a list of turns", s.ID)
+		return nil, fmt.Errorf("bfcl: sample %s: %w: turns_json is not a list of turns", s.ID, scorers.ErrBadSample)
 	}
 	it.messages = turns[0] // single-turn categories: one turn
 	for _, f := range it.rawFuncs {
