@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -174,9 +175,9 @@ type ShardResult struct {
 func summarize(shard int, rows []schemas.ResultRow) ShardResult {
 	r := ShardResult{Shard: shard, Samples: int64(len(rows))}
 	for _, row := range rows {
-		switch row.ErrorClass {
-		case "":
-		case schemas.ErrorClassInfrastructure:
+		switch {
+		case row.ErrorClass == "":
+		case !schemas.Scored(row.ErrorClass):
 			r.InfraFailed++
 		default:
 			r.ModelFailed++
@@ -266,6 +267,26 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 		copy(rows[c*chunk:], done)
 	}
 	nChunks := (len(samples) + chunk - 1) / chunk
+	// Heartbeat on a ticker too, carrying the committed chunk count, so a
+	// slow chunk (a slow model) does not look like a dead worker.
+	var safe atomic.Int64
+	safe.Store(int64(committed))
+	stopBeat := make(chan struct{})
+	defer close(stopBeat)
+	if activity.IsActivity(ctx) {
+		go func() {
+			t := time.NewTicker(2 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					activity.RecordHeartbeat(ctx, int(safe.Load()))
+				case <-stopBeat:
+					return
+				}
+			}
+		}()
+	}
 	for c := committed; c < nChunks; c++ {
 		lo, hi := c*chunk, min((c+1)*chunk, len(samples))
 		g, gctx := errgroup.WithContext(ctx)
@@ -296,6 +317,7 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 				return ShardResult{}, err
 			}
 		}
+		safe.Store(int64(c + 1))
 		activity.RecordHeartbeat(ctx, c+1)
 	}
 	if err := writeRows(ctx, a.Store, key, rows); err != nil {
@@ -338,6 +360,11 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 		}
 		if ctx.Err() != nil {
 			return row, ctx.Err()
+		}
+		if errors.Is(err, scorers.ErrBadSample) {
+			row.ErrorClass = schemas.ErrorClassBadSample
+			row.ErrorMessage = truncate(err.Error(), 500)
+			return row, nil
 		}
 		if gateway.IsModelFailure(err) {
 			// The request itself failed for this sample (context too long,

@@ -9,7 +9,15 @@ const (
 	// ErrorClassInfrastructure marks a sample that could not be evaluated
 	// (gateway retries exhausted, sandbox broken): reported, never scored.
 	ErrorClassInfrastructure = "infrastructure"
+	// ErrorClassBadSample marks a dataset row the task could not evaluate
+	// (it breaks the task's schema): reported with its id, never scored.
+	ErrorClassBadSample = "bad_sample"
 )
+
+// Scored reports whether a row with this error class counts in the metrics.
+func Scored(errorClass string) bool {
+	return errorClass != ErrorClassInfrastructure && errorClass != ErrorClassBadSample
+}
 
 // ResultRow is one evaluated sample. Every benchmark writes the same columns;
 // what is specific to a benchmark goes into Metrics (named scores) and

@@ -8,6 +8,7 @@ package scorers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -16,6 +17,11 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
 )
+
+// ErrBadSample marks a sample whose row cannot be evaluated (it breaks the
+// task's schema): the engine records it with error class "bad_sample",
+// names it, and does not score it. Tasks wrap it with the sample id.
+var ErrBadSample = errors.New("bad sample")
 
 // Sample is one item to evaluate. Row is the task's own decoded row type.
 type Sample struct {

@@ -32,6 +32,10 @@ type EvaluateModelInput struct {
 	// ShardsPerRun is how many shards one workflow run completes before it
 	// continues as new, bounding history size [400].
 	ShardsPerRun int
+	// ShardHeartbeatTimeout is how long a shard may go without a heartbeat
+	// before it is retried on another worker [30s]; shards heartbeat every
+	// 2 s.
+	ShardHeartbeatTimeout time.Duration
 	// State carries progress across continue-as-new; nil on the first run.
 	State *EvalState
 }
@@ -84,7 +88,7 @@ var (
 	}
 	shardOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    2 * time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
 			NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, gateway.NonRetryableErrorTypes()...)},
 	}
@@ -124,7 +128,11 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 		}
 	}
 	// One fairness key per run: no run starves another on a shared queue.
-	sctx := workflow.WithActivityOptions(ctx, withPriority(shardOptions, prio, st.Plan.RunID))
+	so := withPriority(shardOptions, prio, st.Plan.RunID)
+	if in.ShardHeartbeatTimeout > 0 {
+		so.HeartbeatTimeout = in.ShardHeartbeatTimeout
+	}
+	sctx := workflow.WithActivityOptions(ctx, so)
 
 	maxConc := in.MaxConcurrentShards
 	if maxConc <= 0 {
@@ -138,9 +146,9 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 	// shard is generated.
 	var scoreCtx workflow.Context
 	if st.Plan.ScoreQueue != "" {
-		so := withPriority(shardOptions, prio, st.Plan.RunID)
-		so.TaskQueue = st.Plan.ScoreQueue
-		scoreCtx = workflow.WithActivityOptions(ctx, so)
+		sco := so
+		sco.TaskQueue = st.Plan.ScoreQueue
+		scoreCtx = workflow.WithActivityOptions(ctx, sco)
 	}
 	type shardDone struct {
 		res activities.ShardResult

@@ -113,7 +113,7 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 				if ec != "" {
 					s.ErrorsByClass[ec]++
 				}
-				if ec == schemas.ErrorClassInfrastructure {
+				if !schemas.Scored(ec) {
 					s.InfraFailed++
 					continue // reported, not scored
 				}

@@ -71,6 +71,8 @@ type WorkerOptions struct {
 	// MaxConcurrentActivities bounds activities running at once on the
 	// main queue [8].
 	MaxConcurrentActivities int
+	// SampleConcurrency bounds samples in flight per shard [16].
+	SampleConcurrency int
 	// SandboxConcurrency bounds sandbox scoring activities at once [1];
 	// each activity runs up to one program per CPU.
 	SandboxConcurrency int
@@ -96,7 +98,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{})})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{}), SampleConcurrency: o.SampleConcurrency})
 			out = append(out, w)
 		case QueueSandbox:
 			sb, err := sandbox.New(sandbox.Config{})

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	stack, err = app.StartStack(context.Background(), devstack.Options{Dir: dir, Headless: true}, logger)
+	stack, err = app.StartStack(context.Background(), app.StackOptions{Options: devstack.Options{Dir: dir, Headless: true}}, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration: cannot start the embedded stack: %v\n(run `make setup` first; `make test` does)\n", err)
 		os.RemoveAll(dir)

@@ -50,7 +50,7 @@ func messages(r *schemas.SyntheticRow) []openai.ChatCompletionMessage {
 func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
 	r, ok := s.Row.(*schemas.SyntheticRow)
 	if !ok {
-		return scorers.Outcome{}, fmt.Errorf("synthetic: sample %s: row is %T", s.ID, s.Row)
+		return scorers.Outcome{}, fmt.Errorf("synthetic: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
 	}
 	msgs := messages(r)
 	sum := sha256.Sum256([]byte(msgs[0].Content))
