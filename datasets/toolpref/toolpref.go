@@ -1,0 +1,327 @@
+// Package toolpref builds ToolPref-style preference pairs over function
+// calls: for BFCL-format items with a ground truth it gathers candidate
+// replies (sampled replies read from candidates.jsonl, and a deterministic
+// generator that perturbs the ground truth the way models fail), scores each
+// with a rule-based partial credit in [0, 1] (see Item.Score), and picks
+// (chosen, rejected) pairs by balanced multi-dimensional sampling over the
+// rejected reply's source, preference intensity (score gap) and task
+// complexity (see Select).
+//
+// Sampling live models at build time would need the model gateway in the
+// Datasets activities, which they do not have today; sampled candidates are
+// therefore read from a file (produce it with an eval run or offline).
+package toolpref
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Name is the dataset name.
+const Name = "toolpref"
+
+// builderVersion changes whenever the rows written for the same input change.
+const builderVersion = "1"
+
+// Embedded is the source URI of the bundled fixtures: a few BFCL-format
+// items and sampled candidates written for benchline (not BFCL's data).
+const Embedded = "embedded://toolpref"
+
+//go:embed fixtures
+var fixtures embed.FS
+
+// Fixtures returns the bundled fixture files as a source Location.
+func Fixtures() source.Location {
+	sub, err := fs.Sub(fixtures, "fixtures")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return source.FS(sub, Embedded)
+}
+
+// Params are the build parameters, with their defaults.
+var defaultParams = map[string]string{
+	"synthetic":          "true", // add the perturbation generator's candidates
+	"pairs":              "0",    // pairs to select; 0: one per item that has an eligible pair
+	"per_item":           "2",    // at most this many pairs per item (0: no limit)
+	"min_gap":            "0.1",  // a pair needs chosen_score - rejected_score >= min_gap
+	"seed":               "0",
+	"source_weights":     "", // e.g. "synthetic/perturb-v1=1,openai/gpt-4o=2"; empty: uniform
+	"intensity_weights":  "", // over low, medium, high
+	"complexity_weights": "", // over simple, moderate, complex
+}
+
+// Options are the parsed build parameters.
+type Options struct {
+	Synthetic bool
+	Pairs     int
+	PerItem   int
+	MinGap    float64
+	Seed      uint64
+	Targets   Targets
+}
+
+// ParseParams validates params and fills defaults; the normalized map is
+// what the version id is derived from.
+func ParseParams(params map[string]string) (Options, map[string]string, error) {
+	norm := map[string]string{}
+	for k, v := range defaultParams {
+		norm[k] = v
+	}
+	for k, v := range params {
+		if _, ok := defaultParams[k]; !ok {
+			return Options{}, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have %s)", k, paramNames())}
+		}
+		norm[k] = strings.TrimSpace(v)
+	}
+	var o Options
+	var err error
+	bad := func(k string, e error) error {
+		return &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: %v", k, norm[k], e)}
+	}
+	if o.Synthetic, err = strconv.ParseBool(norm["synthetic"]); err != nil {
+		return o, nil, bad("synthetic", err)
+	}
+	if o.Pairs, err = strconv.Atoi(norm["pairs"]); err != nil || o.Pairs < 0 {
+		return o, nil, bad("pairs", fmt.Errorf("want a non-negative integer"))
+	}
+	if o.PerItem, err = strconv.Atoi(norm["per_item"]); err != nil || o.PerItem < 0 {
+		return o, nil, bad("per_item", fmt.Errorf("want a non-negative integer"))
+	}
+	if o.MinGap, err = strconv.ParseFloat(norm["min_gap"], 64); err != nil || o.MinGap <= 0 || o.MinGap > 1 {
+		return o, nil, bad("min_gap", fmt.Errorf("want a number in (0, 1]"))
+	}
+	if o.Seed, err = strconv.ParseUint(norm["seed"], 10, 64); err != nil {
+		return o, nil, bad("seed", err)
+	}
+	for d, k := range []string{"source_weights", "intensity_weights", "complexity_weights"} {
+		if o.Targets[d], err = ParseWeights(norm[k]); err != nil {
+			return o, nil, bad(k, err)
+		}
+	}
+	return o, norm, nil
+}
+
+func paramNames() string {
+	var names []string
+	for k := range defaultParams {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// Builder builds the toolpref dataset.
+type Builder struct{}
+
+var _ datasets.Builder = Builder{}
+
+func (Builder) Name() string          { return Name }
+func (Builder) Version() string       { return builderVersion }
+func (Builder) Schema() schemas.Table { return schemas.ToolPrefPairTable }
+
+// Locate opens a request's source: the bundled fixtures for "" and
+// embedded, else a directory or URL.
+func Locate(ctx context.Context, env datasets.Env, src, embedded string, fixtures func() source.Location) (source.Location, error) {
+	if src == "" || src == embedded {
+		return fixtures(), nil
+	}
+	return source.Parse(ctx, src, env.OpenS3)
+}
+
+// Plan stages the items and candidates, scores and selects the pairs (so
+// bad input fails before anything is written) and plans one part.
+func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	_, norm, err := ParseParams(req.Params)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	loc, err := Locate(ctx, env, req.Source, Embedded, Fixtures)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	srcs, err := StageItems(ctx, env, loc, CandidatesFile)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	rows, err := Build(ctx, env, srcs, norm)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	if len(rows) == 0 {
+		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no pair has a score gap of at least min_gap"}
+	}
+	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
+	for _, s := range srcs {
+		p.Inputs = append(p.Inputs, s.SHA256)
+	}
+	return datasets.NewPlan(b, srcs, norm, []datasets.Part{p}), nil
+}
+
+// Build computes the pairs from staged sources; the same sources and
+// params always give the same rows in the same order.
+func Build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params map[string]string) ([]schemas.ToolPrefPair, error) {
+	o, _, err := ParseParams(params)
+	if err != nil {
+		return nil, err
+	}
+	items, err := ReadItems(ctx, env, srcs)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*Item{}
+	order := map[string]int{}
+	for i, it := range items {
+		byID[it.ID], order[it.ID] = it, i
+	}
+	cands := map[string][]Candidate{}
+	for _, it := range items {
+		if o.Synthetic {
+			cs, err := Perturb(it)
+			if err != nil {
+				return nil, err
+			}
+			cands[it.ID] = cs
+		}
+	}
+	for _, s := range srcs {
+		if s.Name != CandidatesFile {
+			continue
+		}
+		cs, err := ReadCandidates(ctx, env, s, byID)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			cands[c.ItemID] = append(cands[c.ItemID], c)
+		}
+	}
+	type ref struct {
+		item               *Item
+		chosen, rejected   Candidate
+		complexity         string
+		calls, args        int
+		chosenID, rejectID string
+	}
+	var pool []Pair
+	var refs []ref
+	withPair := map[string]bool{}
+	for _, it := range items {
+		cx, calls, args := it.Complexity()
+		cs := cands[it.ID]
+		for i, c := range cs {
+			for j, r := range cs {
+				if i == j || c.Score-r.Score < o.MinGap-1e-9 {
+					continue
+				}
+				gap := c.Score - r.Score
+				refs = append(refs, ref{it, c, r, cx, calls, args, label(c), label(r)})
+				pool = append(pool, Pair{ItemID: it.ID, Dims: [3]string{r.Source, Intensity(gap), cx}, Ref: len(refs) - 1})
+				withPair[it.ID] = true
+			}
+		}
+	}
+	n := o.Pairs
+	if n == 0 {
+		n = len(withPair)
+	}
+	picked := Select(pool, o.Targets, n, o.PerItem, o.Seed)
+	rows := make([]schemas.ToolPrefPair, 0, len(picked))
+	for _, i := range picked {
+		r := refs[pool[i].Ref.(int)]
+		gap := r.chosen.Score - r.rejected.Score
+		rows = append(rows, schemas.ToolPrefPair{
+			PairID: r.item.ID + "/" + r.chosenID + "/" + r.rejectID, ItemID: r.item.ID, Category: r.item.Category,
+			MessagesJSON: r.item.MessagesJSON, ToolsJSON: r.item.FunctionsJSON, GroundTruthJSON: r.item.GroundTruthJSON,
+			Chosen: r.chosen.Response, ChosenScore: r.chosen.Score, ChosenSource: r.chosen.Source, ChosenError: r.chosen.ErrorType,
+			Rejected: r.rejected.Response, RejectedScore: r.rejected.Score, RejectedSource: r.rejected.Source,
+			RejectedKind: r.rejected.Kind, RejectedError: r.rejected.ErrorType,
+			Source: r.rejected.Source, Gap: roundGap(gap), Intensity: Intensity(gap), Complexity: r.complexity,
+			NumCalls: int32(r.calls), NumArgs: int32(r.args),
+		})
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if oi, oj := order[rows[i].ItemID], order[rows[j].ItemID]; oi != oj {
+			return oi < oj
+		}
+		return rows[i].PairID < rows[j].PairID
+	})
+	return rows, nil
+}
+
+func roundGap(g float64) float64 { return float64(int64(g*1e4+0.5)) / 1e4 }
+
+// label names a candidate within its item.
+func label(c Candidate) string {
+	switch c.Kind {
+	case "sampled":
+		return fmt.Sprintf("%s@%d", c.Source, c.Line)
+	case "ground_truth":
+		return "ground_truth"
+	}
+	return "synthetic:" + c.Kind
+}
+
+// WritePart recomputes the pairs from the staged sources and writes them.
+func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.Plan, p datasets.Part, key string, progress func(int64)) (pq.FileInfo, error) {
+	rows, err := Build(ctx, env, plan.Sources, plan.Params)
+	if err != nil {
+		return pq.FileInfo{}, err
+	}
+	if int64(len(rows)) != p.Rows {
+		return pq.FileInfo{}, fmt.Errorf("toolpref: part %d: computed %d rows, plan says %d", p.Index, len(rows), p.Rows)
+	}
+	w := pq.NewWriter[schemas.ToolPrefPair](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+		"benchline.dataset": Name, "benchline.version": plan.Version,
+	}})
+	const batch = 256
+	for i := 0; i < len(rows); i += batch {
+		if err := w.Write(rows[i:min(i+batch, len(rows))]); err != nil {
+			w.Abort()
+			return pq.FileInfo{}, err
+		}
+		progress(int64(min(i+batch, len(rows))))
+	}
+	return w.Close()
+}
+
+// Card renders the dataset card.
+func (Builder) Card(m catalog.Manifest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nlicense: apache-2.0\npretty_name: ToolPref-style function-calling preference pairs (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
+	fmt.Fprintf(&b, "# toolpref @ %s\n\n", m.Version)
+	b.WriteString("Preference pairs over replies to BFCL-format function-calling items, built by benchline in the manner of ")
+	b.WriteString("ToolPref-Pairwise (ToolRM): candidates are scored by a rule-based partial credit in [0, 1] (function name, ")
+	b.WriteString("required arguments, argument values per BFCL's acceptable values, extra calls penalized) and pairs are picked by ")
+	b.WriteString("balanced sampling over the rejected reply's source, the score gap and the task complexity. The scoring rule ")
+	b.WriteString("is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n")
+	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	keys := make([]string, 0, len(m.Params))
+	for k := range m.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "- param %s = %q\n", k, m.Params[k])
+	}
+	b.WriteString("\n| file | rows | sha256 |\n|---|---:|---|\n")
+	for _, f := range m.Files {
+		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:min(16, len(f.SHA256))])
+	}
+	b.WriteString("\n## Sources\n\n")
+	for _, s := range m.Sources {
+		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:min(16, len(s.SHA256))], s.Bytes)
+	}
+	return b.String()
+}
