@@ -69,7 +69,10 @@ func (o *Object) Get(key string) (any, bool) {
 		return nil, false
 	}
 	for i := range o.fields {
-		if o.fields[i].key == key {
+		// Checking the first byte before comparing avoids most calls into
+		// the byte comparison for equal-length keys.
+		k := o.fields[i].key
+		if len(k) == len(key) && (len(k) == 0 || k[0] == key[0]) && k == key {
 			return o.fields[i].val, true
 		}
 	}

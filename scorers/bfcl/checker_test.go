@@ -93,9 +93,9 @@ func runCheckCases(t *testing.T, cases []checkCase) {
 			}
 			got := Checker{UnderscoreToDot: tc.u2d}.Check(lang, tc.category, funcsOf(t, tc.funcs), callsOf(t, tc.output), answersOf(t, tc.gt))
 			if got.Valid != tc.wantValid || got.ErrorType != tc.wantType {
-				t.Fatalf("got valid=%v error_type=%q (%v); want valid=%v error_type=%q", got.Valid, got.ErrorType, got.Details(), tc.wantValid, tc.wantType)
+				t.Fatalf("got valid=%v error_type=%q (%v); want valid=%v error_type=%q", got.Valid, got.ErrorType, got.Detail(), tc.wantValid, tc.wantType)
 			}
-			if !got.Valid && len(got.Details()) == 0 {
+			if !got.Valid && got.Detail() == "" {
 				t.Fatal("invalid result without an error message")
 			}
 		})

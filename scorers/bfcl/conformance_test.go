@@ -132,7 +132,7 @@ func TestConformance(t *testing.T) {
 			tl.typeAgree++
 			total.typeAgree++
 		} else {
-			t.Errorf("%s/%s: error_type=%q, reference %q (errors: %v)", c.Item.ID, c.Corruption, got.ErrorType, g.ErrorType, got.Details())
+			t.Errorf("%s/%s: error_type=%q, reference %q (errors: %v)", c.Item.ID, c.Corruption, got.ErrorType, g.ErrorType, got.Detail())
 		}
 		if c.Corruption == "ground_truth" && !g.Valid {
 			gtRejected[c.Item.Category] = append(gtRejected[c.Item.Category], c.Item.ID+" ("+g.ErrorType+")")
@@ -176,7 +176,7 @@ func TestGroundTruthValid(t *testing.T) {
 		if r.Valid {
 			pc[1]++
 		} else if g := want[[2]string{it.ID, "ground_truth"}]; g.Valid || g.ID == "" {
-			t.Errorf("%s: ground truth rejected (%s: %v) but the reference accepts it", it.ID, r.ErrorType, r.Details())
+			t.Errorf("%s: ground truth rejected (%s: %v) but the reference accepts it", it.ID, r.ErrorType, r.Detail())
 		}
 		perCat[it.Category] = pc
 	}

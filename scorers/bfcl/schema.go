@@ -13,7 +13,7 @@ type Function struct {
 	Name string
 	// Params maps each declared parameter to its schema.
 	Params map[string]Param
-	// order lists Params for cache-friendly lookup (see param).
+	// params lists Params in schema order for cache-friendly lookup (see param).
 	params []namedParam
 	// Required lists the required parameters.
 	Required []string
@@ -32,7 +32,7 @@ func (f *Function) param(name string) (*Param, bool) {
 		return &p, ok
 	}
 	for i := range f.params {
-		if f.params[i].name == name {
+		if sameString(f.params[i].name, name) {
 			return &f.params[i].Param, true
 		}
 	}
@@ -67,7 +67,7 @@ type AnswerParam struct {
 
 func (a *Answer) get(name string) ([]any, bool) {
 	for i := range a.Params {
-		if a.Params[i].Name == name {
+		if sameString(a.Params[i].Name, name) {
 			return a.Params[i].Acceptable, true
 		}
 	}

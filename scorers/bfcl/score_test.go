@@ -107,7 +107,7 @@ func TestGroundTruthHermesRoundTrip(t *testing.T) {
 			if r.ErrorType == "simple_function_checker:missing_required" || r.ErrorType == "parallel_function_checker_no_order:cannot_find_match" {
 				continue
 			}
-			t.Errorf("%s: %s: %v\n%s", it.ID, r.ErrorType, r.Details(), text)
+			t.Errorf("%s: %s: %v\n%s", it.ID, r.ErrorType, r.Detail(), text)
 		}
 		n++
 	}
