@@ -8,6 +8,8 @@ import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/synthetic"
+	"github.com/benchline/benchline/datasets/toolpref"
+	"github.com/benchline/benchline/datasets/trbench"
 )
 
 // Builders returns a registry of every dataset builder.
@@ -17,6 +19,8 @@ func Builders() *datasets.Registry {
 		bfcl.Builder{},
 		ifevalcode.Builder{},
 		synthetic.Builder{},
+		toolpref.Builder{},
+		trbench.Builder{},
 	} {
 		if err := r.Register(b); err != nil {
 			panic(err) // a duplicate name is a programming error caught by tests

@@ -6,6 +6,7 @@ import (
 	"github.com/benchline/benchline/scorers/bfcl"
 	"github.com/benchline/benchline/scorers/ifevalcode"
 	"github.com/benchline/benchline/scorers/synthetic"
+	"github.com/benchline/benchline/scorers/trbench"
 )
 
 // TaskDeps are what tasks may need from the worker that runs them. A field
@@ -23,6 +24,7 @@ func Tasks(deps TaskDeps) *scorers.Registry {
 		bfcl.Task{},
 		ifevalcode.NewTask(deps.Sandbox, ifevalcode.Options{}),
 		synthetic.Task{},
+		trbench.Task{},
 	} {
 		if err := r.Register(t); err != nil {
 			panic(err) // a duplicate is a programming error caught by tests
