@@ -54,6 +54,43 @@ Example: benchline bench build synthetic --param rows=1000000`,
 	build.Flags().StringVar(&src, "source", "", "sources (default embedded://NAME)")
 	build.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	build.Flags().IntVar(&parallel, "parallel", 1, "parts written at once")
-	cmd.AddCommand(build)
+	var rows int64
+	var shards int
+	evalCmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Time a full evaluation run against a bare gateway loop making the same calls (same machine, same run)",
+		Long: `eval builds a synthetic dataset of --rows rows, times a gateway-only loop over its prompts
+(baseline/reference, no cache, --parallel×16 concurrent calls), then times a full
+evaluation of baseline/reference on it through the configured Temporal and workers
+(workflow, gateway, scoring, Parquet, S3), and prints both rates and their ratio.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.load()
+			if err != nil {
+				return err
+			}
+			c, err := app.Dial(cfg, g.logger())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			store, err := app.OpenStore(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			gw, err := app.OpenGateway(cfg, "", g.logger())
+			if err != nil {
+				return err
+			}
+			res, err := app.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	evalCmd.Flags().Int64Var(&rows, "rows", 10000, "samples")
+	evalCmd.Flags().IntVar(&shards, "parallel", 8, "shards at once (the engine's default)")
+	cmd.AddCommand(build, evalCmd)
 	return cmd
 }

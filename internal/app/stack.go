@@ -36,6 +36,9 @@ type StackOptions struct {
 	devstack.Options
 	// BaselinePort is the baseline model server's port (0: a free one).
 	BaselinePort int
+	// NoWorker starts no in-process worker (workers run as their own
+	// processes, e.g. to measure them).
+	NoWorker bool
 }
 
 // StartStack starts the embedded stack, the baseline model server (serving
@@ -61,6 +64,9 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	if r.Gateway, err = OpenGateway(st.Config, r.BaselineURL, logger); err != nil {
 		r.Stop()
 		return nil, err
+	}
+	if o.NoWorker {
+		return r, nil
 	}
 	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{})
 	if err != nil {
@@ -105,7 +111,11 @@ func (r *Running) PrintAddresses(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style)\n", cfg.S3.Endpoint, cfg.S3.Bucket)
 	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
-	fmt.Fprintf(w, "  workers       in-process on task queues %s and %s\n", cfg.Temporal.TaskQueue, QueueSandbox)
+	if len(r.Workers) > 0 {
+		fmt.Fprintf(w, "  workers       in-process on task queues %s and %s\n", cfg.Temporal.TaskQueue, QueueSandbox)
+	} else {
+		fmt.Fprintf(w, "  workers       none in-process: run `benchline worker`\n")
+	}
 }
 
 // Stop stops the worker, the baseline server, the client and the stack.
