@@ -36,6 +36,8 @@ type demoBenchmark struct {
 var demoBenchmarks = []demoBenchmark{
 	{"bfcl", []string{"baseline/reference", "baseline/noisy-0.3"}},
 	{"ifevalcode", []string{"baseline/reference", "baseline/noisy-0.3"}},
+	{"toolpref", nil}, // preference pairs: a dataset to train reward models on, not evaluated
+	{"trbench", []string{"baseline/first", "baseline/second", "baseline/reference"}},
 }
 
 // RunDemo starts the embedded stack, builds every benchmark dataset from the

@@ -1,23 +1,14 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/trbench"
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/runs"
-	"github.com/benchline/benchline/scorers"
-	judge "github.com/benchline/benchline/scorers/trbench"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -80,36 +71,8 @@ func TestEvalTRBenchJudges(t *testing.T) {
 		}
 	}
 
-	// The reference judge. The engine writes one reference per sample (the
-	// Reference contract), which covers order 1 only; the order-2 verdicts
-	// are written here, next to the engine's file, from trbench.References.
-	var lines bytes.Buffer
-	enc := json.NewEncoder(&lines)
-	var probe scorers.Reference
-	for _, f := range m.Files {
-		err := judge.Task{}.ReadSamples(ctx, stack.Store, catalog.Dir(m.Name, m.Version)+f.Path, 0, f.Rows, func(s scorers.Sample) error {
-			refs, ok := judge.References(s)
-			if !ok {
-				return fmt.Errorf("no references for %s", s.ID)
-			}
-			probe = refs[1]
-			for _, r := range refs {
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := blob.PutBytes(ctx, stack.Store, "references/trbench/"+m.Version+"/both-orders.jsonl", lines.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	// The baseline server loads new reference files when a lookup misses
-	// (at most once a second): wait until it serves an order-2 verdict.
-	waitForReference(t, probe)
+	// The reference judge: the engine writes both orders' verdicts
+	// (MultiReferenceProvider), so it is right in both.
 	out, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: dataset, Model: "baseline/reference"}})
 	if err != nil {
 		t.Fatal(err)
@@ -121,29 +84,3 @@ func TestEvalTRBenchJudges(t *testing.T) {
 	}
 }
 
-func waitForReference(t *testing.T, ref scorers.Reference) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"model": "reference", "messages": ref.Messages})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		resp, err := http.Post(stack.BaselineURL+"/chat/completions", "application/json", bytes.NewReader(body))
-		if err == nil {
-			var r struct {
-				Choices []struct {
-					Message struct {
-						Content string `json:"content"`
-					} `json:"message"`
-				} `json:"choices"`
-			}
-			derr := json.NewDecoder(resp.Body).Decode(&r)
-			resp.Body.Close()
-			if derr == nil && len(r.Choices) > 0 && strings.TrimSpace(r.Choices[0].Message.Content) == strings.TrimSpace(ref.Content) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the baseline server does not serve the order-2 reference (last error %v)", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

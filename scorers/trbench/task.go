@@ -137,12 +137,18 @@ func References(s scorers.Sample) ([]scorers.Reference, bool) {
 	}, true
 }
 
-// Reference implements scorers.ReferenceProvider. The contract allows one
-// reference per sample, and a trbench sample makes two calls with
-// different prompts, so this is the order-1 verdict only: with the
-// references the engine writes, baseline/reference is right in order 1 and
-// finds no reference in order 2 (W-Avg 0). References gives both; serving
-// both needs the contract to return a list (see the function-calling docs).
+var _ scorers.MultiReferenceProvider = Task{}
+
+// References implements scorers.MultiReferenceProvider: the correct
+// verdict for each of the two orders, so baseline/reference is a judge that
+// is right in both (W-Avg 1).
+func (Task) References(s scorers.Sample) []scorers.Reference {
+	refs, _ := References(s)
+	return refs
+}
+
+// Reference implements scorers.ReferenceProvider: the order-1 verdict (the
+// engine uses References, which gives both).
 func (Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	refs, ok := References(s)
 	if !ok {
