@@ -45,6 +45,11 @@ type Models struct {
 	// Without one, "openai" comes from OPENAI_API_KEY/OPENAI_BASE_URL and
 	// "baseline" from BENCHLINE_BASELINE_URL [http://127.0.0.1:8400/v1].
 	ProvidersFile string `yaml:"providers_file"`
+	// WorkerShare divides every provider's request and token budgets by the
+	// number of worker processes that share them (BENCHLINE_WORKER_SHARE)
+	// [1]: the per-process limiters then hold the deployment's limits
+	// together. See docs/gateway.md, "Limits across workers".
+	WorkerShare int `yaml:"worker_share"`
 }
 
 // Temporal says how to reach the Temporal service.
@@ -138,6 +143,13 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) err
 	str("TEMPORAL_API_KEY", &cfg.Temporal.APIKey)
 	str("BENCHLINE_TASK_QUEUE", &cfg.Temporal.TaskQueue)
 	str("BENCHLINE_PROVIDERS", &cfg.Models.ProvidersFile)
+	if v, ok := lookup("BENCHLINE_WORKER_SHARE"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("config: BENCHLINE_WORKER_SHARE=%q: want a positive integer", v)
+		}
+		cfg.Models.WorkerShare = n
+	}
 
 	_, ep := lookup("BENCHLINE_S3_ENDPOINT")
 	_, bk := lookup("BENCHLINE_S3_BUCKET")
