@@ -5,14 +5,11 @@
 package bfcl
 
 import (
-	"bufio"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -38,13 +35,7 @@ const Embedded = "embedded://bfcl"
 var fixtures embed.FS
 
 // Fixtures returns the bundled fixture files as a source Location.
-func Fixtures() source.Location {
-	sub, err := fs.Sub(fixtures, "fixtures")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return source.FS(sub, Embedded)
-}
+func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fixtures", Embedded) }
 
 // Categories are the BFCL v4 single-turn categories, probed by name at
 // locations that cannot be listed (plain http URLs).
@@ -182,18 +173,9 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if err != nil {
 		return pq.FileInfo{}, err
 	}
-	w := pq.NewWriter[schemas.BFCLItem](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+	return datasets.WriteRows(ctx, env, key, items, map[string]string{
 		"benchline.dataset": Name, "benchline.version": plan.Version, "benchline.category": p.Label,
-	}})
-	const batch = 256
-	for i := 0; i < len(items); i += batch {
-		if err := w.Write(items[i:min(i+batch, len(items))]); err != nil {
-			w.Abort()
-			return pq.FileInfo{}, err
-		}
-		progress(int64(min(i+batch, len(items))))
-	}
-	return w.Close()
+	}, progress)
 }
 
 type question struct {
@@ -216,7 +198,7 @@ func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []st
 	var items []schemas.BFCLItem
 	index := map[string]int{}
 	qURI := srcs[0].URI
-	err := eachLine(ctx, env, inputs[0], qURI, func(line int, raw []byte) error {
+	err := datasets.EachStagedLine(ctx, env, inputs[0], qURI, func(line int, raw []byte) error {
 		var q question
 		if err := json.Unmarshal(raw, &q); err != nil {
 			return &datasets.InputError{File: qURI, Line: line, Msg: "not a JSON object: " + err.Error()}
@@ -260,7 +242,7 @@ func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []st
 	}
 	aURI := srcs[1].URI
 	seen := map[string]int{}
-	err = eachLine(ctx, env, inputs[1], aURI, func(line int, raw []byte) error {
+	err = datasets.EachStagedLine(ctx, env, inputs[1], aURI, func(line int, raw []byte) error {
 		var a answer
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return &datasets.InputError{File: aURI, Line: line, Msg: "not a JSON object: " + err.Error()}
@@ -292,29 +274,6 @@ func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []st
 		}
 	}
 	return items, nil
-}
-
-func eachLine(ctx context.Context, env datasets.Env, sha, uri string, fn func(line int, raw []byte) error) error {
-	rc, err := datasets.OpenStaged(ctx, env, sha)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	r := bufio.NewReaderSize(rc, 1<<20)
-	for line := 1; ; line++ {
-		raw, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(raw))) > 0 {
-			if ferr := fn(line, raw); ferr != nil {
-				return ferr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("bfcl: read %s: %w", uri, err)
-		}
-	}
 }
 
 // Card renders the dataset card.

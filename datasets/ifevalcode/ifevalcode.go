@@ -11,7 +11,6 @@
 package ifevalcode
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"embed"
@@ -19,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -48,13 +46,7 @@ const DefaultFile = "IFEvalCode.jsonl"
 var fixtures embed.FS
 
 // Fixtures returns the bundled fixture files as a source Location.
-func Fixtures() source.Location {
-	sub, err := fs.Sub(fixtures, "fixtures")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return source.FS(sub, Embedded)
-}
+func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fixtures", Embedded) }
 
 // Languages are the original's programming_language values, in the order of
 // its results table.
@@ -198,18 +190,9 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 			items = append(items, it)
 		}
 	}
-	w := pq.NewWriter[schemas.IFEvalCodeItem](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+	return datasets.WriteRows(ctx, env, key, items, map[string]string{
 		"benchline.dataset": Name, "benchline.version": plan.Version, "benchline.language": p.Label,
-	}})
-	const batch = 256
-	for i := 0; i < len(items); i += batch {
-		if err := w.Write(items[i:min(i+batch, len(items))]); err != nil {
-			w.Abort()
-			return pq.FileInfo{}, err
-		}
-		progress(int64(min(i+batch, len(items))))
-	}
-	return w.Close()
+	}, progress)
 }
 
 // line is one source line, with the original's field names. Pointers tell
@@ -262,27 +245,22 @@ func FixtureItems() ([]schemas.IFEvalCodeItem, error) {
 
 func readItems(r io.Reader, name, uri string, seen map[string]string, items []schemas.IFEvalCodeItem) ([]schemas.IFEvalCodeItem, error) {
 	stem := strings.TrimSuffix(path.Base(name), ".jsonl")
-	br := bufio.NewReaderSize(r, 1<<20)
-	for n := 1; ; n++ {
-		raw, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(raw)) > 0 {
-			it, perr := parseLine(raw, uri, stem, n)
-			if perr != nil {
-				return nil, perr
-			}
-			if prev, dup := seen[it.ID]; dup {
-				return nil, &datasets.InputError{File: uri, Line: n, Msg: fmt.Sprintf("duplicate id %s (first at %s)", it.ID, prev)}
-			}
-			seen[it.ID] = fmt.Sprintf("%s:%d", uri, n)
-			items = append(items, it)
+	err := datasets.EachLine(r, uri, func(n int, raw []byte) error {
+		it, perr := parseLine(raw, uri, stem, n)
+		if perr != nil {
+			return perr
 		}
-		if errors.Is(err, io.EOF) {
-			return items, nil
+		if prev, dup := seen[it.ID]; dup {
+			return &datasets.InputError{File: uri, Line: n, Msg: fmt.Sprintf("duplicate id %s (first at %s)", it.ID, prev)}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("ifevalcode: read %s: %w", uri, err)
-		}
+		seen[it.ID] = fmt.Sprintf("%s:%d", uri, n)
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return items, nil
 }
 
 func parseLine(raw []byte, uri, stem string, n int) (schemas.IFEvalCodeItem, error) {

@@ -1,12 +1,10 @@
 package toolpref
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -241,26 +239,7 @@ func parseQuestion(raw []byte, cat string) (*Item, error) {
 
 // EachLine calls fn for every non-blank line of a staged source.
 func EachLine(ctx context.Context, env datasets.Env, s catalog.Source, fn func(line int, raw []byte) error) error {
-	rc, err := datasets.OpenStaged(ctx, env, s.SHA256)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	r := bufio.NewReaderSize(rc, 1<<20)
-	for line := 1; ; line++ {
-		raw, err := r.ReadBytes('\n')
-		if len(strings.TrimSpace(string(raw))) > 0 {
-			if ferr := fn(line, raw); ferr != nil {
-				return ferr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("toolpref: read %s: %w", s.URI, err)
-		}
-	}
+	return datasets.EachStagedLine(ctx, env, s.SHA256, s.URI, fn)
 }
 
 func findFunc(funcs []scorer.Function, name string) *scorer.Function {

@@ -16,7 +16,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,13 +41,7 @@ const Embedded = "embedded://toolpref"
 var fixtures embed.FS
 
 // Fixtures returns the bundled fixture files as a source Location.
-func Fixtures() source.Location {
-	sub, err := fs.Sub(fixtures, "fixtures")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return source.FS(sub, Embedded)
-}
+func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fixtures", Embedded) }
 
 // Params are the build parameters, with their defaults.
 var defaultParams = map[string]string{
@@ -282,18 +275,9 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if int64(len(rows)) != p.Rows {
 		return pq.FileInfo{}, fmt.Errorf("toolpref: part %d: computed %d rows, plan says %d", p.Index, len(rows), p.Rows)
 	}
-	w := pq.NewWriter[schemas.ToolPrefPair](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+	return datasets.WriteRows(ctx, env, key, rows, map[string]string{
 		"benchline.dataset": Name, "benchline.version": plan.Version,
-	}})
-	const batch = 256
-	for i := 0; i < len(rows); i += batch {
-		if err := w.Write(rows[i:min(i+batch, len(rows))]); err != nil {
-			w.Abort()
-			return pq.FileInfo{}, err
-		}
-		progress(int64(min(i+batch, len(rows))))
-	}
-	return w.Close()
+	}, progress)
 }
 
 // Card renders the dataset card.

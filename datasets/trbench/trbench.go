@@ -18,7 +18,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 
@@ -48,13 +47,7 @@ const ResponsesFile = "responses.jsonl"
 var fixtures embed.FS
 
 // Fixtures returns the bundled fixture files as a source Location.
-func Fixtures() source.Location {
-	sub, err := fs.Sub(fixtures, "fixtures")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return source.FS(sub, Embedded)
-}
+func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fixtures", Embedded) }
 
 // Builder builds the trbench dataset.
 type Builder struct{}
@@ -266,18 +259,9 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if int64(len(rows)) != p.Rows {
 		return pq.FileInfo{}, fmt.Errorf("trbench: part %d: computed %d rows, plan says %d", p.Index, len(rows), p.Rows)
 	}
-	w := pq.NewWriter[schemas.TRBenchPair](ctx, env.Store, key, pq.Options{Metadata: map[string]string{
+	return datasets.WriteRows(ctx, env, key, rows, map[string]string{
 		"benchline.dataset": Name, "benchline.version": plan.Version,
-	}})
-	const batch = 256
-	for i := 0; i < len(rows); i += batch {
-		if err := w.Write(rows[i:min(i+batch, len(rows))]); err != nil {
-			w.Abort()
-			return pq.FileInfo{}, err
-		}
-		progress(int64(min(i+batch, len(rows))))
-	}
-	return w.Close()
+	}, progress)
 }
 
 // Card renders the dataset card.
