@@ -278,22 +278,13 @@ func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []st
 
 // Card renders the dataset card.
 func (Builder) Card(m catalog.Manifest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nlicense: apache-2.0\npretty_name: BFCL v4 (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
-	fmt.Fprintf(&b, "# bfcl @ %s\n\n", m.Version)
-	b.WriteString("Berkeley Function Calling Leaderboard v4 items (single-turn AST and relevance categories), one row per item, ")
-	b.WriteString("built by benchline. Columns: id, category, language, turns_json, functions_json, ground_truth_json (null for ")
-	b.WriteString("relevance/irrelevance), num_turns, num_functions, source_file, source_line.\n\n")
-	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	b.WriteString("| file | rows | sha256 |\n|---|---:|---|\n")
-	for _, f := range m.Files {
-		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:16])
-	}
-	b.WriteString("\n## Sources\n\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:16], s.Bytes)
-	}
-	b.WriteString("\nBFCL data is Apache-2.0, from ShishirPatil/gorilla (berkeley-function-call-leaderboard). The bundled ")
-	b.WriteString("demo fixtures (embedded://bfcl) are written for benchline in BFCL's format.\n")
-	return b.String()
+	return datasets.RenderCard(datasets.CardText{
+		License:    "apache-2.0",
+		PrettyName: "BFCL v4 (benchline build)",
+		Description: "Berkeley Function Calling Leaderboard v4 items (single-turn AST and relevance categories), one row per item, " +
+			"built by benchline. Columns: id, category, language, turns_json, functions_json, ground_truth_json (null for " +
+			"relevance/irrelevance), num_turns, num_functions, source_file, source_line.\n\n",
+		Provenance: "\nBFCL data is Apache-2.0, from ShishirPatil/gorilla (berkeley-function-call-leaderboard). The bundled " +
+			"demo fixtures (embedded://bfcl) are written for benchline in BFCL's format.\n",
+	}, m)
 }

@@ -345,26 +345,16 @@ func itemID(raw json.RawMessage) (string, error) {
 
 // Card renders the dataset card.
 func (Builder) Card(m catalog.Manifest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\npretty_name: IFEvalCode (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
-	fmt.Fprintf(&b, "# ifevalcode @ %s\n\n", m.Version)
-	b.WriteString("IFEvalCode items (controlled code generation: correctness and instruction following), one row per item, ")
-	b.WriteString("one data file per programming language, built by benchline. Columns: id, programming_language, ")
-	b.WriteString("english_question, chinese_question, check_correctness (test harness in the target language), ")
-	b.WriteString("check_instruction (Python check_instruction(response)), reference_solution (a reply passing both checks; ")
-	b.WriteString("null when the source has none), constraints_json, source_file, source_line.\n\n")
-	b.WriteString("The prompt is a question plus the original's fixed suffix; see docs/benchmarks/ifevalcode.md. ")
-	b.WriteString("Score replies with `benchline score ifevalcode` (both checks run in the sandbox).\n\n")
-	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	b.WriteString("| file | rows | sha256 |\n|---|---:|---|\n")
-	for _, f := range m.Files {
-		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:16])
-	}
-	b.WriteString("\n## Sources\n\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:16], s.Bytes)
-	}
-	b.WriteString("\nIFEvalCode is from CSJianYang/IFEvalCode (arXiv 2507.22462). The bundled demo fixtures ")
-	b.WriteString("(embedded://ifevalcode) are written for benchline in the original's format; they are not the original's items.\n")
-	return b.String()
+	return datasets.RenderCard(datasets.CardText{
+		PrettyName: "IFEvalCode (benchline build)",
+		Description: "IFEvalCode items (controlled code generation: correctness and instruction following), one row per item, " +
+			"one data file per programming language, built by benchline. Columns: id, programming_language, " +
+			"english_question, chinese_question, check_correctness (test harness in the target language), " +
+			"check_instruction (Python check_instruction(response)), reference_solution (a reply passing both checks; " +
+			"null when the source has none), constraints_json, source_file, source_line.\n\n" +
+			"The prompt is a question plus the original's fixed suffix; see docs/benchmarks/ifevalcode.md. " +
+			"Score replies with `benchline score ifevalcode` (both checks run in the sandbox).\n\n",
+		Provenance: "\nIFEvalCode is from CSJianYang/IFEvalCode (arXiv 2507.22462). The bundled demo fixtures " +
+			"(embedded://ifevalcode) are written for benchline in the original's format; they are not the original's items.\n",
+	}, m)
 }

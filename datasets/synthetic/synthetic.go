@@ -147,7 +147,8 @@ func ParamsDelay(plan datasets.Plan) time.Duration {
 
 // Card renders the dataset card.
 func (Builder) Card(m catalog.Manifest) string {
-	return fmt.Sprintf("---\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n# synthetic @ %s\n\n"+
-		"Generated rows for measuring benchline's build pipeline (not a benchmark). Parameters: %v. Rows: %d in %d files.\n",
-		m.Version, m.Params, m.Rows, len(m.Files))
+	return datasets.RenderCard(datasets.CardText{
+		PrettyName:  "benchline synthetic rows",
+		Description: "Generated rows for measuring and testing benchline's pipelines (not a benchmark): each row asks for its reference number.",
+	}, m)
 }

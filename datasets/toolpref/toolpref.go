@@ -282,30 +282,13 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 
 // Card renders the dataset card.
 func (Builder) Card(m catalog.Manifest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nlicense: apache-2.0\npretty_name: ToolPref-style function-calling preference pairs (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
-	fmt.Fprintf(&b, "# toolpref @ %s\n\n", m.Version)
-	b.WriteString("Preference pairs over replies to BFCL-format function-calling items, built by benchline in the manner of ")
-	b.WriteString("ToolPref-Pairwise (ToolRM): candidates are scored by a rule-based partial credit in [0, 1] (function name, ")
-	b.WriteString("required arguments, argument values per BFCL's acceptable values, extra calls penalized) and pairs are picked by ")
-	b.WriteString("balanced sampling over the rejected reply's source, the score gap and the task complexity. The scoring rule ")
-	b.WriteString("is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n")
-	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	keys := make([]string, 0, len(m.Params))
-	for k := range m.Params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "- param %s = %q\n", k, m.Params[k])
-	}
-	b.WriteString("\n| file | rows | sha256 |\n|---|---:|---|\n")
-	for _, f := range m.Files {
-		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:min(16, len(f.SHA256))])
-	}
-	b.WriteString("\n## Sources\n\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:min(16, len(s.SHA256))], s.Bytes)
-	}
-	return b.String()
+	return datasets.RenderCard(datasets.CardText{
+		License:    "apache-2.0",
+		PrettyName: "ToolPref-style function-calling preference pairs (benchline build)",
+		Description: "Preference pairs over replies to BFCL-format function-calling items, built by benchline in the manner of " +
+			"ToolPref-Pairwise (ToolRM): candidates are scored by a rule-based partial credit in [0, 1] (function name, " +
+			"required arguments, argument values per BFCL's acceptable values, extra calls penalized) and pairs are picked by " +
+			"balanced sampling over the rejected reply's source, the score gap and the task complexity. The scoring rule " +
+			"is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n",
+	}, m)
 }

@@ -266,26 +266,14 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 
 // Card renders the dataset card.
 func (Builder) Card(m catalog.Manifest) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nlicense: apache-2.0\npretty_name: TRBench-style function-calling reward-model pairs (benchline build)\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n")
-	fmt.Fprintf(&b, "# trbench @ %s\n\n", m.Version)
-	b.WriteString("Pairwise critique tasks for function-calling reward models in the manner of TRBench-BFCL (ToolRM): ")
-	b.WriteString("a conversation with tools, a chosen and a rejected reply, and a GenRM critique prompt in both answer orders ")
-	b.WriteString("(prompt_order1 with the chosen reply first, ground truth \"1\"; prompt_order2 swapped, \"2\"). ")
-	b.WriteString("TRBench holds every pair twice; benchline keeps both orders in one row so shards never split a pair. ")
-	b.WriteString("The critique prompt wording is benchline's own. Score with `benchline eval --dataset trbench --model <judge>`: ")
-	b.WriteString("metrics w_avg (both orders right), acc_order1, acc_order2, avg; categories are task sources.\n\n")
-	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n", m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	if v := m.Params["toolpref"]; v != "" {
-		fmt.Fprintf(&b, "- pairs from toolpref@%s\n", v)
-	}
-	b.WriteString("\n| file | rows | sha256 |\n|---|---:|---|\n")
-	for _, f := range m.Files {
-		fmt.Fprintf(&b, "| %s | %d | `%s` |\n", f.Path, f.Rows, f.SHA256[:min(16, len(f.SHA256))])
-	}
-	b.WriteString("\n## Sources\n\n")
-	for _, s := range m.Sources {
-		fmt.Fprintf(&b, "- %s (sha256 `%s`, %d bytes)\n", s.URI, s.SHA256[:min(16, len(s.SHA256))], s.Bytes)
-	}
-	return b.String()
+	return datasets.RenderCard(datasets.CardText{
+		License:    "apache-2.0",
+		PrettyName: "TRBench-style function-calling reward-model pairs (benchline build)",
+		Description: "Pairwise critique tasks for function-calling reward models in the manner of TRBench-BFCL (ToolRM): " +
+			"a conversation with tools, a chosen and a rejected reply, and a GenRM critique prompt in both answer orders " +
+			"(prompt_order1 with the chosen reply first, ground truth \"1\"; prompt_order2 swapped, \"2\"). " +
+			"TRBench holds every pair twice; benchline keeps both orders in one row so shards never split a pair. " +
+			"The critique prompt wording is benchline's own. Score with `benchline eval --dataset trbench --model <judge>`: " +
+			"metrics w_avg (both orders right), acc_order1, acc_order2, avg; categories are task sources.\n\n",
+	}, m)
 }
