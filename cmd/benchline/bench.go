@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,24 +23,13 @@ rows, bytes, seconds, rows_per_sec, mb_per_sec, peak_rss_mb (VmHWM) and heap_pea
 Example: benchline bench build synthetic --param rows=1000000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
+			cfg, store, err := g.store(cmd.Context())
 			if err != nil {
 				return err
 			}
-			store, err := app.OpenStore(cmd.Context(), cfg)
+			req, err := requestFromFlags(args[0], src, params)
 			if err != nil {
 				return err
-			}
-			req := datasets.Request{Source: src, Params: map[string]string{}}
-			if req.Source == "" {
-				req.Source = "embedded://" + args[0]
-			}
-			for _, p := range params {
-				k, v, ok := strings.Cut(p, "=")
-				if !ok {
-					return fmt.Errorf("--param %q: want key=value", p)
-				}
-				req.Params[k] = v
 			}
 			res, err := app.BenchBuild(cmd.Context(), store, datasets.Env{Store: store, OpenS3: app.S3Opener(cfg)}, args[0], req, parallel)
 			if err != nil {
@@ -65,11 +52,7 @@ evaluation of baseline/reference on it through the configured Temporal and worke
 (workflow, gateway, scoring, Parquet, S3), and prints both rates and their ratio.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			c, err := app.Dial(cfg, g.logger())
+			cfg, c, err := g.dial()
 			if err != nil {
 				return err
 			}

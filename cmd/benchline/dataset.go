@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/registry"
@@ -42,19 +41,9 @@ A version is content-addressed: building the same sources again reuses it.`, str
 			if _, err := registry.Builders().Get(args[0]); err != nil {
 				return err
 			}
-			req := datasets.Request{Source: src, Params: map[string]string{}}
-			if req.Source == "" {
-				req.Source = "embedded://" + args[0]
-			}
-			for _, p := range params {
-				k, v, ok := strings.Cut(p, "=")
-				if !ok {
-					return fmt.Errorf("--param %q: want key=value", p)
-				}
-				req.Params[k] = v
-			}
-			if len(req.Params) == 0 {
-				req.Params = nil
+			req, err := requestFromFlags(args[0], src, params)
+			if err != nil {
+				return err
 			}
 			c, err := app.Dial(cfg, g.logger())
 			if err != nil {
@@ -90,11 +79,7 @@ func newDatasetLsCmd(g *globals) *cobra.Command {
 		Short: "List published dataset versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			store, err := app.OpenStore(cmd.Context(), cfg)
+			_, store, err := g.store(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -128,11 +113,7 @@ func newDatasetShowCmd(g *globals) *cobra.Command {
 		Short: "Print a dataset version's manifest (latest by default)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			store, err := app.OpenStore(cmd.Context(), cfg)
+			_, store, err := g.store(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -8,10 +8,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 )
 
@@ -23,6 +28,46 @@ type globals struct {
 
 func (g *globals) load() (config.Config, error) {
 	return config.Load(g.configPath, os.LookupEnv)
+}
+
+// store loads the configuration and opens the object store.
+func (g *globals) store(ctx context.Context) (config.Config, *blob.S3, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return cfg, nil, err
+	}
+	st, err := app.OpenStore(ctx, cfg)
+	return cfg, st, err
+}
+
+// dial loads the configuration and connects to Temporal; close the client.
+func (g *globals) dial() (config.Config, client.Client, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return cfg, nil, err
+	}
+	c, err := app.Dial(cfg, g.logger())
+	return cfg, c, err
+}
+
+// requestFromFlags builds a dataset build request: the source (default the
+// fixtures embedded for the dataset) and key=value parameters.
+func requestFromFlags(dataset, src string, params []string) (datasets.Request, error) {
+	req := datasets.Request{Source: src}
+	if req.Source == "" {
+		req.Source = "embedded://" + dataset
+	}
+	for _, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return req, fmt.Errorf("--param %q: want key=value", p)
+		}
+		if req.Params == nil {
+			req.Params = map[string]string{}
+		}
+		req.Params[k] = v
+	}
+	return req, nil
 }
 
 func (g *globals) logger() *slog.Logger {

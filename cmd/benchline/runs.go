@@ -23,11 +23,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 		Short: "List evaluation runs in the object store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			store, err := app.OpenStore(cmd.Context(), cfg)
+			_, store, err := g.store(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -64,11 +60,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 		Short: "Show a run's summary, or its progress while it runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			store, err := app.OpenStore(cmd.Context(), cfg)
+			cfg, store, err := g.store(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -106,11 +98,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 		Short: "Cancel a running evaluation (finished shards are kept; start it again to resume)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			c, err := app.Dial(cfg, g.logger())
+			_, c, err := g.dial()
 			if err != nil {
 				return err
 			}

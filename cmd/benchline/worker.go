@@ -15,11 +15,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Short: "Run a benchline worker: every workflow and activity, on the configured task queue",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := g.load()
-			if err != nil {
-				return err
-			}
-			c, err := app.Dial(cfg, g.logger())
+			cfg, c, err := g.dial()
 			if err != nil {
 				return err
 			}
