@@ -534,7 +534,7 @@ func fillRow(row *schemas.ResultRow, out scorers.Outcome) {
 }
 
 func writeRows(ctx context.Context, store blob.Store, key string, rows []schemas.ResultRow) error {
-	w := pq.NewWriter[schemas.ResultRow](ctx, store, key, pq.Options{})
+	w := pq.NewWriter[schemas.ResultRow](ctx, store, key, pq.Options{PageBufferSize: 64 << 10})
 	if err := w.Write(rows); err != nil {
 		w.Abort()
 		return err

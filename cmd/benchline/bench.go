@@ -42,7 +42,7 @@ Example: benchline bench build synthetic --param rows=1000000`,
 	build.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	build.Flags().IntVar(&parallel, "parallel", 1, "parts written at once")
 	var rows int64
-	var shards int
+	var shards, seed int
 	evalCmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Time a full evaluation run against a bare gateway loop making the same calls (same machine, same run)",
@@ -65,7 +65,7 @@ evaluation of baseline/reference on it through the configured Temporal and worke
 			if err != nil {
 				return err
 			}
-			res, err := app.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards)
+			res, err := app.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards, seed)
 			if err != nil {
 				return err
 			}
@@ -74,6 +74,7 @@ evaluation of baseline/reference on it through the configured Temporal and worke
 	}
 	evalCmd.Flags().Int64Var(&rows, "rows", 10000, "samples")
 	evalCmd.Flags().IntVar(&shards, "parallel", 8, "shards at once (the engine's default)")
+	evalCmd.Flags().IntVar(&seed, "seed", 99, "seed of the synthetic dataset (a new seed builds a new version)")
 	cmd.AddCommand(build, evalCmd)
 	return cmd
 }

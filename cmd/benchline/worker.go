@@ -2,6 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +15,8 @@ import (
 
 func newWorkerCmd(g *globals) *cobra.Command {
 	var o app.WorkerOptions
+	var pprofAddr string
+	var memLimitMB int
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a benchline worker: every workflow and activity, on the configured task queue",
@@ -28,6 +35,18 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if memLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
+				// A soft limit: the GC works harder near it instead of
+				// letting garbage from shard files double the heap.
+				debug.SetMemoryLimit(int64(memLimitMB) << 20)
+			}
+			if pprofAddr != "" {
+				go func() {
+					// net/http/pprof registers on the default mux.
+					srv := &http.Server{Addr: pprofAddr, ReadHeaderTimeout: 10 * time.Second}
+					_ = srv.ListenAndServe()
+				}()
+			}
 			ws, err := app.NewWorkers(c, cfg, store, gw, o)
 			if err != nil {
 				return err
@@ -43,6 +62,8 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().IntVar(&memLimitMB, "memory-limit-mb", 512, "soft memory limit for the Go runtime (GOMEMLIMIT overrides; 0: none)")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060")
 	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once on the main queue")
 	cmd.Flags().StringSliceVar(&o.Queues, "queues", []string{"main", app.QueueSandbox}, "queues to serve: main (workflows, builds, generation) and sandbox (code execution)")
 	cmd.Flags().IntVar(&o.SampleConcurrency, "sample-concurrency", 16, "samples in flight per shard (the gateway's per-provider limits still apply)")

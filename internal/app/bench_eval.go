@@ -37,10 +37,10 @@ type EvalBench struct {
 // over its prompts (no cache) at shards×16 concurrency, then times a full
 // evaluation of baseline/reference on it (workflow, gateway, scoring,
 // Parquet, S3).
-func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, n int64, shards int) (EvalBench, error) {
+func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, n int64, shards, seed int) (EvalBench, error) {
 	res := EvalBench{Samples: n, Concurrency: shards * 16}
 	built, err := BuildDataset(ctx, c, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name,
-		Request: datasets.Request{Params: map[string]string{"rows": fmt.Sprint(n), "seed": "99"}}})
+		Request: datasets.Request{Params: map[string]string{"rows": fmt.Sprint(n), "seed": fmt.Sprint(seed)}}})
 	if err != nil {
 		return res, err
 	}
@@ -90,9 +90,11 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 	}
 	res.GatewayCallsPerS = float64(len(samples)) / res.GatewaySeconds
 
+	// A fresh seed makes a fresh run (the same plan would reuse a finished one).
+	nonce := int(time.Now().UnixNano() % (1 << 31))
 	start = time.Now()
 	run, p, err := StartEval(ctx, c, cfg, store, workflows.EvaluateModelInput{
-		Request: runs.Request{Dataset: ref, Model: "baseline/reference", NoCache: true}, MaxConcurrentShards: shards})
+		Request: runs.Request{Dataset: ref, Model: "baseline/reference", NoCache: true, Seed: &nonce}, MaxConcurrentShards: shards})
 	if err != nil {
 		return res, err
 	}

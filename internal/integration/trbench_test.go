@@ -83,4 +83,3 @@ func TestEvalTRBenchJudges(t *testing.T) {
 		}
 	}
 }
-

@@ -13,10 +13,10 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 )
 
-// ObjectReaderAt adapts an object in a blob.Store to io.ReaderAt. Objects up
-// to wholeLimit bytes are fetched once; larger ones are read with ranged GETs
-// (in blocks, cached) so a reader touches only the footer and the columns it
-// projects.
+// ObjectReaderAt adapts an object in a blob.Store to io.ReaderAt. Small
+// objects are fetched once; larger ones are read with ranged GETs (in
+// blocks, cached) so a reader touches only the footer and the columns and
+// row groups it reads.
 type ObjectReaderAt struct {
 	ctx   context.Context
 	store blob.Store
@@ -28,10 +28,13 @@ type ObjectReaderAt struct {
 	blocks map[int64][]byte
 }
 
+// Objects up to wholeLimit are fetched in one GET. Larger ones are read in
+// blockSize ranges: a shard reading 500 rows of a 100,000-row file fetches
+// the footer and one row group's column chunks, not the whole file.
 const (
-	wholeLimit = 32 << 20
-	blockSize  = 4 << 20
-	maxBlocks  = 16
+	wholeLimit = 1 << 20
+	blockSize  = 1 << 20
+	maxBlocks  = 32
 )
 
 // OpenObject returns a ReaderAt over key and its size.

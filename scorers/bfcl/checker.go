@@ -235,7 +235,7 @@ func (c Checker) parallelNoOrder(lang Language, funcs []Function, output []Call,
 		return fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.", "")
 	}
 	var matchedBuf [16]bool
-	matched := matchedBuf[:0]
+	var matched []bool
 	if len(output) > len(matchedBuf) {
 		matched = make([]bool, len(output))
 	} else {
