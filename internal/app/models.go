@@ -56,45 +56,44 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 
 // StoreReferences serves baseline/reference answers from the reference
 // files the evaluation engine writes to the object store
-// (references/<dataset>/<version>.jsonl), loading new files when a lookup
-// misses (at most once a second).
+// (references/<dataset>/<version>/task-<v>.jsonl). A lookup that misses
+// waits for a listing of the store that started after the request arrived,
+// so references written before a run's first request are always found;
+// concurrent misses share one listing.
 type StoreReferences struct {
 	Store blob.Store
 
-	mu       sync.Mutex
-	mem      *baseline.MemoryReferences
-	loaded   map[string]bool
-	lastScan time.Time
+	once      sync.Once
+	mem       *baseline.MemoryReferences
+	mu        sync.Mutex // serializes scans
+	loaded    map[string]bool
+	lastStart time.Time // when the last scan started
 }
 
 var _ baseline.References = (*StoreReferences)(nil)
 
 // Lookup implements baseline.References.
 func (r *StoreReferences) Lookup(key string) (baseline.Reference, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.mem == nil {
-		r.mem, r.loaded = baseline.NewMemoryReferences(), map[string]bool{}
-	}
+	arrival := time.Now()
+	r.once.Do(func() { r.mem, r.loaded = baseline.NewMemoryReferences(), map[string]bool{} })
 	if ref, ok := r.mem.Lookup(key); ok {
 		return ref, true
 	}
-	if time.Since(r.lastScan) < time.Second {
-		return baseline.Reference{}, false
-	}
-	r.lastScan = time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	infos, err := r.Store.List(ctx, "references/")
-	if err != nil {
-		return baseline.Reference{}, false
-	}
-	for _, info := range infos {
-		if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
-			continue
-		}
-		if err := r.load(ctx, info.Key); err == nil {
-			r.loaded[info.Key] = true
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.lastStart.After(arrival) {
+		r.lastStart = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if infos, err := r.Store.List(ctx, "references/"); err == nil {
+			for _, info := range infos {
+				if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
+					continue
+				}
+				if err := r.load(ctx, info.Key); err == nil {
+					r.loaded[info.Key] = true
+				}
+			}
 		}
 	}
 	return r.mem.Lookup(key)

@@ -51,10 +51,13 @@ func metric(s aggregate.Summary, name string) aggregate.MetricStat {
 }
 
 func TestEvalBFCLBaselines(t *testing.T) {
-	if _, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded}); err != nil {
+	// Pin the fixtures' version: another test may publish the real BFCL data as latest.
+	built, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded})
+	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl", Model: "baseline/reference"}})
+	ds := "bfcl@" + built.Version
+	ref, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +67,7 @@ func TestEvalBFCLBaselines(t *testing.T) {
 	if *update {
 		saveHistory(t, app.EvalWorkflowID(ref.RunID), "evaluate_model_bfcl.json")
 	}
-	noisy, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl", Model: "baseline/noisy-0.5"}})
+	noisy, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/noisy-0.5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestEvalBFCLBaselines(t *testing.T) {
 		t.Fatalf("baseline/noisy-0.5: %+v; want lower than reference with a bootstrap interval around it", a)
 	}
 	// The same plan again reuses the finished run: same id, same summary.
-	again, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl", Model: "baseline/noisy-0.5"}})
+	again, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/noisy-0.5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
