@@ -35,7 +35,7 @@ func GroundTruthCalls(gt any) ([]Call, error) {
 			if !isList {
 				return nil, fmt.Errorf("toolcall: ground truth %d: %s.%s is not a list of acceptable values", i, name, k)
 			}
-			if v, ok := firstAcceptable(l); ok {
+			if v, ok := FirstAcceptable(l); ok {
 				args.Set(k, v)
 			}
 		}
@@ -44,7 +44,11 @@ func GroundTruthCalls(gt any) ([]Call, error) {
 	return calls, nil
 }
 
-func firstAcceptable(acc []any) (any, bool) {
+// FirstAcceptable renders a BFCL acceptable-values list as the value a
+// correct model would send: its first entry, with dicts (and lists of
+// dicts) collapsed the same way key by key. ok is false when the first
+// entry is "" (the parameter may be omitted).
+func FirstAcceptable(acc []any) (any, bool) {
 	if len(acc) == 0 {
 		return nil, false
 	}
@@ -61,7 +65,7 @@ func collapse(v any) any {
 		for i := 0; i < x.Len(); i++ {
 			k, val := x.At(i)
 			if l, isList := val.([]any); isList {
-				if fv, ok := firstAcceptable(l); ok {
+				if fv, ok := FirstAcceptable(l); ok {
 					out.Set(k, fv)
 				}
 				continue

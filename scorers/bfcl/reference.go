@@ -11,45 +11,6 @@ import (
 
 func isOmittable(v any) bool { s, ok := v.(string); return ok && s == "" }
 
-// firstAcceptable renders an acceptable-values list as the value a correct
-// model would send: its first entry, with dicts (and lists of dicts)
-// collapsed the same way key by key. ok is false when the first entry is ""
-// (the parameter is omitted).
-func firstAcceptable(acc []any) (any, bool) {
-	if len(acc) == 0 || isOmittable(acc[0]) {
-		return nil, false
-	}
-	return collapse(acc[0]), true
-}
-
-func collapse(v any) any {
-	switch x := v.(type) {
-	case *toolcall.Object:
-		out := toolcall.NewObject(x.Len())
-		for i := 0; i < x.Len(); i++ {
-			k, val := x.At(i)
-			if l, isList := val.([]any); isList {
-				if fv, ok := firstAcceptable(l); ok {
-					out.Set(k, fv)
-				}
-				continue
-			}
-			out.Set(k, val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			if o, isObj := e.(*toolcall.Object); isObj {
-				out[i] = collapse(o)
-			} else {
-				out[i] = e
-			}
-		}
-		return out
-	}
-	return v
-}
 
 // ReferenceCalls renders a ground truth as the decoded output of a model
 // that answers it correctly: each parameter takes its first acceptable value
@@ -62,13 +23,13 @@ func ReferenceCalls(lang Language, funcs []Function, answers []Answer) []Call {
 		fn := findDescription(funcs, a.Name)
 		args := toolcall.NewObject(len(a.Params))
 		for _, p := range a.Params {
-			v, ok := firstAcceptable(p.Acceptable)
+			v, ok := toolcall.FirstAcceptable(p.Acceptable)
 			if !ok && fn != nil && slices.Contains(fn.Required, p.Name) {
 				// A required parameter cannot be omitted: use its first
 				// non-"" acceptable value (some items list "" first).
 				for i, a := range p.Acceptable {
 					if !isOmittable(a) {
-						v, ok = firstAcceptable(p.Acceptable[i:])
+						v, ok = toolcall.FirstAcceptable(p.Acceptable[i:])
 						break
 					}
 				}
