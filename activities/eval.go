@@ -154,6 +154,24 @@ func (a *Eval) plan(ctx context.Context, run string) (runs.Plan, error) {
 	return p, nil
 }
 
+// shard loads what a shard activity needs: the run's plan, its task and the
+// shard's rows. A plan naming an unknown task or shard is invalid input.
+func (a *Eval) shard(ctx context.Context, run string, shard int) (runs.Plan, scorers.Task, runs.Range, error) {
+	plan, err := a.plan(ctx, run)
+	if err != nil {
+		return plan, nil, runs.Range{}, err
+	}
+	task, err := a.Tasks.Get(plan.Dataset)
+	if err != nil {
+		return plan, nil, runs.Range{}, invalid(err)
+	}
+	rng, err := plan.Shard(shard)
+	if err != nil {
+		return plan, nil, runs.Range{}, invalid(err)
+	}
+	return plan, task, rng, nil
+}
+
 // RunShardInput names one shard of a run.
 type RunShardInput struct {
 	RunID       string
@@ -195,17 +213,9 @@ func summarize(shard int, rows []schemas.ResultRow) ShardResult {
 // results go to one file at a deterministic key, so a retried or duplicated
 // activity yields exactly one row per sample.
 func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, error) {
-	plan, err := a.plan(ctx, in.RunID)
+	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
 		return ShardResult{}, err
-	}
-	task, err := a.Tasks.Get(plan.Dataset)
-	if err != nil {
-		return ShardResult{}, invalid(err)
-	}
-	rng, err := plan.Shard(in.Shard)
-	if err != nil {
-		return ShardResult{}, invalid(err)
 	}
 	key := runs.ShardKey(plan.RunID, in.Shard)
 	var previous []schemas.ResultRow
@@ -413,21 +423,13 @@ type ScoreShardInput struct {
 // file with the metrics. Rows already scored are kept, so a retry only does
 // what is left; progress is checkpointed like RunShard's.
 func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
-	plan, err := a.plan(ctx, in.RunID)
+	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
 		return ShardResult{}, err
-	}
-	task, err := a.Tasks.Get(plan.Dataset)
-	if err != nil {
-		return ShardResult{}, invalid(err)
 	}
 	ds, ok := task.(scorers.DeferredScorer)
 	if !ok {
 		return ShardResult{}, invalid(fmt.Errorf("task %s has no deferred scorer", plan.Dataset))
-	}
-	rng, err := plan.Shard(in.Shard)
-	if err != nil {
-		return ShardResult{}, invalid(err)
 	}
 	key := runs.ShardKey(plan.RunID, in.Shard)
 	rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, key)

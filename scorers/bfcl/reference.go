@@ -11,7 +11,6 @@ import (
 
 func isOmittable(v any) bool { s, ok := v.(string); return ok && s == "" }
 
-
 // ReferenceCalls renders a ground truth as the decoded output of a model
 // that answers it correctly: each parameter takes its first acceptable value
 // (a required one its first non-"" value), omittable ones are left out, and
