@@ -62,7 +62,7 @@ func TestKillWorkerMidBuild(t *testing.T) {
 	bin := buildBinary(t)
 	const queue = "kill-test"
 	const rows = 240_000
-	params := map[string]string{"rows": fmt.Sprint(rows), "part_rows": "20000", "seed": "7", "delay_ms_per_10k": "400"}
+	params := map[string]string{"rows": fmt.Sprint(rows), "part_rows": "20000", "seed": "7", "delay_ms_per_10k": "1000"}
 	plan, err := synthetic.Builder{}.Plan(ctx, datasets.Env{}, datasets.Request{Params: params})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +83,9 @@ func TestKillWorkerMidBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(infos) >= 2 {
+			if len(infos) >= len(plan.Parts) {
+				t.Fatal("every part was written before the kill; the test proves nothing (raise delay_ms_per_10k)")
+			}
 			break
 		}
 		select {
