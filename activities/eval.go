@@ -37,6 +37,8 @@ type Eval struct {
 	// SampleAttempts bounds attempts of a sample on infrastructure errors
 	// before it is reported as failed for infrastructure reasons [3].
 	SampleAttempts int
+	// CacheTTL ignores cached answers older than this [0: forever].
+	CacheTTL time.Duration
 
 	plans sync.Map // run id -> runs.Plan
 }
@@ -232,7 +234,7 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 		}
 	}
 
-	seg, err := gateway.OpenSegment(ctx, a.Store, runs.CachePrefix(plan.RunID, in.Shard), gateway.SegmentOptions{})
+	seg, err := gateway.OpenSegment(ctx, a.Store, runs.CachePrefix(plan.RunID, in.Shard), gateway.SegmentOptions{TTL: a.CacheTTL})
 	if err != nil {
 		return ShardResult{}, err
 	}

@@ -45,7 +45,7 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 	if err != nil {
 		return nil, err
 	}
-	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare})
+	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -50,6 +51,9 @@ type Models struct {
 	// [1]: the per-process limiters then hold the deployment's limits
 	// together. See docs/gateway.md, "Limits across workers".
 	WorkerShare int `yaml:"worker_share"`
+	// CacheTTL ignores cached model answers older than this
+	// (BENCHLINE_CACHE_TTL, e.g. "168h") [0: kept forever].
+	CacheTTL time.Duration `yaml:"cache_ttl"`
 }
 
 // Temporal says how to reach the Temporal service.
@@ -143,6 +147,13 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) err
 	str("TEMPORAL_API_KEY", &cfg.Temporal.APIKey)
 	str("BENCHLINE_TASK_QUEUE", &cfg.Temporal.TaskQueue)
 	str("BENCHLINE_PROVIDERS", &cfg.Models.ProvidersFile)
+	if v, ok := lookup("BENCHLINE_CACHE_TTL"); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("config: BENCHLINE_CACHE_TTL=%q: want a duration such as 168h", v)
+		}
+		cfg.Models.CacheTTL = d
+	}
 	if v, ok := lookup("BENCHLINE_WORKER_SHARE"); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -55,6 +56,12 @@ func TestLoad(t *testing.T) {
 			}},
 		{name: "unknown field rejected", file: "temporal:\n  adress: x\n", wantErr: "adress"},
 		{name: "bad endpoint", env: map[string]string{"BENCHLINE_S3_ENDPOINT": "m:9000"}, wantErr: "http://"},
+		{name: "cache ttl", env: map[string]string{"BENCHLINE_CACHE_TTL": "168h"}, check: func(t *testing.T, c Config) {
+			if c.Models.CacheTTL != 168*time.Hour {
+				t.Errorf("%+v", c.Models)
+			}
+		}},
+		{name: "bad cache ttl", env: map[string]string{"BENCHLINE_CACHE_TTL": "soon"}, wantErr: "BENCHLINE_CACHE_TTL"},
 		{name: "bad bool", env: map[string]string{"BENCHLINE_S3_PATH_STYLE": "maybe"}, wantErr: "PATH_STYLE"},
 		{name: "missing file", file: "/nonexistent/x.yaml", wantErr: "x.yaml"},
 	}
