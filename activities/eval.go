@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,22 +128,34 @@ func (a *Eval) writeReferences(ctx context.Context, task scorers.Task, refs scor
 	if ok, err := blob.Exists(ctx, a.Store, key); err != nil || ok {
 		return err
 	}
-	var sb strings.Builder
-	enc := json.NewEncoder(&sb)
-	for _, f := range plan.Files {
-		err := task.ReadSamples(ctx, a.Store, f.Key, 0, f.Rows, func(s scorers.Sample) error {
-			for _, r := range scorers.ReferencesOf(refs, s) {
-				if err := enc.Encode(r); err != nil {
-					return err
+	// Stream the references into a multipart upload: a million samples'
+	// references never sit in memory at once.
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 1<<20)
+		enc := json.NewEncoder(bw)
+		var err error
+		for _, f := range plan.Files {
+			err = task.ReadSamples(ctx, a.Store, f.Key, 0, f.Rows, func(s scorers.Sample) error {
+				for _, r := range scorers.ReferencesOf(refs, s) {
+					if err := enc.Encode(r); err != nil {
+						return err
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				break
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-	}
-	return blob.PutBytes(ctx, a.Store, key, []byte(sb.String()))
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	err := a.Store.Put(ctx, key, pr, -1)
+	pr.CloseWithError(err) // unblock the producer if the upload failed
+	return err
 }
 
 func (a *Eval) plan(ctx context.Context, run string) (runs.Plan, error) {
