@@ -46,10 +46,11 @@ Example: benchline bench build synthetic --param rows=1000000`,
 	evalCmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Time a full evaluation run against a bare gateway loop making the same calls (same machine, same run)",
-		Long: `eval builds a synthetic dataset of --rows rows, times a gateway-only loop over its prompts
-(baseline/reference, no cache, --parallel×16 concurrent calls), then times a full
-evaluation of baseline/reference on it through the configured Temporal and workers
-(workflow, gateway, scoring, Parquet, S3), and prints both rates and their ratio.`,
+		Long: `eval builds a synthetic dataset of --rows rows, times a full evaluation of
+baseline/reference on it through the configured Temporal and workers (workflow, gateway,
+scoring, Parquet, S3), then times a gateway-only loop over the same prompts
+(baseline/reference, no cache, --parallel×16 concurrent calls), and prints both rates and
+their ratio.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, c, err := g.dial()

@@ -33,10 +33,11 @@ type EvalBench struct {
 	RunID            string  `json:"run_id"`
 }
 
-// BenchEval builds a synthetic dataset of n rows, times a gateway-only loop
-// over its prompts (no cache) at shards×16 concurrency, then times a full
-// evaluation of baseline/reference on it (workflow, gateway, scoring,
-// Parquet, S3).
+// BenchEval builds a synthetic dataset of n rows, times a full evaluation
+// of baseline/reference on it (workflow, gateway, scoring, Parquet, S3),
+// then times a gateway-only loop over the same prompts (no cache) at
+// shards×16 concurrency. The run goes first because it writes the
+// references the baseline server answers from.
 func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, n int64, shards, seed int) (EvalBench, error) {
 	res := EvalBench{Samples: n, Concurrency: shards * 16}
 	built, err := BuildDataset(ctx, c, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name,
@@ -49,6 +50,18 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 	if err != nil {
 		return res, err
 	}
+	// A fresh seed makes a fresh run (the same plan would reuse a finished one).
+	nonce := int(time.Now().UnixNano() % (1 << 31))
+	start := time.Now()
+	run, p, err := StartEval(ctx, c, cfg, store, workflows.EvaluateModelInput{
+		Request: runs.Request{Dataset: ref, Model: "baseline/reference", NoCache: true, Seed: &nonce}, MaxConcurrentShards: shards})
+	if err != nil {
+		return res, err
+	}
+	if _, err := WaitEval(ctx, c, run, p.RunID, time.Hour, nil); err != nil {
+		return res, err
+	}
+	res.RunSeconds = time.Since(start).Seconds()
 	task := synth.Task{}
 	// Gateway-only loop: the same prompts, no cache, same concurrency.
 	var samples []scorers.Sample
@@ -64,7 +77,7 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 	var next atomic.Int64
 	var firstErr error
 	var once sync.Once
-	start := time.Now()
+	start = time.Now()
 	var wg sync.WaitGroup
 	for range res.Concurrency {
 		wg.Add(1)
@@ -90,18 +103,6 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 	}
 	res.GatewayCallsPerS = float64(len(samples)) / res.GatewaySeconds
 
-	// A fresh seed makes a fresh run (the same plan would reuse a finished one).
-	nonce := int(time.Now().UnixNano() % (1 << 31))
-	start = time.Now()
-	run, p, err := StartEval(ctx, c, cfg, store, workflows.EvaluateModelInput{
-		Request: runs.Request{Dataset: ref, Model: "baseline/reference", NoCache: true, Seed: &nonce}, MaxConcurrentShards: shards})
-	if err != nil {
-		return res, err
-	}
-	if _, err := WaitEval(ctx, c, run, p.RunID, time.Hour, nil); err != nil {
-		return res, err
-	}
-	res.RunSeconds = time.Since(start).Seconds()
 	res.RunSamplesPerS = float64(n) / res.RunSeconds
 	res.Ratio = res.RunSamplesPerS / res.GatewayCallsPerS
 	res.RunID = p.RunID

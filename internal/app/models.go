@@ -79,24 +79,47 @@ func (r *StoreReferences) Lookup(key string) (baseline.Reference, bool) {
 	if ref, ok := r.mem.Lookup(key); ok {
 		return ref, true
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.lastStart.After(arrival) {
-		r.lastStart = time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if infos, err := r.Store.List(ctx, "references/"); err == nil {
-			for _, info := range infos {
-				if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
-					continue
-				}
-				if err := r.load(ctx, info.Key); err == nil {
-					r.loaded[info.Key] = true
-				}
-			}
+	for {
+		r.mu.Lock()
+		if r.lastStart.After(arrival) {
+			// A listing that started after this request arrived has finished.
+			r.mu.Unlock()
+			break
 		}
+		if wait := scanEvery - time.Since(r.lastStart); wait > 0 {
+			// At most one listing per scanEvery: misses without a reference
+			// (prompts no dataset knows) must not list the store each time.
+			r.mu.Unlock()
+			time.Sleep(wait)
+			continue
+		}
+		r.lastStart = time.Now()
+		r.scan()
+		r.mu.Unlock()
+		break
 	}
 	return r.mem.Lookup(key)
+}
+
+// scanEvery bounds how often a miss lists the store.
+const scanEvery = 200 * time.Millisecond
+
+// scan loads reference files not loaded yet. Callers hold r.mu.
+func (r *StoreReferences) scan() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	infos, err := r.Store.List(ctx, "references/")
+	if err != nil {
+		return
+	}
+	for _, info := range infos {
+		if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
+			continue
+		}
+		if err := r.load(ctx, info.Key); err == nil {
+			r.loaded[info.Key] = true
+		}
+	}
 }
 
 func (r *StoreReferences) load(ctx context.Context, key string) error {
