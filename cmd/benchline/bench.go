@@ -53,19 +53,11 @@ scoring, Parquet, S3), then times a gateway-only loop over the same prompts
 their ratio.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, c, err := g.dial()
+			cfg, c, store, gw, err := g.services(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			store, err := app.OpenStore(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			gw, err := app.OpenGateway(cfg, "", g.logger())
-			if err != nil {
-				return err
-			}
 			res, err := app.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards, seed)
 			if err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/gateway"
 )
 
 // globals are the flags every command shares.
@@ -48,6 +49,26 @@ func (g *globals) dial() (config.Config, client.Client, error) {
 	}
 	c, err := app.Dial(cfg, g.logger())
 	return cfg, c, err
+}
+
+// services connects everything a worker-like command needs: Temporal, the
+// object store and the model gateway. Close the client.
+func (g *globals) services(ctx context.Context) (config.Config, client.Client, *blob.S3, *gateway.Gateway, error) {
+	cfg, c, err := g.dial()
+	if err != nil {
+		return cfg, nil, nil, nil, err
+	}
+	store, err := app.OpenStore(ctx, cfg)
+	if err != nil {
+		c.Close()
+		return cfg, nil, nil, nil, err
+	}
+	gw, err := app.OpenGateway(cfg, "", g.logger())
+	if err != nil {
+		c.Close()
+		return cfg, nil, nil, nil, err
+	}
+	return cfg, c, store, gw, nil
 }
 
 // requestFromFlags builds a dataset build request: the source (default the

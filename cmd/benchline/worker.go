@@ -22,19 +22,11 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Short: "Run a benchline worker: every workflow and activity, on the configured task queue",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, c, err := g.dial()
+			cfg, c, store, gw, err := g.services(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			store, err := app.OpenStore(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			gw, err := app.OpenGateway(cfg, "", g.logger())
-			if err != nil {
-				return err
-			}
 			if memLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 				// A soft limit: the GC works harder near it instead of
 				// letting garbage from shard files double the heap.
