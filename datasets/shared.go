@@ -70,3 +70,15 @@ func EachStagedLine(ctx context.Context, env Env, sha, uri string, fn func(line 
 	defer rc.Close()
 	return EachLine(rc, uri, fn)
 }
+
+// WriteComputedPart writes the rows a builder recomputed from its staged
+// sources for part p, after checking they are as many as the plan says
+// (a builder whose computation is not deterministic must not publish).
+func WriteComputedPart[T any](ctx context.Context, env Env, plan Plan, p Part, key string, rows []T, progress func(int64)) (pq.FileInfo, error) {
+	if int64(len(rows)) != p.Rows {
+		return pq.FileInfo{}, fmt.Errorf("%s: part %d: computed %d rows, plan says %d", plan.Dataset, p.Index, len(rows), p.Rows)
+	}
+	return WriteRows(ctx, env, key, rows, map[string]string{
+		"benchline.dataset": plan.Dataset, "benchline.version": plan.Version,
+	}, progress)
+}

@@ -256,12 +256,7 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if err != nil {
 		return pq.FileInfo{}, err
 	}
-	if int64(len(rows)) != p.Rows {
-		return pq.FileInfo{}, fmt.Errorf("trbench: part %d: computed %d rows, plan says %d", p.Index, len(rows), p.Rows)
-	}
-	return datasets.WriteRows(ctx, env, key, rows, map[string]string{
-		"benchline.dataset": Name, "benchline.version": plan.Version,
-	}, progress)
+	return datasets.WriteComputedPart(ctx, env, plan, p, key, rows, progress)
 }
 
 // Card renders the dataset card.
