@@ -14,7 +14,6 @@ import (
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/toolcall"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -37,15 +36,8 @@ func (Task) Metrics() []string { return []string{"accuracy"} }
 
 // ReadSamples implements scorers.Task.
 func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
-	return pq.ReadRange(ctx, store, key, start, n, func(items []schemas.BFCLItem) error {
-		for i := range items {
-			it := items[i]
-			if err := fn(scorers.Sample{ID: it.ID, Category: it.Category, Row: &it}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return scorers.ReadRows(ctx, store, key, start, n,
+		func(it *schemas.BFCLItem) string { return it.ID }, func(it *schemas.BFCLItem) string { return it.Category }, fn)
 }
 
 // item is a decoded BFCL row.

@@ -13,7 +13,6 @@ import (
 
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -91,15 +90,8 @@ func (*Task) ScoreQueue() string { return ScoreQueue }
 
 // ReadSamples implements scorers.Task.
 func (*Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
-	return pq.ReadRange(ctx, store, key, start, n, func(items []schemas.IFEvalCodeItem) error {
-		for i := range items {
-			it := items[i]
-			if err := fn(scorers.Sample{ID: it.ID, Category: it.ProgrammingLanguage, Row: &it}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return scorers.ReadRows(ctx, store, key, start, n,
+		func(it *schemas.IFEvalCodeItem) string { return it.ID }, func(it *schemas.IFEvalCodeItem) string { return it.ProgrammingLanguage }, fn)
 }
 
 // Details is a sample's Outcome.Details: Evaluate fills the replies, Score

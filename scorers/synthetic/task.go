@@ -13,7 +13,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -30,15 +29,8 @@ func (Task) Metrics() []string { return []string{"exact"} }
 
 // ReadSamples implements scorers.Task.
 func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
-	return pq.ReadRange(ctx, store, key, start, n, func(rows []schemas.SyntheticRow) error {
-		for i := range rows {
-			r := rows[i]
-			if err := fn(scorers.Sample{ID: r.ID, Category: r.Category, Row: &r}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return scorers.ReadRows(ctx, store, key, start, n,
+		func(r *schemas.SyntheticRow) string { return r.ID }, func(r *schemas.SyntheticRow) string { return r.Category }, fn)
 }
 
 func messages(r *schemas.SyntheticRow) []openai.ChatCompletionMessage {

@@ -9,7 +9,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -39,15 +38,8 @@ func (Task) Metrics() []string { return []string{"w_avg", "acc_order1", "acc_ord
 
 // ReadSamples implements scorers.Task.
 func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
-	return pq.ReadRange(ctx, store, key, start, n, func(rows []schemas.TRBenchPair) error {
-		for i := range rows {
-			r := rows[i]
-			if err := fn(scorers.Sample{ID: r.PairID, Category: r.TaskSource, Row: &r}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return scorers.ReadRows(ctx, store, key, start, n,
+		func(r *schemas.TRBenchPair) string { return r.PairID }, func(r *schemas.TRBenchPair) string { return r.TaskSource }, fn)
 }
 
 func row(s scorers.Sample) (*schemas.TRBenchPair, error) {
