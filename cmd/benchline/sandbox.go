@@ -55,6 +55,7 @@ func newSandboxCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("sandbox run: %w", err)
 			}
+			defer sb.Close()
 			p := lang.Program{Lang: lang.Language(language), Source: string(src), Stdin: stdin}
 			if timeout > 0 {
 				p.Limits.WallTime = time.Duration(timeout * float64(time.Second))

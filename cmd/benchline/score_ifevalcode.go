@@ -62,6 +62,7 @@ because of a sandbox failure (after retries); every input still gets its line.`,
 			if err != nil {
 				return fmt.Errorf("score ifevalcode: %w", err)
 			}
+			defer sb.Close()
 			s := ifevalcode.New(sb, ifevalcode.Options{Concurrency: concurrency, Attempts: attempts})
 			start := time.Now()
 			err = s.ScoreLines(cmd.Context(), r, w)

@@ -21,6 +21,11 @@ func newTestSandbox(t testing.TB, cfg Config) *Sandbox {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v\nInstall the toolchain with `make setup` (deploy/dev/setup.sh).", err)
 	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return s
 }
 

@@ -34,8 +34,10 @@ type Config struct {
 	// must not be 0: RLIMIT_NPROC is only enforced for non-root real uids.
 	UID, GID int
 	// WorkRoot is the host directory under which per-run work directories
-	// are created (default os.TempDir()). Every ancestor must be searchable
-	// by UID.
+	// are created. Every ancestor must be searchable by UID. The default is
+	// /dev/shm when it is a tmpfs with at least 1 GiB free (creating and
+	// deleting a directory per run on ext4 costs the worker more CPU than
+	// the rest of its part of a run), else os.TempDir().
 	WorkRoot string
 	// DisableCgroups forces the rlimit-only fallback (used by tests and on
 	// hosts where cgroups must not be touched).
@@ -45,11 +47,11 @@ type Config struct {
 // Sandbox runs programs in bubblewrap. It is safe for concurrent use.
 type Sandbox struct {
 	bwrap    string
-	setpriv  string
 	uid, gid int
 	workRoot string
 	cg       *cgroupDriver
 	fsArgs   []string // static filesystem arguments
+	etcDir   string   // sanitised copy of /etc, mounted at /etc
 	seq      atomic.Uint64
 }
 
@@ -65,7 +67,7 @@ func New(cfg Config) (*Sandbox, error) {
 		s.gid = NobodyID
 	}
 	if s.workRoot == "" {
-		s.workRoot = os.TempDir()
+		s.workRoot = DefaultWorkRoot()
 	}
 	if s.bwrap == "" {
 		p, err := exec.LookPath("bwrap")
@@ -80,16 +82,49 @@ func New(cfg Config) (*Sandbox, error) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		return nil, infraErr("find /bin/sh", err)
 	}
-	sp, err := exec.LookPath("setpriv")
-	if err != nil {
-		return nil, infraErr("find setpriv (util-linux)", err)
+	// bwrap's monitor exits before its pid-1 reaper, which the kernel then
+	// hands to the nearest subreaper. Be that subreaper, so Run reaps it at
+	// once: a zombie left to a slow init would still count against
+	// RLIMIT_NPROC of the sandbox uid and fail the next runs.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, infraErr("become child subreaper", err)
 	}
-	s.setpriv = sp
+	var err error
 	if !cfg.DisableCgroups {
 		s.cg = detectCgroups()
 	}
-	s.fsArgs = rootfsArgs()
+	if s.etcDir, err = prepareEtc("/etc", s.workRoot); err != nil {
+		return nil, infraErr("prepare /etc", err)
+	}
+	s.fsArgs = rootfsArgs(s.etcDir)
 	return s, nil
+}
+
+// Close removes the sandbox's copy of /etc. Runs in flight must have
+// ended. A worker killed before Close leaves the copy behind; the next
+// Sandbox created under the same work root removes it.
+func (s *Sandbox) Close() error {
+	if s == nil || s.etcDir == "" {
+		return nil
+	}
+	if err := os.RemoveAll(s.etcDir); err != nil {
+		return fmt.Errorf("sandbox: remove /etc copy: %w", err)
+	}
+	s.etcDir = ""
+	return nil
+}
+
+// DefaultWorkRoot picks a tmpfs for work directories when one with room
+// is at hand (Docker's default /dev/shm is only 64 MiB: too small for
+// programs that may write files of up to Limits.FileSizeBytes).
+func DefaultWorkRoot() string {
+	const shm = "/dev/shm"
+	var st unix.Statfs_t
+	if err := unix.Statfs(shm, &st); err == nil && st.Type == unix.TMPFS_MAGIC &&
+		uint64(st.Bavail)*uint64(st.Bsize) >= 1<<30 && unix.Access(shm, unix.W_OK|unix.X_OK) == nil {
+		return shm
+	}
+	return os.TempDir()
 }
 
 // CgroupVersion returns 1 or 2 if per-run cgroups are used, 0 if limits fall
@@ -124,8 +159,8 @@ func (s *Sandbox) Enforcement(l Limits) Enforcement {
 	return e
 }
 
-// sensitiveEtc are masked even though the sandbox uid could not read most
-// of them anyway: defense in depth.
+// sensitiveEtc are left out of the sandbox's /etc even when they are
+// world-readable: defense in depth.
 var sensitiveEtc = []string{
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
 	"/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd",
@@ -133,10 +168,10 @@ var sensitiveEtc = []string{
 }
 
 // rootfsArgs builds the read-only minimal root: /usr, the merged-/usr
-// symlinks, and /etc with sensitive or non-world-readable entries masked.
-// /root, /home, /work, /opt, /var, /run, /srv, /mnt, /sys and the host /tmp
-// are simply not mounted.
-func rootfsArgs() []string {
+// symlinks, and at /etc the sanitised copy made by prepareEtc. /root,
+// /home, /work, /opt, /var, /run, /srv, /mnt, /sys and the host /tmp are
+// simply not mounted.
+func rootfsArgs(etcDir string) []string {
 	args := []string{"--ro-bind", "/usr", "/usr"}
 	for _, p := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
 		st, err := os.Lstat(p)
@@ -151,35 +186,7 @@ func rootfsArgs() []string {
 			args = append(args, "--ro-bind", p, p)
 		}
 	}
-	args = append(args, "--ro-bind", "/etc", "/etc")
-	masked := map[string]bool{}
-	mask := func(p string) {
-		if masked[p] {
-			return
-		}
-		st, err := os.Lstat(p)
-		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
-			return
-		}
-		masked[p] = true
-		if st.IsDir() {
-			args = append(args, "--tmpfs", p)
-		} else {
-			args = append(args, "--ro-bind", "/dev/null", p)
-		}
-	}
-	for _, p := range sensitiveEtc {
-		mask(p)
-	}
-	// Anything in /etc (one level deep) that is not world-readable.
-	entries, _ := os.ReadDir("/etc")
-	for _, e := range entries {
-		p := filepath.Join("/etc", e.Name())
-		if info, err := os.Lstat(p); err == nil && info.Mode()&fs.ModeSymlink == 0 && info.Mode().Perm()&0o004 == 0 {
-			mask(p)
-		}
-	}
-	return args
+	return append(args, "--ro-bind", etcDir, "/etc")
 }
 
 // WorkDir is a host directory for one program, owned by the sandbox uid
@@ -241,11 +248,13 @@ func (s *Sandbox) NewWorkDir(files map[string][]byte) (*WorkDir, error) {
 }
 
 // gateScript holds the program until the worker has put it into its
-// cgroups and set its rlimits (the worker lacks CAP_SYS_RESOURCE on some
-// hosts, so it can only prlimit processes of its own uid: the gate runs as
-// the worker's uid), then drops to the sandbox uid with setpriv and becomes
-// bwrap. $1 is setpriv, $2 and $3 the uid and gid.
-const gateScript = `read -r _ <&3 || exit 125; exec 3<&-; sp=$1 u=$2 g=$3; shift 3; exec "$sp" --reuid="$u" --regid="$g" --clear-groups -- "$@"`
+// cgroups (cgroup v1 has no clone-into-cgroup), then sets its rlimits and
+// becomes bwrap. The gate already runs as the sandbox uid (the worker
+// starts it with those credentials), so it sets the limits on itself with
+// the shell's ulimit: the worker's root lacks CAP_SYS_RESOURCE on some hosts
+// and could not prlimit a process of another uid. %s is the list of
+// ulimit commands (numbers only).
+const gateScript = `read -r _ <&3 || exit 125; exec 3<&-; %s || { echo "sandbox gate: cannot set rlimits" >&2; exit 125; }; exec "$@"`
 
 const statusFD = 4 // bwrap --json-status-fd inside the gate's fd table
 
@@ -416,7 +425,7 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	stdout := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
 	stderr := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
 
-	gateArgs := []string{"-c", gateScript, "sh", s.setpriv, strconv.Itoa(s.uid), strconv.Itoa(s.gid), s.bwrap}
+	gateArgs := []string{"-c", fmt.Sprintf(gateScript, s.ulimits(l)), "sh", s.bwrap}
 	cmd := exec.Command("/bin/sh", append(gateArgs, s.bwrapArgs(dir, c, l)...)...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.Dir = "/"
@@ -436,8 +445,9 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,
-		Pdeathsig: syscall.SIGKILL,
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}},
 	}
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -480,9 +490,6 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 		if err := cg.add(pid); err != nil {
 			return abort("join cgroup", err)
 		}
-	}
-	if err := s.setRlimits(pid, l); err != nil {
-		return abort("set rlimits", err)
 	}
 
 	start := time.Now()
@@ -532,7 +539,7 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	// bwrap's monitor exits without reaping its pid-1 reaper, which then
 	// tears the namespace down as an orphan: wait for it (and reap it if the
 	// worker is its new parent, e.g. when the worker is a container's pid 1).
-	waitGone(int(childPid.Load()), 2*time.Second)
+	reaperUsage := waitGone(int(childPid.Load()), 2*time.Second)
 	if cg != nil && !cg.killAll(5*time.Second) {
 		res.Detail = "processes left in cgroup after kill"
 	}
@@ -552,12 +559,17 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 			res.PeakMemoryBytes = peak
 		}
 	}
-	if ru != nil {
-		if res.CPU == 0 {
-			res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if ru != nil && res.CPU == 0 {
+		// Without cgroups: the gate's (bwrap's monitor's) own usage plus
+		// the reaper's, which includes the program's.
+		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		maxrss := ru.Maxrss
+		if reaperUsage != nil {
+			res.CPU += time.Duration(reaperUsage.Utime.Nano() + reaperUsage.Stime.Nano())
+			maxrss = max(maxrss, reaperUsage.Maxrss)
 		}
 		if res.PeakMemoryBytes == 0 {
-			res.PeakMemoryBytes = ru.Maxrss << 10
+			res.PeakMemoryBytes = maxrss << 10
 		}
 	}
 	exitCode := -1
@@ -628,43 +640,30 @@ func firstLine(s string) string {
 	return s
 }
 
-// setRlimits applies the per-process limits to pid (the gate, before it
-// becomes bwrap); they are inherited by everything it starts.
-func (s *Sandbox) setRlimits(pid int, l Limits) error {
-	cpu := uint64(math.Ceil(l.CPUTime.Seconds()))
-	set := []struct {
-		res       int
-		cur, max_ uint64
-	}{
-		{unix.RLIMIT_CPU, cpu, cpu + 1},
-		{unix.RLIMIT_FSIZE, uint64(l.FileSizeBytes), uint64(l.FileSizeBytes)},
-		{unix.RLIMIT_CORE, 0, 0},
-		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles)},
+// ulimits returns the gate's ulimit commands for l (dash units: -f and -c
+// in 512-byte blocks, -v in KiB). They are inherited by everything the gate
+// starts. RLIMIT_CPU gets a hard limit one second above the soft one, so
+// the program sees SIGXCPU before SIGKILL.
+func (s *Sandbox) ulimits(l Limits) string {
+	cpu := int64(math.Ceil(l.CPUTime.Seconds()))
+	cmds := []string{
+		fmt.Sprintf("ulimit -S -t %d", cpu), // soft first: soft may never exceed hard
+		fmt.Sprintf("ulimit -H -t %d", cpu+1),
+		fmt.Sprintf("ulimit -f %d", l.FileSizeBytes/512),
+		"ulimit -c 0",
+		fmt.Sprintf("ulimit -n %d", l.OpenFiles),
 	}
 	if s.cg.mechanism("pids") == "" {
-		n := uint64(l.Processes + 2)
-		set = append(set, struct {
-			res       int
-			cur, max_ uint64
-		}{unix.RLIMIT_NPROC, n, n})
+		cmds = append(cmds, fmt.Sprintf("ulimit -p %d", l.Processes+2))
 	}
 	if s.cg.mechanism("memory") == "" && l.AddressSpaceBytes >= 0 {
 		as := l.AddressSpaceBytes
 		if as == 0 {
 			as = l.MemoryBytes
 		}
-		set = append(set, struct {
-			res       int
-			cur, max_ uint64
-		}{unix.RLIMIT_AS, uint64(as), uint64(as)})
+		cmds = append(cmds, fmt.Sprintf("ulimit -v %d", as/1024))
 	}
-	for _, r := range set {
-		lim := unix.Rlimit{Cur: r.cur, Max: r.max_}
-		if err := unix.Prlimit(pid, r.res, &lim, nil); err != nil {
-			return fmt.Errorf("prlimit %d: %w", r.res, err)
-		}
-	}
-	return nil
+	return strings.Join(cmds, " && ")
 }
 
 // parentOf returns the parent pid of pid, or -1.
@@ -688,25 +687,31 @@ func parentOf(pid int) int {
 	return p
 }
 
-// waitGone waits until pid has exited (gone or a zombie).
-func waitGone(pid int, timeout time.Duration) {
+// waitGone waits until pid has exited (gone or a zombie). If the worker is
+// pid's parent (it is a child subreaper), it reaps pid and returns its
+// resource usage, which includes the program's: the reaper reaped it.
+func waitGone(pid int, timeout time.Duration) *unix.Rusage {
 	if pid <= 0 {
-		return
+		return nil
 	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
-			return
+			return nil
 		}
 		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
 			if parentOf(pid) == os.Getpid() {
-				_, _ = unix.Wait4(pid, nil, unix.WNOHANG, nil)
+				var ru unix.Rusage
+				if got, err := unix.Wait4(pid, nil, unix.WNOHANG, &ru); err == nil && got == pid {
+					return &ru
+				}
 			}
-			return
+			return nil
 		}
 		time.Sleep(time.Millisecond)
 	}
+	return nil
 }
 
 var _ io.Writer = (*capWriter)(nil)

@@ -121,3 +121,37 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Errorf("cgroups left behind: %v", left)
 	}
 }
+
+// Runs in quick succession under the rlimit fallback: each run's pid-1
+// reaper must be reaped at once, or its zombie counts against RLIMIT_NPROC
+// of the sandbox uid and a later run cannot fork ("Can't fork for pid 1").
+func TestRapidRunsUnderProcessRlimit(t *testing.T) {
+	s := newTestSandbox(t, Config{DisableCgroups: true})
+	lim := Limits{Processes: 16}
+	for i := range 3 * lim.Processes {
+		r, err := s.Run(context.Background(), Cmd{Args: []string{"/bin/true"}, Limits: lim})
+		if err != nil || r.Status != StatusOK {
+			t.Fatalf("run %d: %v %v", i, r, err)
+		}
+	}
+}
+
+// CPU time and peak memory are the program's, under both enforcement
+// paths (the rlimit path reads them from the reaped pid-1 reaper).
+func TestResourceUsageReported(t *testing.T) {
+	code := "import time\nb = bytearray(96 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+	for name, s := range sandboxes(t) {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, s, Cmd{Args: py(code)})
+			if r.Status != StatusOK {
+				t.Fatalf("%v %s", r, r.Stderr)
+			}
+			if r.CPU < 300*time.Millisecond {
+				t.Errorf("CPU = %v, want >= 300ms", r.CPU)
+			}
+			if r.PeakMemoryBytes < 96<<20 {
+				t.Errorf("peak memory = %d, want >= 96 MiB", r.PeakMemoryBytes)
+			}
+		})
+	}
+}

@@ -3,11 +3,17 @@ package ifevalcode_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
+	"github.com/benchline/benchline/internal/sandbox"
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/scorers/ifevalcode"
 )
 
@@ -42,4 +48,79 @@ func BenchmarkScoreLines(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "responses/s")
 		})
 	}
+}
+
+// BenchmarkFixturePrograms runs the programs IFEvalCode scoring really runs
+// (each interpreted language's fixture references assembled with their
+// correctness tests, and the Python instruction checks of all fixtures)
+// sandboxed and unsandboxed, 4 at a time on the machine's cores. It reports
+// runs/s and the CPU time per run of this process and its children (which
+// includes the sandboxed programs: the sandbox reaps them), so the two
+// modes can be compared even on a busy machine. Run:
+//
+//	go test -run '^$' -bench FixturePrograms -benchtime 200x ./scorers/ifevalcode/
+func BenchmarkFixturePrograms(b *testing.B) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		b.Fatalf("sandbox unavailable: %v", err)
+	}
+	b.Cleanup(func() { _ = sb.Close() })
+	r := lang.NewRunner(sb, lang.Config{})
+	groups := map[string][]lang.Program{}
+	for _, it := range fixtureItems(b) {
+		ref := *it.ReferenceSolution
+		l := lang.Language(it.ProgrammingLanguage)
+		if l == lang.Python || l == lang.JavaScript || l == lang.PHP || l == lang.Shell {
+			src, err := ifevalcode.Assemble(l, ifevalcode.ExtractCode(ref), it.CheckCorrectness)
+			if err != nil {
+				b.Fatal(err)
+			}
+			groups[string(l)] = append(groups[string(l)], lang.Program{Lang: l, Source: src})
+		}
+		groups["instruction"] = append(groups["instruction"],
+			lang.Program{Lang: lang.Python, Source: ifevalcode.InstructionProgram(ref, it.CheckInstruction)})
+	}
+	ctx := context.Background()
+	for _, g := range []string{"python", "javascript", "php", "shell", "instruction"} {
+		progs := groups[g]
+		for _, mode := range []string{"sandbox", "plain"} {
+			b.Run(g+"/"+mode, func(b *testing.B) {
+				op := func(p lang.Program) error {
+					if mode == "plain" {
+						return r.RunUnsandboxed(ctx, p)
+					}
+					res, err := r.Run(ctx, p)
+					if err == nil && res.Status != sandbox.StatusOK {
+						err = fmt.Errorf("%s: %s", res.Status, res.Stderr)
+					}
+					return err
+				}
+				if err := op(progs[0]); err != nil { // warm the page cache
+					b.Fatal(err)
+				}
+				var next atomic.Int64
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				b.SetParallelism(2) // 2 x GOMAXPROCS goroutines
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := op(progs[int(next.Add(1))%len(progs)]); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/run")
+			})
+		}
+	}
+}
+
+// cpuTime is the user+system time of this process and its reaped children.
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }

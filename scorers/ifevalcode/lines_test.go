@@ -89,6 +89,7 @@ func TestScoreLinesSandboxError(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v", err)
 	}
+	t.Cleanup(func() { _ = sb.Close() })
 	s := ifevalcode.New(failingSandbox{sb}, ifevalcode.Options{Attempts: 2})
 	in := jsonLine(t, map[string]any{"id": "a", "programming_language": "python", "check_correctness": "def check_correctness():\n    pass",
 		"check_instruction": "def check_instruction(r):\n    pass", "response": "pass"}) + "\n"

@@ -25,6 +25,7 @@ func newScorer(t testing.TB, opts ifevalcode.Options) *ifevalcode.Scorer {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v\nInstall the toolchain with `make setup`.", err)
 	}
+	t.Cleanup(func() { _ = sb.Close() })
 	return ifevalcode.New(sb, opts)
 }
 
@@ -203,6 +204,7 @@ func TestSandboxErrorIsReturnedNotScored(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v", err)
 	}
+	t.Cleanup(func() { _ = sb.Close() })
 	s := ifevalcode.New(failingSandbox{sb}, ifevalcode.Options{})
 	res, err := s.Score(context.Background(), ifevalcode.Item{ID: "x", Language: lang.Python,
 		CheckCorrectness: "def check_correctness():\n    pass", CheckInstruction: "def check_instruction(r):\n    pass"}, "pass")

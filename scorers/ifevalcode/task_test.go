@@ -27,6 +27,7 @@ func taskSandbox(t testing.TB) *sandbox.Sandbox {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v\nInstall the toolchain with `make setup`.", err)
 	}
+	t.Cleanup(func() { _ = sb.Close() })
 	return sb
 }
 

@@ -1,13 +1,8 @@
 package lang
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +29,7 @@ func BenchmarkRun(b *testing.B) {
 			})
 		})
 		b.Run(string(l)+"/plain", func(b *testing.B) {
-			measure(b, func() error { return r.runPlain(ctx, p) })
+			measure(b, func() error { return r.RunUnsandboxed(ctx, p) })
 		})
 	}
 }
@@ -50,7 +45,7 @@ func BenchmarkThroughput(b *testing.B) {
 		p := Program{Lang: l, Source: hello[l], Stdin: "42\n"}
 		for _, mode := range []string{"sandbox", "plain"} {
 			b.Run(string(l)+"/"+mode, func(b *testing.B) {
-				op := func() error { return r.runPlain(ctx, p) }
+				op := func() error { return r.RunUnsandboxed(ctx, p) }
 				if mode == "sandbox" {
 					op = func() error { _, err := r.Run(ctx, p); return err }
 				}
@@ -92,49 +87,4 @@ func measure(b *testing.B, op func() error) {
 	b.ReportMetric(float64(len(lat))/total.Seconds(), "runs/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
-}
-
-// runPlain runs p's compile and run commands directly on the host.
-func (r *Runner) runPlain(ctx context.Context, p Program) error {
-	dir, err := os.MkdirTemp("", "benchline-plain-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	main := MainFile(p.Lang)
-	if err := os.WriteFile(filepath.Join(dir, main), []byte(p.Source), 0o644); err != nil {
-		return err
-	}
-	compile, run, _, err := r.steps(p, main, RunLimits(p.Lang), CompileLimits(p.Lang))
-	if err != nil {
-		return err
-	}
-	if p.Lang == TypeScript { // tsc finds @types/node in an ancestor node_modules
-		if err := os.Symlink(r.nodeModules, filepath.Join(dir, "node_modules")); err != nil {
-			return err
-		}
-	}
-	fix := func(args []string) []string {
-		out := slices.Clone(args)
-		for i, a := range out {
-			out[i] = strings.Replace(a, "/node_modules", r.nodeModules, 1)
-		}
-		return out
-	}
-	for _, args := range [][]string{compile, run} {
-		if args == nil {
-			continue
-		}
-		args = fix(args)
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
-		cmd.Stdin = strings.NewReader(p.Stdin)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: out.Bytes()}
-		}
-	}
-	return nil
 }

@@ -10,11 +10,14 @@
 package lang
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -314,4 +317,53 @@ func (r *Runner) Run(ctx context.Context, p Program) (Result, error) {
 		Limits: runLim, DiscardExcessOutput: p.DiscardExcessOutput})
 	out.Result = res
 	return out, err
+}
+
+// RunUnsandboxed runs p's compile and run commands directly on the host,
+// as the sandbox's benchmarks' baseline: no isolation and no limits. Never
+// use it for code you do not trust. Its work directory is on the same file
+// system the sandbox uses (sandbox.DefaultWorkRoot), so that the two
+// differ only by the sandbox.
+func (r *Runner) RunUnsandboxed(ctx context.Context, p Program) error {
+	dir, err := os.MkdirTemp(sandbox.DefaultWorkRoot(), "benchline-plain-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	main := MainFile(p.Lang)
+	if err := os.WriteFile(filepath.Join(dir, main), []byte(p.Source), 0o644); err != nil {
+		return err
+	}
+	compile, run, _, err := r.steps(p, main, RunLimits(p.Lang), CompileLimits(p.Lang))
+	if err != nil {
+		return err
+	}
+	if p.Lang == TypeScript { // tsc finds @types/node in an ancestor node_modules
+		if err := os.Symlink(r.nodeModules, filepath.Join(dir, "node_modules")); err != nil {
+			return err
+		}
+	}
+	fix := func(args []string) []string {
+		out := slices.Clone(args)
+		for i, a := range out {
+			out[i] = strings.Replace(a, "/node_modules", r.nodeModules, 1)
+		}
+		return out
+	}
+	for _, args := range [][]string{compile, run} {
+		if args == nil {
+			continue
+		}
+		args = fix(args)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
+		cmd.Stdin = strings.NewReader(p.Stdin)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: out.Bytes()}
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ func newRunner(t testing.TB) *Runner {
 	if err != nil {
 		t.Fatalf("sandbox unavailable: %v\nInstall the toolchain with `make setup`.", err)
 	}
+	t.Cleanup(func() { _ = sb.Close() })
 	return NewRunner(sb, Config{})
 }
 
@@ -122,6 +123,7 @@ func TestUnknownLanguageAndMissingToolchain(t *testing.T) {
 		t.Errorf("unknown language: %v", err)
 	}
 	sb, _ := sandbox.New(sandbox.Config{})
+	t.Cleanup(func() { _ = sb.Close() })
 	r = NewRunner(sb, Config{NodeModules: t.TempDir()})
 	res, err := r.Run(context.Background(), Program{Lang: TypeScript, Source: "console.log(1)"})
 	if !errors.Is(err, ErrToolchainMissing) || !sandbox.IsInfrastructure(err) || res.Status != sandbox.StatusSandboxError {
