@@ -168,9 +168,15 @@ func expired(e Entry, ttl time.Duration, now time.Time) bool {
 type SegmentOptions struct {
 	// TTL ignores entries older than this; 0 keeps them forever.
 	TTL time.Duration
-	// FlushEvery flushes automatically once this many answers are pending;
-	// default 16. It bounds the answers a crash can lose (and pay again).
-	FlushEvery int
+	// FlushEvery flushes automatically once this many answers are pending
+	// [256], and FlushInterval once the oldest pending answer is this old
+	// [1s]. Together they bound what a crash can lose (and pay again): at
+	// most FlushEvery answers or FlushInterval's worth, whichever is less.
+	// A fast endpoint then costs about one PUT per second per shard, not one
+	// per handful of answers; a slow, costly one still gets each answer
+	// saved within about a second.
+	FlushEvery    int
+	FlushInterval time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -183,8 +189,8 @@ type SegmentOptions struct {
 // OpenSegment lists and reads every part once; Get is then in memory; Put
 // buffers and Flush writes the buffered answers as the next part with
 // PutIfAbsent, so two attempts of the same shard racing never overwrite each
-// other. The hot path costs one PUT per FlushEvery answers instead of a GET
-// and a PUT per sample.
+// other. The hot path costs one PUT per FlushEvery answers or FlushInterval,
+// whichever comes first, instead of a GET and a PUT per sample.
 //
 // Prefix should be derived from what determines the requests (dataset
 // version, shard, model, generation settings), not from a run id, so that a
@@ -198,8 +204,9 @@ type Segment struct {
 	mu       sync.Mutex
 	entries  map[string]Entry
 	pending  []Entry
-	next     int // next part number
-	loaded   int // entries read at open
+	since    time.Time // when the oldest pending answer was put
+	next     int       // next part number
+	loaded   int       // entries read at open
 	errFlush error
 
 	flushMu sync.Mutex // serializes writers of parts
@@ -210,7 +217,10 @@ var _ Cache = (*Segment)(nil)
 // OpenSegment reads the segment at prefix (which may not exist yet).
 func OpenSegment(ctx context.Context, store blob.Store, prefix string, opts SegmentOptions) (*Segment, error) {
 	if opts.FlushEvery <= 0 {
-		opts.FlushEvery = 16
+		opts.FlushEvery = 256
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -258,8 +268,9 @@ func (s *Segment) Get(_ context.Context, key string) (Entry, bool) {
 	return e, ok
 }
 
-// Put implements Cache. It flushes when FlushEvery answers are pending; a
-// flush error is kept and returned by the next Flush.
+// Put implements Cache. It flushes when FlushEvery answers are pending or
+// the oldest has waited FlushInterval; a flush error is kept and returned by
+// the next Flush.
 func (s *Segment) Put(ctx context.Context, e Entry) {
 	s.mu.Lock()
 	if _, ok := s.entries[e.Key]; ok {
@@ -267,8 +278,12 @@ func (s *Segment) Put(ctx context.Context, e Entry) {
 		return
 	}
 	s.entries[e.Key] = e
+	now := s.opts.Now()
+	if len(s.pending) == 0 {
+		s.since = now
+	}
 	s.pending = append(s.pending, e)
-	full := len(s.pending) >= s.opts.FlushEvery
+	full := len(s.pending) >= s.opts.FlushEvery || now.Sub(s.since) >= s.opts.FlushInterval
 	s.mu.Unlock()
 	if full {
 		if err := s.Flush(ctx); err != nil {
@@ -307,6 +322,9 @@ func (s *Segment) Flush(ctx context.Context) error {
 		}
 		if !errors.Is(err, blob.ErrExists) {
 			s.mu.Lock()
+			if len(s.pending) == 0 {
+				s.since = s.opts.Now()
+			}
 			s.pending = append(batch, s.pending...) // keep them for the next flush
 			s.mu.Unlock()
 			return fmt.Errorf("gateway: flush cache segment %s: %w", s.prefix, err)

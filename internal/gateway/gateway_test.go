@@ -414,3 +414,36 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// A segment flushes once FlushEvery answers are pending, or once the oldest
+// pending answer has waited FlushInterval, whichever comes first.
+func TestSegmentFlushEveryAndInterval(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	parts := func(store *blobtest.Memory) int {
+		infos, err := store.List(ctx, "c/s/part-")
+		require.NoError(t, err)
+		return len(infos)
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []time.Duration // clock advance before each Put
+		want  []int           // parts after each Put
+	}{
+		{"count", []time.Duration{0, 0, 0, 0}, []int{0, 0, 1, 1}},
+		{"interval", []time.Duration{0, 600 * time.Millisecond, 500 * time.Millisecond, 0}, []int{0, 0, 1, 1}},
+		{"interval restarts after a flush", []time.Duration{0, 0, 0, 900 * time.Millisecond, time.Second}, []int{0, 0, 1, 1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := blobtest.NewMemory()
+			seg, err := OpenSegment(ctx, store, "c/s", SegmentOptions{FlushEvery: 3, FlushInterval: time.Second, Now: clock})
+			require.NoError(t, err)
+			for i, d := range tc.steps {
+				now = now.Add(d)
+				seg.Put(ctx, Entry{Key: fmt.Sprint("k", i), Created: now})
+				assert.Equal(t, tc.want[i], parts(store), "after put %d", i)
+			}
+		})
+	}
+}
