@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -34,8 +34,16 @@ type Eval struct {
 	// SampleConcurrency bounds samples in flight per shard [16]; the
 	// gateway's per-provider limiter bounds what reaches each endpoint.
 	SampleConcurrency int
-	// ChunkSize is samples per checkpoint within a shard [100].
+	// ChunkSize is samples per chunk within a shard [100]: the unit of
+	// progress and the finest checkpoint.
 	ChunkSize int
+	// CheckpointInterval is the least time between two checkpoints of a
+	// shard's results [5s]: a chunk ending this long after the last
+	// checkpoint writes the chunks since then as one file. A shard that
+	// finishes sooner writes no checkpoint at all, only its result file;
+	// the model answers themselves are saved sooner, in the shard's cache
+	// segment, so a crash re-pays at most about a second of them.
+	CheckpointInterval time.Duration
 	// SampleAttempts bounds attempts of a sample on infrastructure errors
 	// before it is reported as failed for infrastructure reasons [3].
 	SampleAttempts int
@@ -281,22 +289,37 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 	}
 
 	chunk := a.chunkSize()
-	committed := 0
-	if previous == nil && activity.HasHeartbeatDetails(ctx) {
-		_ = activity.GetHeartbeatDetails(ctx, &committed)
-	}
-	for c := 0; c < committed; c++ { // resume: load the checkpoints
-		done, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, c))
-		if err != nil {
-			return ShardResult{}, fmt.Errorf("run %s shard %d: resume from checkpoint %d: %w", plan.RunID, in.Shard, c, err)
-		}
-		copy(rows[c*chunk:], done)
-	}
 	nChunks := (len(samples) + chunk - 1) / chunk
-	// Heartbeat on a ticker too, carrying the committed chunk count, so a
-	// slow chunk (a slow model) does not look like a dead worker.
-	var safe atomic.Int64
-	safe.Store(int64(committed))
+	var prog shardProgress
+	if previous == nil && activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prog); err != nil || !prog.valid(nChunks) {
+			prog = shardProgress{} // an older or foreign format: redo the shard from its cache
+		}
+	}
+	for i, start := range prog.Starts { // resume: load the checkpoints
+		end := prog.Done
+		if i+1 < len(prog.Starts) {
+			end = prog.Starts[i+1]
+		}
+		lo, hi := start*chunk, min(end*chunk, len(samples))
+		done, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, start))
+		if err == nil && len(done) != hi-lo {
+			err = fmt.Errorf("%d rows, want %d", len(done), hi-lo)
+		}
+		if err != nil {
+			return ShardResult{}, fmt.Errorf("run %s shard %d: resume from checkpoint %s: %w", plan.RunID, in.Shard, runs.ChunkKey(plan.RunID, in.Shard, start), err)
+		}
+		copy(rows[lo:hi], done)
+	}
+	// Heartbeat on a ticker too, carrying the progress, so a slow chunk (a
+	// slow model) does not look like a dead worker.
+	var progMu sync.Mutex
+	beat := func() {
+		progMu.Lock()
+		p := prog.clone()
+		progMu.Unlock()
+		activity.RecordHeartbeat(ctx, p)
+	}
 	stopBeat := make(chan struct{})
 	defer close(stopBeat)
 	if activity.IsActivity(ctx) {
@@ -306,14 +329,15 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 			for {
 				select {
 				case <-t.C:
-					activity.RecordHeartbeat(ctx, int(safe.Load()))
+					beat()
 				case <-stopBeat:
 					return
 				}
 			}
 		}()
 	}
-	for c := committed; c < nChunks; c++ {
+	lastCheckpoint := time.Now()
+	for c := prog.Done; c < nChunks; c++ {
 		lo, hi := c*chunk, min((c+1)*chunk, len(samples))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(a.sampleConcurrency())
@@ -335,24 +359,67 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 			_ = seg.Flush(context.WithoutCancel(ctx))
 			return ShardResult{}, err
 		}
+		if previous != nil || c+1 == nChunks || time.Since(lastCheckpoint) < a.checkpointInterval() {
+			continue
+		}
+		// Checkpoint the chunks since the last checkpoint as one file.
 		if err := seg.Flush(ctx); err != nil {
 			return ShardResult{}, err
 		}
-		if previous == nil && nChunks > 1 {
-			if err := writeRows(ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, c), rows[lo:hi]); err != nil {
-				return ShardResult{}, err
-			}
+		from := prog.Done
+		if err := writeRows(ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, from), rows[from*chunk:hi]); err != nil {
+			return ShardResult{}, err
 		}
-		safe.Store(int64(c + 1))
-		activity.RecordHeartbeat(ctx, c+1)
+		progMu.Lock()
+		prog.Starts = append(prog.Starts, from)
+		prog.Done = c + 1
+		progMu.Unlock()
+		beat()
+		lastCheckpoint = time.Now()
+	}
+	if err := seg.Flush(ctx); err != nil {
+		return ShardResult{}, err
 	}
 	if err := writeRows(ctx, a.Store, key, rows); err != nil {
 		return ShardResult{}, err
 	}
-	for c := range nChunks {
-		_ = a.Store.Delete(ctx, runs.ChunkKey(plan.RunID, in.Shard, c))
+	for _, start := range prog.Starts {
+		_ = a.Store.Delete(ctx, runs.ChunkKey(plan.RunID, in.Shard, start))
 	}
 	return summarize(in.Shard, rows), nil
+}
+
+// shardProgress is RunShard's heartbeat: the first Done chunks of the shard
+// are in checkpoint files, one per entry of Starts (the file starting at
+// chunk Starts[i] runs to Starts[i+1], the last one to Done).
+type shardProgress struct {
+	Done   int   `json:"done"`
+	Starts []int `json:"starts,omitempty"`
+}
+
+func (p shardProgress) clone() shardProgress {
+	p.Starts = slices.Clone(p.Starts)
+	return p
+}
+
+// valid reports whether p describes checkpoints of a shard of n chunks.
+func (p shardProgress) valid(n int) bool {
+	if p.Done < 0 || p.Done > n || (p.Done > 0) != (len(p.Starts) > 0) {
+		return false
+	}
+	for i, s := range p.Starts {
+		if s < 0 || s >= p.Done || (i == 0 && s != 0) || (i > 0 && s <= p.Starts[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Eval) checkpointInterval() time.Duration {
+	if a.CheckpointInterval > 0 {
+		return a.CheckpointInterval
+	}
+	return 5 * time.Second
 }
 
 func (a *Eval) chunkSize() int {

@@ -59,6 +59,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once on the main queue")
 	cmd.Flags().StringSliceVar(&o.Queues, "queues", []string{"main", app.QueueSandbox}, "queues to serve: main (workflows, builds, generation) and sandbox (code execution)")
 	cmd.Flags().IntVar(&o.SampleConcurrency, "sample-concurrency", 16, "samples in flight per shard (the gateway's per-provider limits still apply)")
+	cmd.Flags().DurationVar(&o.CheckpointInterval, "checkpoint-interval", 5*time.Second, "least time between checkpoints of a shard's results (model answers are saved within about 1s regardless)")
 	cmd.Flags().IntVar(&o.SandboxConcurrency, "sandbox-activities", 1, "sandbox scoring activities at once (each runs up to one program per CPU)")
 	return cmd
 }

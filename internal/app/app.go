@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
@@ -73,6 +74,9 @@ type WorkerOptions struct {
 	MaxConcurrentActivities int
 	// SampleConcurrency bounds samples in flight per shard [16].
 	SampleConcurrency int
+	// CheckpointInterval is the least time between checkpoints of a shard's
+	// results [5s] (activities.Eval.CheckpointInterval).
+	CheckpointInterval time.Duration
 	// SandboxConcurrency bounds sandbox scoring activities at once [1];
 	// each activity runs up to one program per CPU.
 	SandboxConcurrency int
@@ -98,7 +102,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg)})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{}), SampleConcurrency: o.SampleConcurrency, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{}), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
 			out = append(out, w)
 		case QueueSandbox:
 			sb, err := sandbox.New(sandbox.Config{})

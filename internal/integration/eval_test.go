@@ -135,7 +135,9 @@ func buildSynthetic(t *testing.T, rows int, seed int) string {
 func startEvalWorker(t *testing.T, bin, queue string) *exec.Cmd {
 	t.Helper()
 	cfg := stack.Stack.Config
-	cmd := exec.Command(bin, "worker", "--queues", "main", "--sample-concurrency", "2")
+	// A checkpoint after every chunk, so that kills also exercise resuming
+	// from checkpoints, not only from the cache segments.
+	cmd := exec.Command(bin, "worker", "--queues", "main", "--sample-concurrency", "2", "--checkpoint-interval", "1ms")
 	cmd.Env = append(os.Environ(),
 		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
 		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
