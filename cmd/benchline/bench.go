@@ -49,8 +49,8 @@ Example: benchline bench build synthetic --param rows=1000000`,
 		Long: `eval builds a synthetic dataset of --rows rows, times a full evaluation of
 baseline/reference on it through the configured Temporal and workers (workflow, gateway,
 scoring, Parquet, S3), then times a gateway-only loop over the same prompts
-(baseline/reference, no cache, --parallel×16 concurrent calls), and prints both rates and
-their ratio.`,
+(baseline/reference, no cache, --parallel×16 concurrent calls; three passes, the median
+counts), and prints both rates and their ratio.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, c, store, gw, err := g.services(cmd.Context())

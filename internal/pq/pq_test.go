@@ -237,3 +237,39 @@ func TestMapColumnRoundTrip(t *testing.T) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 }
+
+// BenchmarkReadRange reads 500-row windows (an evaluation shard) out of a
+// 100k-row file of 8k-row groups, for two page sizes: the rows decoded per
+// window are those of the pages the window touches.
+//
+//	go test -run '^$' -bench ReadRange ./internal/pq/
+func BenchmarkReadRange(b *testing.B) {
+	in := make([]row, 100_000)
+	for i := range in {
+		in[i] = row{ID: fmt.Sprintf("r%06d", i), N: int64(i),
+			Text: strings.Repeat(fmt.Sprintf("%x ", uint64(i)*0x9e3779b97f4a7c15), 8), Score: float64(i) / 2}
+	}
+	for _, page := range []int{1 << 20, 64 << 10} {
+		s := blobtest.NewMemory()
+		w := pq.NewWriter[row](context.Background(), s, "f", pq.Options{PageBufferSize: page})
+		if err := w.Write(in); err != nil {
+			b.Fatal(err)
+		}
+		info, err := w.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("page=%dKiB", page>>10), func(b *testing.B) {
+			b.ReportMetric(float64(info.Bytes), "file-bytes")
+			start := int64(0)
+			for b.Loop() {
+				err := pq.ReadRange(context.Background(), s, "f", start, 500, func([]row) error { return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				start = (start + 500) % int64(len(in))
+			}
+			b.ReportMetric(float64(500*b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
