@@ -50,10 +50,33 @@ type RewardResponse struct {
 // asks for the raw reward head output, not a sigmoid of it, which would
 // saturate to ties at 1.0 for large rewards.
 type rewardWire struct {
-	Model          string                         `json:"model"`
-	Messages       []openai.ChatCompletionMessage `json:"messages"`
-	EncodingFormat string                         `json:"encoding_format"`
-	UseActivation  bool                           `json:"use_activation"`
+	Model          string        `json:"model"`
+	Messages       []wireMessage `json:"messages"`
+	EncodingFormat string        `json:"encoding_format"`
+	UseActivation  bool          `json:"use_activation"`
+}
+
+// wireMessage is a chat message as sent for scoring. Unlike go-openai's
+// encoding it always carries "content" (as "" when empty): an empty reply
+// is a reply to score, and chat templates render a missing content as
+// "None".
+type wireMessage struct {
+	Role       string            `json:"role"`
+	Content    any               `json:"content"` // string, or the text/image parts
+	Name       string            `json:"name,omitempty"`
+	ToolCalls  []openai.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+}
+
+func wireMessages(msgs []openai.ChatCompletionMessage) []wireMessage {
+	out := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = wireMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		if len(m.MultiContent) > 0 {
+			out[i].Content = m.MultiContent
+		}
+	}
+	return out
 }
 
 // poolingWire is vLLM's PoolingResponse.
@@ -162,7 +185,7 @@ func (g *Gateway) Reward(ctx context.Context, req RewardRequest) (RewardResponse
 	if len(req.Messages) == 0 {
 		return RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "a reward request needs the conversation to score"}
 	}
-	body, err := json.Marshal(rewardWire{Model: model, Messages: req.Messages, EncodingFormat: "float"})
+	body, err := json.Marshal(rewardWire{Model: model, Messages: wireMessages(req.Messages), EncodingFormat: "float"})
 	if err != nil {
 		return RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "encode request: " + err.Error()}
 	}

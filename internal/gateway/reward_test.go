@@ -228,7 +228,7 @@ func TestRewardErrorReplies(t *testing.T) {
 		{"500", `Internal Server Error`, ClassServer, "Internal Server Error"},
 	} {
 		reply.Store([2]string{tc.status, tc.body})
-		_, err := g.Reward(context.Background(), RewardRequest{Model: "baseline/rm-1", Messages: conversation("ok"), NoCache: true})
+		_, err := g.Reward(context.Background(), RewardRequest{Model: "baseline/rm-1", Messages: conversation(""), NoCache: true})
 		var ge *Error
 		require.ErrorAs(t, err, &ge, tc.body)
 		assert.Equal(t, tc.class, ge.Class, tc.body)
@@ -245,8 +245,11 @@ func TestRewardErrorReplies(t *testing.T) {
 	assert.Equal(t, "rm-1", sent["model"])
 	assert.Equal(t, "float", sent["encoding_format"])
 	assert.Equal(t, false, sent["use_activation"])
-	assert.Len(t, sent["messages"], 3)
 	assert.NotContains(t, sent, "task")
+	msgs := sent["messages"].([]any)
+	require.Len(t, msgs, 3)
+	// An empty reply is sent as content "", not left out.
+	assert.Equal(t, map[string]any{"role": "assistant", "content": ""}, msgs[2])
 }
 
 // TestRewardSegment: reward answers go to the shard's cache segment and a
