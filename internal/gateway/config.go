@@ -148,11 +148,15 @@ func (p Provider) SupportsJSONSchema() bool { return p.JSONSchema == nil || *p.J
 //	    base_url: http://gpu-box:8000/v1
 //	    max_concurrency: 64
 //	    json_schema: true
+//	  rm:
+//	    base_url: http://gpu-box:8001/v1
+//	    reward_models: ["*"]   # scalar reward models, called with Reward
 //
 // Two providers are implicit unless the file defines them: "openai", from
 // OPENAI_BASE_URL (default DefaultOpenAIBaseURL) and OPENAI_API_KEY, and
 // "baseline", the built-in baseline server at BaselineURL (from
-// BENCHLINE_BASELINE_URL, default DefaultBaselineURL) with zero prices.
+// BENCHLINE_BASELINE_URL, default DefaultBaselineURL) with zero prices;
+// the baseline provider always has "reward-*" among its reward_models.
 type Config struct {
 	// BaselineURL is the base URL of the built-in baseline provider.
 	BaselineURL string `yaml:"baseline_url" json:"baseline_url,omitempty"`
