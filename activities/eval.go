@@ -260,8 +260,8 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 	if err != nil {
 		return ShardResult{}, err
 	}
-	env := scorers.Env{Models: a.Gateway.WithCache(seg), Model: plan.Model, Params: plan.Params, Seed: plan.Seed,
-		Judges: plan.Judges, NoCache: plan.NoCache}
+	env := scorers.Env{Models: a.Gateway.WithCache(seg), Model: plan.Model, ModelKind: a.Gateway.Kind(plan.Model),
+		Params: plan.Params, Seed: plan.Seed, Judges: plan.Judges, NoCache: plan.NoCache}
 
 	samples := make([]scorers.Sample, 0, rng.Rows)
 	err = task.ReadSamples(ctx, a.Store, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {

@@ -1,7 +1,8 @@
 package schemas
 
 // TRBenchPairTable is the table written by the trbench dataset builder.
-var TRBenchPairTable = Table{Name: "trbench_pair", Version: 1}
+// Version 2 added reference_response.
+var TRBenchPairTable = Table{Name: "trbench_pair", Version: 2}
 
 // TRBenchPair is one pairwise critique task of TRBench-style reward-model
 // evaluation. TRBench holds every pair twice, with the two responses
@@ -30,6 +31,12 @@ type TRBenchPair struct {
 	RejectResponseFrom string  `parquet:"reject_response_from,dict" json:"reject_response_from"`
 	RejectReward       float64 `parquet:"reject_response_reward" json:"reject_response_reward"`
 	RejectRewardMsg    string  `parquet:"reject_response_reward_message,dict" json:"reject_response_reward_message"`
+	// ReferenceResponse is the item's ground truth rendered like the
+	// replies (<tool_call> blocks, first acceptable values): the same text
+	// as ChosenResponse for pairs from failing outputs, the item's correct
+	// answer for pairs from toolpref. It is not shown to judges; the
+	// baseline reward models compare replies with it.
+	ReferenceResponse string `parquet:"reference_response" json:"reference_response"`
 
 	// PromptOrder1 is the critique prompt with the chosen response as
 	// response 1 (GroundTruthOrder1 "1"); PromptOrder2 has them swapped

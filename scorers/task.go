@@ -35,11 +35,23 @@ type Completer interface {
 	Complete(ctx context.Context, req gateway.Request) (gateway.Response, error)
 }
 
+// Rewarder is the gateway's scalar reward call, an optional capability of
+// Env.Models (found by type assertion): tasks that can evaluate reward
+// models use it when Env.ModelKind is gateway.ModelReward.
+type Rewarder interface {
+	Reward(ctx context.Context, req gateway.RewardRequest) (gateway.RewardResponse, error)
+}
+
 // Env is what a task may use to evaluate one sample.
 type Env struct {
 	Models Completer
 	// Model is the model under test, "<provider>/<model>".
 	Model string
+	// ModelKind says how the model under test is called: chat completions
+	// (gateway.ModelChat or "") or scores from a scalar reward model
+	// (gateway.ModelReward, through Models' Rewarder). A task that cannot
+	// evaluate a reward model calls Complete, which refuses it.
+	ModelKind gateway.ModelKind
 	// Params are the generation parameters of the run.
 	Params gateway.Params
 	// Seed, when set, is sent with every request.
@@ -53,6 +65,11 @@ type Env struct {
 // Request builds a gateway request for the model under test.
 func (e Env) Request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) gateway.Request {
 	return gateway.Request{Model: e.Model, Messages: msgs, Tools: tools, Params: e.Params, Seed: e.Seed, NoCache: e.NoCache}
+}
+
+// RewardRequest builds a reward request for the model under test.
+func (e Env) RewardRequest(msgs []openai.ChatCompletionMessage) gateway.RewardRequest {
+	return gateway.RewardRequest{Model: e.Model, Messages: msgs, NoCache: e.NoCache}
 }
 
 // Outcome is the result of one sample.
@@ -109,6 +126,10 @@ type DeferredScorer interface {
 // Reference is what a baseline model answers for one prompt.
 type Reference struct {
 	Messages []openai.ChatCompletionMessage `json:"messages"`
+	// Reward marks a reward reference: the answer the baseline reward
+	// models compare replies to Messages with (baseline.RewardKey), not a
+	// chat answer.
+	Reward bool `json:"reward,omitempty"`
 	// ToolsHash is baseline.ToolsHash of the tools offered with the
 	// prompt, for benchmarks that ask the same question with different
 	// tools (the baseline server then matches on both).

@@ -30,7 +30,9 @@ func newEvalCmd(g *globals) *cobra.Command {
 parameters, scorer version, seed), fans out shard activities, and aggregates the results
 with bootstrap confidence intervals. The same plan started again attaches to the running
 evaluation, or reuses the finished one. Models are "<provider>/<model>": baseline/reference,
-baseline/noisy-0.3 (deterministic baselines, not LLMs), openai/gpt-4o-mini, ...`,
+baseline/noisy-0.3 (deterministic baselines, not LLMs), openai/gpt-4o-mini, ... A model its
+provider lists under reward_models is a scalar reward model (vLLM's pooling API; trbench
+scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.load()

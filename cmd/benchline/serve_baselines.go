@@ -26,7 +26,9 @@ func newServeBaselinesCmd() *cobra.Command {
 		Long: `serve-baselines serves GET /v1/models and POST /v1/chat/completions with the baseline
 models benchline uses in the demo and the tests: reference (answers from the references
 file), noisy-<p> (corrupts a share p of answers), first and second (judges that always
-prefer that answer) and echo. Point the gateway's "baseline" provider at
+prefer that answer) and echo; and POST /pooling (vLLM's pooling API) with the scalar
+reward models reward-reference (agreement of a reply's tool calls with the reference),
+reward-noisy-<p> and reward-length. Point the gateway's "baseline" provider at
 http://<addr>/v1 (BENCHLINE_BASELINE_URL) and use models named baseline/<id>.
 
 --faults injects infrastructure failures, e.g.

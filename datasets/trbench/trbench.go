@@ -34,7 +34,8 @@ import (
 const Name = "trbench"
 
 // builderVersion changes whenever the rows written for the same input change.
-const builderVersion = "1"
+// 2: reference_response.
+const builderVersion = "2"
 
 // Embedded is the source URI of the bundled fixtures: BFCL-format items and
 // failing outputs written for benchline (not TRBench's or BFCL's data).
@@ -207,6 +208,7 @@ func fromFailing(ctx context.Context, env datasets.Env, srcs []catalog.Source) (
 			p.PairID = fmt.Sprintf("%s/%d", r.ID, seen[r.ID])
 			p.RawID, p.TaskSource, p.ErrorType = it.ID, it.Category, errType
 			p.ChosenResponseFrom, p.ChosenReward, p.ChosenRewardMsg = "ground truth", 1, "ground truth"
+			p.ReferenceResponse = gt
 			p.RejectResponseFrom, p.RejectReward, p.RejectRewardMsg = r.Model, 0, errType
 			p.PairSource, p.SourceFile, p.SourceLine = "bfcl_failing", s.URI, int32(line)
 			rows = append(rows, p)
@@ -229,6 +231,9 @@ func fromToolPref(ctx context.Context, env datasets.Env, srcs []catalog.Source, 
 		}
 		for _, r := range prs {
 			p, err := newPair(r.MessagesJSON, r.ToolsJSON, r.Chosen, r.Rejected)
+			if err == nil {
+				p.ReferenceResponse, err = referenceText(r)
+			}
 			if err != nil {
 				return nil, &datasets.InputError{File: s.URI, Msg: fmt.Sprintf("pair %s: %v", r.PairID, err)}
 			}
@@ -241,6 +246,21 @@ func fromToolPref(ctx context.Context, env datasets.Env, srcs []catalog.Source, 
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].PairID < rows[j].PairID })
 	return rows, nil
+}
+
+// referenceText renders a toolpref pair's ground truth as the correct
+// reply, the way the failing-output pairs render their chosen reply.
+func referenceText(r schemas.ToolPrefPair) (string, error) {
+	line, err := json.Marshal(map[string]any{"id": r.ItemID, "question": []json.RawMessage{json.RawMessage(r.MessagesJSON)},
+		"function": json.RawMessage(r.ToolsJSON)})
+	if err != nil {
+		return "", fmt.Errorf("item %s: %v", r.ItemID, err)
+	}
+	it, err := toolpref.NewItem(r.Category, string(line), r.GroundTruthJSON)
+	if err != nil {
+		return "", err
+	}
+	return it.GroundTruthText()
 }
 
 func msgOr(s, def string) string {
@@ -266,9 +286,12 @@ func (Builder) Card(m catalog.Manifest) string {
 		PrettyName: "TRBench-style function-calling reward-model pairs (benchline build)",
 		Description: "Pairwise critique tasks for function-calling reward models in the manner of TRBench-BFCL (ToolRM): " +
 			"a conversation with tools, a chosen and a rejected reply, and a GenRM critique prompt in both answer orders " +
-			"(prompt_order1 with the chosen reply first, ground truth \"1\"; prompt_order2 swapped, \"2\"). " +
+			"(prompt_order1 with the chosen reply first, ground truth \"1\"; prompt_order2 swapped, \"2\"), " +
+			"and reference_response, the item's ground truth rendered as a reply (for the baseline reward models). " +
 			"TRBench holds every pair twice; benchline keeps both orders in one row so shards never split a pair. " +
 			"The critique prompt wording is benchline's own. Score with `benchline eval --dataset trbench --model <judge>`: " +
-			"metrics w_avg (both orders right), acc_order1, acc_order2, avg; categories are task sources.\n\n",
+			"metrics w_avg (both orders right), acc_order1, acc_order2, avg; categories are task sources. " +
+			"A scalar reward model (`--model` one of a provider's reward_models) scores chosen and rejected once per pair " +
+			"and is right iff chosen > rejected (ties wrong); the four metrics are then equal.\n\n",
 	}, m)
 }

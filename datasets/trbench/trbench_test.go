@@ -111,6 +111,9 @@ func TestBuildFromFailingOutputs(t *testing.T) {
 		if !strings.HasPrefix(r.ChosenResponse, "<tool_call>\n{\"name\": ") {
 			t.Errorf("%s: chosen is not rendered ground truth: %q", r.PairID, r.ChosenResponse)
 		}
+		if r.ReferenceResponse != r.ChosenResponse {
+			t.Errorf("%s: reference %q, want the chosen ground truth", r.PairID, r.ReferenceResponse)
+		}
 		fmt.Fprintf(&sb, "%d\t%s\t%s\t%s\t%s\n", r.UUID, r.PairID, r.TaskSource, r.RejectResponseFrom, r.ErrorType)
 	}
 	golden(t, "testdata/fixtures_rows.golden.tsv", sb.String())
@@ -137,11 +140,38 @@ func TestBuildFromToolPref(t *testing.T) {
 	if int64(len(rows)) != tp.Rows {
 		t.Fatalf("%d rows from %d toolpref pairs", len(rows), tp.Rows)
 	}
+	tpRows := map[string]schemas.ToolPrefPair{}
+	for _, f := range tp.Files {
+		prs, err := pq.ReadAll[schemas.ToolPrefPair](context.Background(), store, catalog.Dir(tp.Name, tp.Version)+f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range prs {
+			tpRows[p.PairID] = p
+		}
+	}
+	chosenNotReference := 0
 	for _, r := range rows {
 		checkRow(t, r)
 		if r.ChosenReward <= r.RejectReward || r.PairSource != "toolpref@"+tp.Version {
 			t.Errorf("%s: rewards %v/%v source %s", r.PairID, r.ChosenReward, r.RejectReward, r.PairSource)
 		}
+		// The reference is the item's ground truth, whatever the chosen
+		// reply: the same for every pair of an item, and graded 1 by
+		// toolpref's own scorer.
+		it, err := toolpref.NewItem(r.TaskSource, fmt.Sprintf(`{"id": %q, "question": [%s], "function": %s}`, r.RawID, tpRows[r.PairID].MessagesJSON, r.ToolsJSON), tpRows[r.PairID].GroundTruthJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if score, errType, _ := it.Judge(r.ReferenceResponse); score != 1 || errType != "" {
+			t.Errorf("%s: reference %q scores %v (%s)", r.PairID, r.ReferenceResponse, score, errType)
+		}
+		if r.ReferenceResponse != r.ChosenResponse {
+			chosenNotReference++
+		}
+	}
+	if chosenNotReference == 0 {
+		t.Error("every chosen reply is the ground truth; the test does not cover references apart from chosen")
 	}
 }
 

@@ -37,7 +37,10 @@ var demoBenchmarks = []demoBenchmark{
 	{"bfcl", []string{"baseline/reference", "baseline/noisy-0.3"}},
 	{"ifevalcode", []string{"baseline/reference", "baseline/noisy-0.3"}},
 	{"toolpref", nil}, // preference pairs: a dataset to train reward models on, not evaluated
-	{"trbench", []string{"baseline/first", "baseline/second", "baseline/reference"}},
+	// trbench: generative judges, then scalar reward models (the same
+	// pairs, scored once each; w_avg comparable with the judges').
+	{"trbench", []string{"baseline/first", "baseline/second", "baseline/reference",
+		"baseline/reward-reference", "baseline/reward-noisy-0.3", "baseline/reward-length"}},
 }
 
 // RunDemo starts the embedded stack, builds every benchmark dataset from the

@@ -54,7 +54,8 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
 }
 
-// StoreReferences serves baseline/reference answers from the reference
+// StoreReferences serves baseline/reference answers (and the reward
+// references of the reward baselines) from the reference
 // files the evaluation engine writes to the object store
 // (references/<dataset>/<version>/task-<v>.jsonl). A lookup that misses
 // waits for a listing of the store that started after the request arrived,
@@ -139,7 +140,11 @@ func (r *StoreReferences) load(ctx context.Context, key string) error {
 		for _, tc := range ref.ToolCalls {
 			br.ToolCalls = append(br.ToolCalls, baseline.ToolCall{Name: tc.Name, Arguments: tc.Arguments})
 		}
-		if ref.ToolsHash != "" {
+		switch {
+		case ref.Reward:
+			r.mem.AddReward(ref.Messages, br)
+			continue
+		case ref.ToolsHash != "":
 			r.mem.AddKey(baseline.ToolsKey(ref.Messages, ref.ToolsHash), br)
 		}
 		r.mem.Add(ref.Messages, br)

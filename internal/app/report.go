@@ -14,7 +14,10 @@ import (
 
 // ModelLabel names a model for people: baselines are labelled as such.
 func ModelLabel(model string) string {
-	if strings.HasPrefix(model, "baseline/") {
+	switch {
+	case strings.HasPrefix(model, "baseline/reward-"):
+		return model + " (deterministic baseline reward model, not an LLM)"
+	case strings.HasPrefix(model, "baseline/"):
 		return model + " (deterministic baseline, not an LLM)"
 	}
 	return model

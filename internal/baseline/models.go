@@ -30,6 +30,18 @@ const (
 	KindSecond Kind = "second"
 	// KindEcho repeats the last user message (for dialogue plumbing tests).
 	KindEcho Kind = "echo"
+
+	// The scalar reward models, served on POST /pooling (reward.go).
+
+	// KindRewardReference scores a reply by the agreement of its tool calls
+	// with the reference answer.
+	KindRewardReference Kind = "reward-reference"
+	// KindRewardNoisy is reward-reference with a share P of scores
+	// replaced by a uniform draw in [0, 1).
+	KindRewardNoisy Kind = "reward-noisy"
+	// KindRewardLength scores a reply by its length: the classic length
+	// bias of reward models, as a floor to beat.
+	KindRewardLength Kind = "reward-length"
 )
 
 // Model is a parsed baseline model id.
@@ -41,28 +53,37 @@ type Model struct {
 
 // ID is the model id without the provider prefix, e.g. "noisy-0.2".
 func (m Model) ID() string {
-	if m.Kind == KindNoisy {
-		return "noisy-" + strconv.FormatFloat(m.P, 'f', -1, 64)
+	if m.Kind == KindNoisy || m.Kind == KindRewardNoisy {
+		return string(m.Kind) + "-" + strconv.FormatFloat(m.P, 'f', -1, 64)
 	}
 	return string(m.Kind)
 }
 
-// ParseModel parses "reference", "noisy-0.2", "first", "second" or "echo",
-// with or without a "baseline/" prefix.
+// IsReward reports whether m is a scalar reward model (served on
+// /pooling, not on /v1/chat/completions).
+func (m Model) IsReward() bool {
+	return m.Kind == KindRewardReference || m.Kind == KindRewardNoisy || m.Kind == KindRewardLength
+}
+
+// ParseModel parses "reference", "noisy-0.2", "first", "second", "echo",
+// "reward-reference", "reward-noisy-0.3" or "reward-length", with or
+// without a "baseline/" prefix.
 func ParseModel(name string) (Model, error) {
 	name = strings.TrimPrefix(name, "baseline/")
 	switch Kind(name) {
-	case KindReference, KindFirst, KindSecond, KindEcho:
+	case KindReference, KindFirst, KindSecond, KindEcho, KindRewardReference, KindRewardLength:
 		return Model{Kind: Kind(name)}, nil
 	}
-	if rest, ok := strings.CutPrefix(name, "noisy-"); ok {
-		p, err := strconv.ParseFloat(rest, 64)
-		if err != nil || p < 0 || p > 1 {
-			return Model{}, fmt.Errorf("baseline: model %q: noise share must be a number in [0, 1]", name)
+	for _, k := range []Kind{KindNoisy, KindRewardNoisy} {
+		if rest, ok := strings.CutPrefix(name, string(k)+"-"); ok {
+			p, err := strconv.ParseFloat(rest, 64)
+			if err != nil || p < 0 || p > 1 {
+				return Model{}, fmt.Errorf("baseline: model %q: noise share must be a number in [0, 1]", name)
+			}
+			return Model{Kind: k, P: p}, nil
 		}
-		return Model{Kind: KindNoisy, P: p}, nil
 	}
-	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second or echo)", name)
+	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second, echo, reward-reference, reward-noisy-<p> or reward-length)", name)
 }
 
 // digest is a 32-byte hash used as the source of every deterministic choice.

@@ -56,6 +56,15 @@ func Key(msgs []openai.ChatCompletionMessage) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// RewardKey is the key of a reward reference: the answer reward models
+// compare replies with, for the conversation msgs (the turns before the
+// reply, as Key normalizes them). It is apart from Key so that a reward
+// reference never answers a chat request, nor the other way round.
+func RewardKey(msgs []openai.ChatCompletionMessage) string {
+	sum := sha256.Sum256([]byte("reward\x00" + Key(msgs)))
+	return hex.EncodeToString(sum[:])
+}
+
 // ToolsHash identifies the tools offered with a request: their full
 // definitions (names, descriptions, schemas), order-independent.
 func ToolsHash(tools []openai.Tool) string {
@@ -134,6 +143,12 @@ func (r *MemoryReferences) Add(msgs []openai.ChatCompletionMessage, ref Referenc
 	r.AddKey(Key(msgs), ref)
 }
 
+// AddReward records ref as the reward reference of the conversation msgs
+// (the turns before the reply to score).
+func (r *MemoryReferences) AddReward(msgs []openai.ChatCompletionMessage, ref Reference) {
+	r.AddKey(RewardKey(msgs), ref)
+}
+
 // AddKey records ref under a precomputed key.
 func (r *MemoryReferences) AddKey(key string, ref Reference) {
 	r.mu.Lock()
@@ -159,6 +174,8 @@ func (r *MemoryReferences) Len() int {
 // referenceLine is one line of a references JSONL file. Exactly one of
 // Messages, Prompt and Key identifies the conversation.
 type referenceLine struct {
+	// Reward marks a reward reference (RewardKey of messages or prompt).
+	Reward    bool                           `json:"reward,omitempty"`
 	Key       string                         `json:"key,omitempty"`
 	Prompt    string                         `json:"prompt,omitempty"`
 	Messages  []openai.ChatCompletionMessage `json:"messages,omitempty"`
@@ -170,6 +187,7 @@ type referenceLine struct {
 //	{"messages": [{"role": "user", "content": "..."}], "reference": {"content": "..."}}
 //	{"prompt": "single user message", "reference": {"tool_calls": [{"name": "f", "arguments": {"x": 1}}]}}
 //	{"key": "<Key(messages)>", "reference": {...}}
+//	{"reward": true, "messages": [...], "reference": {...}}   the reward reference (RewardKey)
 //
 // Blank lines are skipped.
 func LoadJSONL(r io.Reader) (*MemoryReferences, error) {
@@ -207,12 +225,15 @@ func (l referenceLine) key() (string, error) {
 	if set != 1 {
 		return "", errors.New("exactly one of key, prompt and messages must be set")
 	}
+	msgs := l.Messages
 	switch {
 	case l.Key != "":
 		return l.Key, nil
 	case l.Prompt != "":
-		return Key([]openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: l.Prompt}}), nil
-	default:
-		return Key(l.Messages), nil
+		msgs = []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: l.Prompt}}
 	}
+	if l.Reward {
+		return RewardKey(msgs), nil
+	}
+	return Key(msgs), nil
 }

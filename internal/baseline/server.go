@@ -17,6 +17,17 @@
 //     for JSON, a document filled from the JSON schema.
 //   - echo: repeats the last user message.
 //
+// Scalar reward models, served on POST /pooling (vLLM's pooling API in its
+// chat form: a conversation ending in the assistant reply to score; the
+// reply is data[0].data = [score]):
+//
+//   - reward-reference: the agreement, in [0, 1], of the reply's tool calls
+//     with the reference answer's (1 iff the same calls with the same
+//     arguments); 0 when there is no reference.
+//   - reward-noisy-<p>: like reward-reference, but a share p of scores is
+//     replaced by a uniform draw in [0, 1).
+//   - reward-length: the reply's length in characters (longer wins).
+//
 // Every answer is a pure function of the request body, the request seed and
 // the server seed. Replies carry the X-Benchline-Baseline header, a model id
 // prefixed "baseline/" and system_fingerprint "benchline-baseline"; /v1/models
@@ -70,7 +81,7 @@ type Options struct {
 
 // Stats counts what the server did. All fields are totals since start.
 type Stats struct {
-	Requests     int64 // chat completion requests received
+	Requests     int64 // chat completion and pooling (reward) requests received
 	Answered     int64 // answered 200
 	RateLimited  int64 // injected 429s
 	ServerErrors int64 // injected 500s
@@ -109,6 +120,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, mux: http.NewServeMux(), seen: make(map[digest]uint32)}
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.mux.HandleFunc("POST /pooling", s.pooling)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return s, nil
 }
@@ -163,7 +175,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 
 // ListedModels are the ids /v1/models returns. noisy-<p> accepts any p in
 // [0, 1]; the list shows common ones.
-var ListedModels = []string{"reference", "noisy-0.1", "noisy-0.2", "noisy-0.5", "first", "second", "echo"}
+var ListedModels = []string{"reference", "noisy-0.1", "noisy-0.2", "noisy-0.5", "first", "second", "echo",
+	"reward-reference", "reward-noisy-0.3", "reward-length"}
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	type model struct {
@@ -195,58 +208,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rd := requestDigest(&req)
-	faults := s.opts.Faults
-	if h := r.Header.Get(FaultHeader); h != "" {
-		if faults, err = ParseFaults(h); err != nil {
-			s.fail(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
-			return
-		}
-	}
-	attempt := s.attempt(rd)
-	w.Header().Set("X-Benchline-Attempt", strconv.Itoa(int(attempt)))
-	if faults.Latency > 0 {
-		t := time.NewTimer(faults.Latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
-	}
-	switch faults.draw(hashOf(rd, attempt, faults.Seed, "fault").uniform()) {
-	case faultRateLimit:
-		s.rateLimited.Add(1)
-		ra := faults.RetryAfter
-		if ra <= 0 {
-			ra = time.Second
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(int((ra+time.Second-1)/time.Second)))
-		w.Header().Set("Retry-After-Ms", strconv.FormatInt(ra.Milliseconds(), 10))
-		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "rate_limit_exceeded",
-			"baseline: injected rate limit, retry after "+ra.String())
+	if s.injectFault(w, r, rd) {
 		return
-	case faultServerError:
-		s.serverErrors.Add(1)
-		writeError(w, http.StatusInternalServerError, "server_error", "", "baseline: injected server error")
-		return
-	case faultTimeout:
-		s.timeouts.Add(1)
-		t := time.NewTimer(s.opts.MaxHang)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-		}
-		writeError(w, http.StatusGatewayTimeout, "timeout", "", "baseline: injected timeout")
-		return
-	case faultDrop:
-		s.dropped.Add(1)
-		panic(http.ErrAbortHandler) // closes the connection without a response
 	}
 
 	m, err := ParseModel(req.Model)
 	if err != nil {
 		s.fail(w, http.StatusNotFound, "invalid_request_error", "model_not_found", err.Error())
+		return
+	}
+	if m.IsReward() {
+		s.fail(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
+			fmt.Sprintf("baseline: %s is a reward model: it has no chat completions, score replies with POST /pooling", m.ID()))
 		return
 	}
 	if len(req.Messages) == 0 {
@@ -291,7 +264,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	s.answered.Add(1)
-	s.opts.Logger.Debug("baseline answer", "model", resp.Model, "id", resp.ID, "attempt", attempt)
+	s.opts.Logger.Debug("baseline answer", "model", resp.Model, "id", resp.ID, "attempt", w.Header().Get("X-Benchline-Attempt"))
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -323,6 +296,62 @@ type (
 		TotalTokens      int `json:"total_tokens"`
 	}
 )
+
+// injectFault draws this request's fault (the server's, or the
+// X-Benchline-Faults header's) and, when one is drawn, answers with it and
+// returns true. Latency is applied first, to every request.
+func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, rd digest) bool {
+	faults := s.opts.Faults
+	if h := r.Header.Get(FaultHeader); h != "" {
+		var err error
+		if faults, err = ParseFaults(h); err != nil {
+			s.fail(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
+			return true
+		}
+	}
+	attempt := s.attempt(rd)
+	w.Header().Set("X-Benchline-Attempt", strconv.Itoa(int(attempt)))
+	if faults.Latency > 0 {
+		t := time.NewTimer(faults.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+	}
+	switch faults.draw(hashOf(rd, attempt, faults.Seed, "fault").uniform()) {
+	case faultRateLimit:
+		s.rateLimited.Add(1)
+		ra := faults.RetryAfter
+		if ra <= 0 {
+			ra = time.Second
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int((ra+time.Second-1)/time.Second)))
+		w.Header().Set("Retry-After-Ms", strconv.FormatInt(ra.Milliseconds(), 10))
+		writeError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "rate_limit_exceeded",
+			"baseline: injected rate limit, retry after "+ra.String())
+		return true
+	case faultServerError:
+		s.serverErrors.Add(1)
+		writeError(w, http.StatusInternalServerError, "server_error", "", "baseline: injected server error")
+		return true
+	case faultTimeout:
+		s.timeouts.Add(1)
+		t := time.NewTimer(s.opts.MaxHang)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+		writeError(w, http.StatusGatewayTimeout, "timeout", "", "baseline: injected timeout")
+		return true
+	case faultDrop:
+		s.dropped.Add(1)
+		panic(http.ErrAbortHandler) // closes the connection without a response
+	}
+	return false
+}
 
 // attempt returns how many times the server saw this exact request before.
 func (s *Server) attempt(d digest) uint32 {

@@ -18,11 +18,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// An Entry is one cached answer.
+// An Entry is one cached answer: a chat completion (Response) or a reward
+// model's score (Reward).
 type Entry struct {
-	Key      string    `json:"key"`
-	Created  time.Time `json:"created"`
-	Response Response  `json:"response"`
+	Key      string          `json:"key"`
+	Created  time.Time       `json:"created"`
+	Response Response        `json:"response,omitzero"`
+	Reward   *RewardResponse `json:"reward,omitempty"`
 }
 
 // Cache stores answers by request key. Implementations are safe for

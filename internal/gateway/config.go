@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,7 +74,51 @@ type Provider struct {
 	// json_schema; when false such requests are sent as json_object with
 	// the schema appended to the system prompt. Default true.
 	JSONSchema *bool `yaml:"json_schema" json:"json_schema,omitempty"`
+	// RewardModels names the provider's scalar reward models (ModelReward):
+	// exact model names, or prefixes ending in "*" ("*" alone: every model
+	// of the provider). They are called with Reward, never Complete. The
+	// baseline provider always has "reward-*".
+	RewardModels []string `yaml:"reward_models" json:"reward_models,omitempty"`
+	// RewardURL is the URL of the reward (vLLM pooling) endpoint; default
+	// BaseURL without a trailing "/v1", plus "/pooling" (vLLM serves
+	// /pooling at the server root).
+	RewardURL string `yaml:"reward_url" json:"reward_url,omitempty"`
 }
+
+// ModelKind says how a model is called.
+type ModelKind string
+
+// Model kinds.
+const (
+	// ModelChat models answer chat completions (Complete). The zero
+	// ModelKind means chat too.
+	ModelChat ModelKind = "chat"
+	// ModelReward models are scalar reward models: they score a
+	// conversation ending in an assistant reply (Reward).
+	ModelReward ModelKind = "reward"
+)
+
+// KindOf returns the kind of model (the name after the provider prefix).
+func (p Provider) KindOf(model string) ModelKind {
+	for _, pat := range p.RewardModels {
+		if prefix, ok := strings.CutSuffix(pat, "*"); ok && strings.HasPrefix(model, prefix) || pat == model {
+			return ModelReward
+		}
+	}
+	return ModelChat
+}
+
+// RewardEndpoint is the URL reward requests are posted to.
+func (p Provider) RewardEndpoint() string {
+	if p.RewardURL != "" {
+		return p.RewardURL
+	}
+	return strings.TrimSuffix(strings.TrimRight(p.BaseURL, "/"), "/v1") + "/pooling"
+}
+
+// baselineRewardModels is the pattern of the baseline server's reward
+// models (internal/baseline: reward-reference, reward-noisy-<p>, ...).
+const baselineRewardModels = "reward-*"
 
 // PricesFor returns the prices of model.
 func (p Provider) PricesFor(model string) Prices {
@@ -103,11 +148,15 @@ func (p Provider) SupportsJSONSchema() bool { return p.JSONSchema == nil || *p.J
 //	    base_url: http://gpu-box:8000/v1
 //	    max_concurrency: 64
 //	    json_schema: true
+//	  rm:
+//	    base_url: http://gpu-box:8001/v1
+//	    reward_models: ["*"]   # scalar reward models, called with Reward
 //
 // Two providers are implicit unless the file defines them: "openai", from
 // OPENAI_BASE_URL (default DefaultOpenAIBaseURL) and OPENAI_API_KEY, and
 // "baseline", the built-in baseline server at BaselineURL (from
-// BENCHLINE_BASELINE_URL, default DefaultBaselineURL) with zero prices.
+// BENCHLINE_BASELINE_URL, default DefaultBaselineURL) with zero prices;
+// the baseline provider always has "reward-*" among its reward_models.
 type Config struct {
 	// BaselineURL is the base URL of the built-in baseline provider.
 	BaselineURL string `yaml:"baseline_url" json:"baseline_url,omitempty"`
@@ -150,6 +199,9 @@ func LoadConfig(r io.Reader, env Env) (*Config, error) {
 		}
 		cfg.Providers[BaselineProvider] = &Provider{BaseURL: base, MaxConcurrency: 64}
 	}
+	if b := cfg.Providers[BaselineProvider]; b != nil && !slices.Contains(b.RewardModels, baselineRewardModels) {
+		b.RewardModels = append(b.RewardModels, baselineRewardModels)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -180,14 +232,20 @@ func (p *Provider) validate() error {
 	if p.Name == "" || strings.ContainsAny(p.Name, "/ \t") {
 		return errors.New("name must be non-empty without slashes or spaces")
 	}
-	u, err := url.Parse(p.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base_url %q must be an http(s) URL", p.BaseURL)
-	}
-	if u.User != nil {
-		return errors.New("base_url must not carry credentials; use api_key_env")
+	if err := checkURL("base_url", p.BaseURL); err != nil {
+		return err
 	}
 	p.BaseURL = strings.TrimRight(p.BaseURL, "/")
+	if p.RewardURL != "" {
+		if err := checkURL("reward_url", p.RewardURL); err != nil {
+			return err
+		}
+	}
+	for _, pat := range p.RewardModels {
+		if pat == "" || strings.Contains(strings.TrimSuffix(pat, "*"), "*") {
+			return fmt.Errorf("reward_models: %q must be a model name or a prefix ending in *", pat)
+		}
+	}
 	if p.MaxConcurrency == 0 {
 		p.MaxConcurrency = DefaultMaxConcurrency
 	}
@@ -218,6 +276,17 @@ func (p *Provider) validate() error {
 		if pr.InputPerMTok < 0 || pr.OutputPerMTok < 0 {
 			return fmt.Errorf("model %q: prices must not be negative", m)
 		}
+	}
+	return nil
+}
+
+func checkURL(field, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %q must be an http(s) URL", field, s)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%s must not carry credentials; use api_key_env", field)
 	}
 	return nil
 }

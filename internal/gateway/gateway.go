@@ -209,6 +209,7 @@ type Options struct {
 type provider struct {
 	cfg     Provider
 	client  *openai.Client
+	http    *http.Client // adds the key and records each attempt; shared with client
 	limiter *Limiter
 }
 
@@ -253,8 +254,9 @@ func New(opts Options) (*Gateway, error) {
 		}
 		oc := openai.DefaultConfig("") // the key is added per request by authTransport
 		oc.BaseURL = p.BaseURL
-		oc.HTTPClient = &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv}}
-		c.providers[name] = &provider{cfg: p, client: openai.NewClientWithConfig(oc), limiter: NewLimiter(p, opts.WorkerShare)}
+		hc := &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv}}
+		oc.HTTPClient = hc
+		c.providers[name] = &provider{cfg: p, client: openai.NewClientWithConfig(oc), http: hc, limiter: NewLimiter(p, opts.WorkerShare)}
 	}
 	return &Gateway{core: c, retry: opts.Retry.withDefaults()}, nil
 }
@@ -292,16 +294,23 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 	if !ok {
 		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf("unknown provider %q", pname)}
 	}
+	if p.cfg.KindOf(model) == ModelReward {
+		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
+			"a reward model (reward_models of provider %q): it scores replies through Reward and has no chat completions", pname)}
+	}
 	oreq := p.build(model, req)
 	var key string
 	if !req.NoCache {
 		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
 			return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 		}
-		if resp, ok := g.lookup(ctx, key); ok {
+		if e, ok := g.lookup(ctx, key); ok && e.Reward == nil {
 			if g.log.Enabled(ctx, slog.LevelDebug) {
 				g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
 			}
+			resp := e.Response
+			resp.Usage.CacheHit = true
+			resp.Usage.Attempts = 0
 			return resp, nil
 		}
 	}
@@ -310,16 +319,13 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	if !req.NoCache {
-		e := Entry{Key: key, Created: time.Now().UTC(), Response: resp}
-		if g.segment != nil {
-			g.segment.Put(ctx, e)
-		}
-		g.lru.Put(ctx, e)
+		g.store(ctx, Entry{Key: key, Created: time.Now().UTC(), Response: resp})
 	}
 	return resp, nil
 }
 
-func (g *Gateway) lookup(ctx context.Context, key string) (Response, bool) {
+// lookup finds a cached entry in the segment, then the LRU.
+func (g *Gateway) lookup(ctx context.Context, key string) (Entry, bool) {
 	var e Entry
 	ok := false
 	if g.segment != nil {
@@ -330,42 +336,60 @@ func (g *Gateway) lookup(ctx context.Context, key string) (Response, bool) {
 			g.segment.Put(ctx, e) // so a retry of this shard finds it too
 		}
 	}
-	if !ok {
-		return Response{}, false
+	return e, ok
+}
+
+// store caches a new answer in the segment (if any) and the LRU.
+func (g *Gateway) store(ctx context.Context, e Entry) {
+	if g.segment != nil {
+		g.segment.Put(ctx, e)
 	}
-	resp := e.Response
-	resp.Usage.CacheHit = true
-	resp.Usage.Attempts = 0
-	return resp, true
+	g.lru.Put(ctx, e)
 }
 
 // send makes up to retry.MaxAttempts HTTP attempts.
 func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest) (Response, error) {
 	est := estimateTokens(oreq)
+	var resp Response
+	n, gerr := g.retrying(ctx, name, func() (Usage, *Error) {
+		var e *Error
+		resp, e = g.attempt(ctx, p, name, oreq, est)
+		return resp.Usage, e
+	})
+	if gerr != nil {
+		return Response{}, gerr
+	}
+	resp.Usage.Attempts = n
+	return resp, nil
+}
+
+// retrying calls once, one HTTP attempt, until it succeeds, fails with a
+// permanent class, or the retry policy gives up; it returns the number of
+// attempts made. Every failed attempt is logged with its class.
+func (g *Gateway) retrying(ctx context.Context, name string, once func() (Usage, *Error)) (int, *Error) {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		resp, gerr := g.attempt(ctx, p, name, oreq, est)
+		u, gerr := once()
 		if gerr == nil {
-			resp.Usage.Attempts = attempt
 			if g.log.Enabled(ctx, slog.LevelDebug) {
 				g.log.DebugContext(ctx, "gateway call", "model", name, "attempts", attempt,
-					"latency", resp.Usage.Latency, "prompt_tokens", resp.Usage.PromptTokens,
-					"completion_tokens", resp.Usage.CompletionTokens, "cache_hit", false)
+					"latency", u.Latency, "prompt_tokens", u.PromptTokens,
+					"completion_tokens", u.CompletionTokens, "cache_hit", false)
 			}
-			return resp, nil
+			return attempt, nil
 		}
 		gerr.Attempts = attempt
 		g.log.WarnContext(ctx, "gateway attempt failed", "model", name, "attempt", attempt,
 			"class", gerr.Class.String(), "status", gerr.Status, "retry_after", gerr.RetryAfter)
 		if !gerr.Class.Retryable() || attempt >= g.retry.MaxAttempts {
-			return Response{}, gerr
+			return attempt, gerr
 		}
 		wait := g.retry.backoff(attempt, gerr.RetryAfter)
 		if g.retry.MaxElapsed > 0 && time.Since(start)+wait > g.retry.MaxElapsed {
-			return Response{}, gerr
+			return attempt, gerr
 		}
 		if err := sleep(ctx, wait); err != nil {
-			return Response{}, &Error{Class: ClassCanceled, Model: name, Attempts: attempt, Message: err.Error(), cause: err}
+			return attempt, &Error{Class: ClassCanceled, Model: name, Attempts: attempt, Message: err.Error(), cause: err}
 		}
 	}
 }
@@ -373,8 +397,19 @@ func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq opena
 // estimateTokens is what the token budget charges before the call: four
 // characters a prompt token, plus max_tokens per choice (512 when unset).
 func estimateTokens(o openai.ChatCompletionRequest) int {
+	chars := messageChars(o.Messages) + 200*len(o.Tools)
+	//lint:ignore SA1019 max_tokens is what vLLM, Ollama and most compatible servers read (see build)
+	out := max(o.MaxTokens, o.MaxCompletionTokens)
+	if out == 0 {
+		out = 512
+	}
+	return chars/4 + out*max(o.N, 1)
+}
+
+// messageChars is the text size of messages, for token estimates.
+func messageChars(msgs []openai.ChatCompletionMessage) int {
 	chars := 0
-	for _, m := range o.Messages {
+	for _, m := range msgs {
 		chars += len(m.Content) + 16
 		for _, part := range m.MultiContent {
 			chars += len(part.Text)
@@ -383,13 +418,7 @@ func estimateTokens(o openai.ChatCompletionRequest) int {
 			chars += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
 	}
-	chars += 200 * len(o.Tools)
-	//lint:ignore SA1019 max_tokens is what vLLM, Ollama and most compatible servers read (see build)
-	out := max(o.MaxTokens, o.MaxCompletionTokens)
-	if out == 0 {
-		out = 512
-	}
-	return chars/4 + out*max(o.N, 1)
+	return chars
 }
 
 type infoKey struct{}

@@ -43,3 +43,13 @@ func (a *Activities) Complete(ctx context.Context, req Request) (Response, error
 	}
 	return resp, nil
 }
+
+// Reward is one reward-model call as an activity, with the same error
+// conversion as Complete.
+func (a *Activities) Reward(ctx context.Context, req RewardRequest) (RewardResponse, error) {
+	resp, err := a.Gateway.Reward(ctx, req)
+	if err != nil {
+		return RewardResponse{}, ToTemporal(err)
+	}
+	return resp, nil
+}

@@ -28,7 +28,8 @@ func categoryMetric(s aggregate.Summary, cat, name string) (aggregate.MetricStat
 // TestEvalTRBenchJudges builds trbench from its fixtures and evaluates the
 // baseline judges on it through the real stack: baseline/first and
 // baseline/second can never be right in both orders (W-Avg 0), a judge
-// answering the right verdict of each order scores 1.
+// answering the right verdict of each order scores 1; then the baseline
+// scalar reward models.
 func TestEvalTRBenchJudges(t *testing.T) {
 	res, err := buildVia(t, trbench.Name, datasets.Request{Source: trbench.Embedded})
 	if err != nil {
@@ -80,6 +81,40 @@ func TestEvalTRBenchJudges(t *testing.T) {
 	for _, name := range []string{"w_avg", "acc_order1", "acc_order2", "avg"} {
 		if got := metric(out.Summary, name); got.Mean != 1 || int64(got.N) != m.Rows {
 			t.Errorf("baseline/reference: %s = %+v, want 1 over %d pairs", name, got, m.Rows)
+		}
+	}
+
+	// Scalar reward models through the gateway's Reward and the baseline
+	// server's /pooling: each pair is scored once (two reward calls), every
+	// metric is the chosen > rejected verdict. reward-reference compares
+	// with the reward references the engine wrote; reward-length is worse.
+	for _, tc := range []struct {
+		model string
+		exact bool
+	}{{"baseline/reward-reference", true}, {"baseline/reward-length", false}} {
+		out, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: dataset, Model: tc.model}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := out.Summary
+		w := metric(s, "w_avg")
+		if s.Scored != m.Rows || s.InfraFailed != 0 || s.Calls != 2*m.Rows || int64(w.N) != m.Rows {
+			t.Fatalf("%s: scored %d of %d, infrastructure failures %d, calls %d, w_avg %+v", tc.model, s.Scored, m.Rows, s.InfraFailed, s.Calls, w)
+		}
+		for _, name := range []string{"acc_order1", "acc_order2", "avg"} {
+			if got := metric(s, name); got.Mean != w.Mean {
+				t.Errorf("%s: %s = %v, want w_avg's %v (order does not exist for a scalar model)", tc.model, name, got.Mean, w.Mean)
+			}
+		}
+		if tc.exact != (w.Mean == 1) || w.Mean == 0 {
+			t.Errorf("%s: w_avg %v", tc.model, w.Mean)
+		}
+		if tc.exact {
+			for _, src := range []string{"simple_python", "multiple", "parallel", "live_simple"} {
+				if w, ok := categoryMetric(s, src, "w_avg"); !ok || w.Mean != 1 {
+					t.Errorf("%s: task source %s: w_avg %+v (found %v)", tc.model, src, w, ok)
+				}
+			}
 		}
 	}
 }

@@ -2,7 +2,9 @@
 // function calls: a judge model reads a conversation, the tools, and two
 // candidate replies, and answers <choice>\n1\n</choice> or 2. Every pair is
 // asked in both orders; a pair counts only when both verdicts are right
-// (W-Avg).
+// (W-Avg). A scalar reward model instead scores the conversation ending in
+// each reply, once per pair, and is right when the chosen reply scores
+// higher (ScalarCorrect).
 package trbench
 
 import (

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -27,13 +30,22 @@ import (
 // The sample category is the pair's task source (the BFCL category), so the
 // run summary gives W-Avg per source. A reply without a valid verdict counts
 // as wrong and is reported as the model error "unparseable".
+//
+// When the model under test is a scalar reward model (env.ModelKind is
+// gateway.ModelReward), Evaluate instead scores the conversation ending in
+// the chosen reply and the one ending in the rejected reply, once each,
+// and the pair is right iff chosen > rejected (ScalarCorrect; ties are
+// wrong). A score does not depend on an answer order, so the pair is
+// scored once and all four metrics are that verdict: w_avg is then
+// TRBench's discriminative W-Avg (the mean over pairs), comparable with a
+// judge's.
 type Task struct{}
 
 var _ scorers.Task = Task{}
 var _ scorers.ReferenceProvider = Task{}
 
 func (Task) Dataset() string   { return "trbench" }
-func (Task) Version() string   { return "1" }
+func (Task) Version() string   { return "2" }
 func (Task) Metrics() []string { return []string{"w_avg", "acc_order1", "acc_order2", "avg"} }
 
 // ReadSamples implements scorers.Task.
@@ -71,11 +83,15 @@ type Verdict struct {
 	Correct     bool   `json:"correct"`
 }
 
-// Evaluate asks the judge both orders and scores the verdicts.
+// Evaluate asks the judge both orders and scores the verdicts, or has a
+// scalar reward model score both replies.
 func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
 	r, err := row(s)
 	if err != nil {
 		return scorers.Outcome{}, err
+	}
+	if env.ModelKind == gateway.ModelReward {
+		return evaluateScalar(ctx, env, s, r)
 	}
 	out := scorers.Outcome{PromptHash: promptHash(r)}
 	var verdicts [2]Verdict
@@ -104,6 +120,71 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 	return out, nil
 }
 
+// Scores are what a scalar reward model gave the two replies of a pair.
+type Scores struct {
+	Chosen   float64 `json:"chosen"`
+	Rejected float64 `json:"rejected"`
+	// Margin is Chosen - Rejected; Tie says they were equal (wrong).
+	Margin  float64 `json:"margin"`
+	Tie     bool    `json:"tie"`
+	Correct bool    `json:"correct"`
+}
+
+// ChatMessages is the conversation of a pair (the system message listing
+// the tools, then the item's messages), as sent to reward models.
+func ChatMessages(r *schemas.TRBenchPair) ([]openai.ChatCompletionMessage, error) {
+	var chat []Message
+	if err := json.Unmarshal([]byte(r.ChatHistoryJSON), &chat); err != nil {
+		return nil, err
+	}
+	if len(chat) == 0 {
+		return nil, errors.New("empty chat history")
+	}
+	msgs := make([]openai.ChatCompletionMessage, len(chat))
+	for i, m := range chat {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	return msgs, nil
+}
+
+// WithReply is chat followed by reply as the assistant's turn: what a
+// reward model scores.
+func WithReply(chat []openai.ChatCompletionMessage, reply string) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, len(chat), len(chat)+1)
+	copy(out, chat)
+	return append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply})
+}
+
+// evaluateScalar scores a pair with a scalar reward model: one call for
+// the chosen reply, one for the rejected one, in that order.
+func evaluateScalar(ctx context.Context, env scorers.Env, s scorers.Sample, r *schemas.TRBenchPair) (scorers.Outcome, error) {
+	out := scorers.Outcome{PromptHash: promptHash(r)}
+	rw, ok := env.Models.(scorers.Rewarder)
+	if !ok {
+		return out, fmt.Errorf("trbench: sample %s: %s is a reward model, but the model client has no Reward call", s.ID, env.Model)
+	}
+	chat, err := ChatMessages(r)
+	if err != nil {
+		return out, fmt.Errorf("trbench: sample %s: chat history: %v: %w", s.ID, err, scorers.ErrBadSample)
+	}
+	var score [2]float64
+	for i, reply := range []string{r.ChosenResponse, r.RejectResponse} {
+		resp, err := rw.Reward(ctx, env.RewardRequest(WithReply(chat, reply)))
+		if err != nil {
+			return out, fmt.Errorf("trbench: sample %s: score the %s reply: %w", s.ID, [2]string{"chosen", "rejected"}[i], err)
+		}
+		out.Usage.Add(resp.Usage)
+		score[i] = resp.Score
+	}
+	sc := Scores{Chosen: score[0], Rejected: score[1], Margin: score[0] - score[1], Tie: score[0] == score[1],
+		Correct: ScalarCorrect(score[0], score[1])}
+	c := b2f(sc.Correct)
+	out.Metrics = map[string]float64{"w_avg": c, "acc_order1": c, "acc_order2": c, "avg": c}
+	out.Response = fmt.Sprintf("[scalar reward] chosen %g, rejected %g", sc.Chosen, sc.Rejected)
+	out.Details = map[string]any{"mode": "scalar", "scores": sc, "error_type": r.ErrorType, "pair_source": r.PairSource}
+	return out, nil
+}
+
 func b2f(b bool) float64 {
 	if b {
 		return 1
@@ -117,23 +198,35 @@ func promptHash(r *schemas.TRBenchPair) string {
 }
 
 // References are the right verdicts of both orders, as the reference judge
-// would give them: one per order, each keyed by that order's prompt.
+// would give them: one per order, each keyed by that order's prompt; then
+// the reward reference of the pair's conversation (the item's ground
+// truth, reference_response) that the baseline reward models compare
+// replies with. Rows written before reference_response existed use the
+// chosen reply when it is the ground truth, else have no reward reference.
 func References(s scorers.Sample) ([]scorers.Reference, bool) {
 	r, err := row(s)
 	if err != nil {
 		return nil, false
 	}
-	return []scorers.Reference{
+	refs := []scorers.Reference{
 		{Messages: Messages(r, 1), Content: "<choice>\n" + r.GroundTruthOrder1 + "\n</choice>"},
 		{Messages: Messages(r, 2), Content: "<choice>\n" + r.GroundTruthOrder2 + "\n</choice>"},
-	}, true
+	}
+	ref := r.ReferenceResponse
+	if ref == "" && r.ChosenResponseFrom == "ground truth" {
+		ref = r.ChosenResponse
+	}
+	if chat, err := ChatMessages(r); err == nil && ref != "" {
+		refs = append(refs, scorers.Reference{Messages: chat, Reward: true, Content: ref})
+	}
+	return refs, true
 }
 
 var _ scorers.MultiReferenceProvider = Task{}
 
 // References implements scorers.MultiReferenceProvider: the correct
 // verdict for each of the two orders, so baseline/reference is a judge that
-// is right in both (W-Avg 1).
+// is right in both (W-Avg 1), and the reward reference of the pair.
 func (Task) References(s scorers.Sample) []scorers.Reference {
 	refs, _ := References(s)
 	return refs
