@@ -76,10 +76,12 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
 }
 
-// GenerateInput names one generation unit of a plan.
+// GenerateInput is one generation unit of a plan. Plan.Generate may be left
+// out (the workflow sends only Unit, so a plan of many units does not
+// travel to every unit's activity).
 type GenerateInput struct {
 	Plan datasets.Plan
-	Unit int
+	Unit datasets.Part
 }
 
 // Generate runs one unit of a Generator's model calls (see
@@ -105,10 +107,10 @@ func (a *Datasets) Generate(ctx context.Context, in GenerateInput) (datasets.Gen
 	if !ok {
 		return datasets.Generated{}, invalid(fmt.Errorf("activities: builder %s calls no models", in.Plan.Dataset))
 	}
-	if in.Unit < 0 || in.Unit >= len(in.Plan.Generate) {
-		return datasets.Generated{}, invalid(fmt.Errorf("activities: unit %d out of range (plan has %d)", in.Unit, len(in.Plan.Generate)))
+	u := in.Unit
+	if u.Label == "" {
+		return datasets.Generated{}, invalid(fmt.Errorf("activities: unit %d of %s has no label", u.Index, in.Plan.Dataset))
 	}
-	u := in.Plan.Generate[in.Unit]
 	if done, ok, err := datasets.LoadGenerated(ctx, a.Store, in.Plan.Dataset, u); err != nil || ok {
 		return done, err
 	}
@@ -142,7 +144,9 @@ type FinishPlanInput struct {
 	Plan datasets.Plan
 }
 
-// FinishPlan has a Generator plan the parts from its generated units.
+// FinishPlan has a Generator plan the parts from its generated units. The
+// plan it returns has no units left (Generate is nil): the part and publish
+// activities do not need them.
 func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets.Plan, error) {
 	b, err := a.Builders.Get(in.Plan.Dataset)
 	if err != nil {
@@ -162,6 +166,7 @@ func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets
 		err := fmt.Errorf("activities: %s: Finish changed the version from %s to %s", in.Plan.Dataset, in.Plan.Version, plan.Version)
 		return datasets.Plan{}, invalid(err)
 	}
+	plan.Generate = nil
 	return plan, nil
 }
 

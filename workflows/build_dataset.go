@@ -112,9 +112,11 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 	if len(plan.Generate) > 0 {
 		gens := make([]datasets.Generated, len(plan.Generate))
 		genCtx := workflow.WithActivityOptions(ctx, generateOptions)
+		unitPlan := plan // each unit's activity gets its own unit only
+		unitPlan.Generate = nil
 		err := inWindow(ctx, len(plan.Generate), maxPar,
 			func(i int) workflow.Future {
-				return workflow.ExecuteActivity(genCtx, a.Generate, activities.GenerateInput{Plan: plan, Unit: i})
+				return workflow.ExecuteActivity(genCtx, a.Generate, activities.GenerateInput{Plan: unitPlan, Unit: plan.Generate[i]})
 			},
 			func(i int, f workflow.Future) error { return f.Get(ctx, &gens[i]) })
 		if err != nil {

@@ -118,14 +118,17 @@ func TestBuildDatasetGeneratesUnitsThenFinishesThePlan(t *testing.T) {
 	generated := map[int]bool{}
 	env.OnActivity(a.Generate, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.GenerateInput) (datasets.Generated, error) {
-			require.False(t, generated[in.Unit], "unit %d generated twice", in.Unit)
+			require.False(t, generated[in.Unit.Index], "unit %d generated twice", in.Unit.Index)
 			require.Empty(t, in.Plan.Parts)
-			generated[in.Unit] = true
-			return datasets.Generated{Unit: in.Unit, Outputs: 40, Skipped: 1, Usage: gateway.Totals{Calls: 40, CacheHits: 10, CostUSD: 0.5}}, nil
+			require.Empty(t, in.Plan.Generate, "the whole unit list sent to every unit")
+			require.Equal(t, plan.Generate[in.Unit.Index], in.Unit)
+			generated[in.Unit.Index] = true
+			return datasets.Generated{Unit: in.Unit.Index, Outputs: 40, Skipped: 1, Usage: gateway.Totals{Calls: 40, CacheHits: 10, CostUSD: 0.5}}, nil
 		}).Times(5)
 	env.OnActivity(a.FinishPlan, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FinishPlanInput) (datasets.Plan, error) {
 			require.Len(t, generated, 5, "FinishPlan before every unit was generated")
+			require.Len(t, in.Plan.Generate, 5)
 			p := in.Plan
 			p.Parts = []datasets.Part{{Index: 0, Rows: 10}, {Index: 1, Rows: 10}}
 			return p, nil
@@ -152,10 +155,10 @@ func TestBuildDatasetStopsAfterAFailedUnit(t *testing.T) {
 	env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: generatingPlan(4)}, nil)
 	env.OnActivity(a.Generate, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.GenerateInput) (datasets.Generated, error) {
-			if in.Unit == 1 {
+			if in.Unit.Index == 1 {
 				return datasets.Generated{}, temporal.NewNonRetryableApplicationError("toolpref: item x: model p/m: permanent-auth", "permanent-auth", nil)
 			}
-			return datasets.Generated{Unit: in.Unit}, nil
+			return datasets.Generated{Unit: in.Unit.Index}, nil
 		})
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d", MaxParallel: 2})
 	require.ErrorContains(t, env.GetWorkflowError(), "item x: model p/m")

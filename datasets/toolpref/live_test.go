@@ -370,7 +370,7 @@ func TestGenerateResumesFromCache(t *testing.T) {
 		suite.SetLogger(quiet)
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(a)
-		v, err := env.ExecuteActivity(a.Generate, activities.GenerateInput{Plan: plan, Unit: 0})
+		v, err := env.ExecuteActivity(a.Generate, activities.GenerateInput{Plan: plan, Unit: plan.Generate[0]})
 		if err != nil {
 			t.Fatal(err)
 		}
