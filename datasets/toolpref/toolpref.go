@@ -338,6 +338,10 @@ func (Builder) Card(m catalog.Manifest) string {
 			"ToolPref-Pairwise (ToolRM): candidates are scored by a rule-based partial credit in [0, 1] (function name, " +
 			"required arguments, argument values per BFCL's acceptable values, extra calls penalized) and pairs are picked by " +
 			"balanced sampling over the rejected reply's source, the score gap and the task complexity. The scoring rule " +
-			"is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n",
+			"is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n" +
+			"Candidates come from the models in the `candidates` parameter, sampled at build time (their replies are the " +
+			"sources `sampled/unit-*.jsonl`; models named `baseline/...` are deterministic baselines, not LLMs), from a " +
+			"`candidates.jsonl` source, and from the ground truth and its synthetic perturbations (`synthetic`). Each " +
+			"row names the source and sampling temperature of both replies.\n\n",
 	}, m)
 }
