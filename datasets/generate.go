@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -76,7 +77,9 @@ func GeneratedCachePrefix(dataset string, u Part) string {
 
 // SaveGenerated stages data, the output of unit u, under its sha256 as the
 // source called name, then writes the unit's summary at GeneratedKey: the
-// summary is written last, so a unit is either done or redone.
+// summary is written last, so a unit is either done or redone. The first
+// summary written wins: when two builds sharing a unit (same label) race,
+// both get the first one's output, whatever the second's models answered.
 func SaveGenerated(ctx context.Context, env Env, dataset string, u Part, name string, data []byte, g Generated) (Generated, error) {
 	sum := sha256.Sum256(data)
 	sha := hex.EncodeToString(sum[:])
@@ -89,7 +92,19 @@ func SaveGenerated(ctx context.Context, env Env, dataset string, u Part, name st
 			return g, fmt.Errorf("datasets: stage %s: %w", name, err)
 		}
 	}
-	if err := blob.PutJSON(ctx, env.Store, GeneratedKey(dataset, u), g); err != nil {
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return g, fmt.Errorf("datasets: save unit %d of %s: %w", u.Index, dataset, err)
+	}
+	err = env.Store.PutIfAbsent(ctx, GeneratedKey(dataset, u), bytes.NewReader(b), int64(len(b)))
+	if errors.Is(err, blob.ErrExists) {
+		first, ok, err := LoadGenerated(ctx, env.Store, dataset, u)
+		if err == nil && !ok {
+			err = fmt.Errorf("datasets: unit %d of %s: summary exists and then does not", u.Index, dataset)
+		}
+		return first, err
+	}
+	if err != nil {
 		return g, fmt.Errorf("datasets: save unit %d of %s: %w", u.Index, dataset, err)
 	}
 	return g, nil
