@@ -177,7 +177,7 @@ func Locate(ctx context.Context, env datasets.Env, src, embedded string, fixture
 // Plan stages the items and candidates, scores and selects the pairs (so
 // bad input fails before anything is written) and plans one part. With live
 // samplers it validates the items and candidates and plans the generation
-// units instead (see PlanSampling); Finish then plans the part.
+// units instead (see planSampling); Finish then plans the part.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
 	o, norm, err := ParseParams(req.Params)
 	if err != nil {
