@@ -383,6 +383,9 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 		}
 		out.Sources = append(out.Sources, g.Source)
 	}
+	if err := checkSamplers(ctx, env, out); err != nil {
+		return plan, err
+	}
 	rows, err := Build(ctx, env, out.Sources, out.Params)
 	if err != nil {
 		return plan, err
@@ -396,4 +399,57 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 	}
 	out.Parts = []datasets.Part{p}
 	return out, nil
+}
+
+// checkSamplers fails a build in which a sampler gave no reply at all: the
+// model refused every request (an endpoint that rejects tools or seeds, a
+// context too small for every item), which skipping call by call would
+// otherwise hide behind a version without that model's candidates.
+func checkSamplers(ctx context.Context, env datasets.Env, plan datasets.Plan) error {
+	o, err := planOptions(plan)
+	if err != nil {
+		return err
+	}
+	type tally struct {
+		replies, skipped int
+		first            string // the first skip: item and reason
+	}
+	by := map[string]*tally{}
+	for _, sp := range o.Samplers {
+		by[sp.Model+"@"+formatTemp(sp.Temperature)] = &tally{}
+	}
+	for _, s := range plan.Sources {
+		if !IsSampled(s.Name) {
+			continue
+		}
+		err := EachLine(ctx, env, s, func(line int, raw []byte) error {
+			var l sampledLine
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return &datasets.InputError{File: s.URI, Line: line, Msg: "not a JSON object: " + err.Error()}
+			}
+			t := by[l.Model+"@"+formatTemp(l.Temperature)]
+			switch {
+			case t == nil:
+				return &datasets.InputError{File: s.URI, Line: line, Msg: fmt.Sprintf("a reply from %s at temperature %s, which is not a sampler of this build", l.Model, formatTemp(l.Temperature))}
+			case l.Skipped == "":
+				t.replies++
+			default:
+				if t.skipped == 0 {
+					t.first = fmt.Sprintf("item %s: %s", l.ID, l.Skipped)
+				}
+				t.skipped++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, sp := range o.Samplers {
+		if t := by[sp.Model+"@"+formatTemp(sp.Temperature)]; t.replies == 0 {
+			return &datasets.InputError{File: "params", Msg: fmt.Sprintf("candidates: %s at temperature %s answered none of its %d requests (the first refusal: %s)",
+				sp.Model, formatTemp(sp.Temperature), t.skipped, t.first)}
+		}
+	}
+	return nil
 }

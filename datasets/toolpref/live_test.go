@@ -325,27 +325,61 @@ func TestLiveSamplingUnknownModel(t *testing.T) {
 }
 
 // TestLiveSamplingSkipsModelFailures: a request the model rejects for
-// itself (here every prompt is over the server's context length) gives no
-// candidate; the build goes on, counts it, and records the reason.
+// itself (here one item's prompt is over the server's context length)
+// gives no candidate; the build goes on, counts it, and records the reason.
+// A sampler whose every request is refused fails the build instead.
 func TestLiveSamplingSkipsModelFailures(t *testing.T) {
-	s := newLiveStackWith(t, baseline.Options{MaxContextTokens: 10})
-	res, err := s.build(t, datasets.Request{Source: itemsOnly(t), Params: map[string]string{"candidates": "baseline/reference@0x2"}})
+	s := newLiveStackWith(t, baseline.Options{MaxContextTokens: 1000})
+	// simple_python_0's function description grows to about 2,000 tokens;
+	// the other items stay far below 1,000.
+	dir := copyFixtures(t, func(dir string) {
+		os.Remove(filepath.Join(dir, toolpref.CandidatesFile))
+		p := filepath.Join(dir, "BFCL_v4_simple_python.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		long := strings.Repeat("Time light needs to cover a distance. ", 220)
+		b = []byte(strings.Replace(string(b), `"description": "Time light needs to cover a distance."`, `"description": "`+long+`"`, 1))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := s.build(t, datasets.Request{Source: dir, Params: map[string]string{"candidates": "baseline/reference@0x2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Generated.Skipped != 16 || res.Generated.Outputs != 0 || s.server.Stats().Requests != 16 {
-		t.Fatalf("generated %+v after %d requests: want 16 skipped calls, each asked once", res.Generated, s.server.Stats().Requests)
+	if res.Generated.Skipped != 2 || res.Generated.Outputs != 14 || s.server.Stats().Requests != 16 {
+		t.Fatalf("generated %+v after %d requests: want simple_python_0's 2 calls skipped (each asked once), 14 replies", res.Generated, s.server.Stats().Requests)
 	}
 	m, rows := s.rows(t, res)
 	for _, r := range rows {
-		if r.ChosenSource == "baseline/reference" || r.RejectedSource == "baseline/reference" {
+		if r.ItemID == "simple_python_0" && (r.ChosenSource == "baseline/reference" || r.RejectedSource == "baseline/reference") {
 			t.Errorf("pair %s has a candidate from a skipped call", r.PairID)
 		}
 	}
+	skipped := 0
 	for _, l := range s.sampledLines(t, m) {
-		if reason, _ := l["skipped"].(string); !strings.HasPrefix(reason, gateway.ClassContextLength.String()) {
-			t.Errorf("line %v: want a skip reason of class %s", l, gateway.ClassContextLength)
+		reason, _ := l["skipped"].(string)
+		if l["id"] == "simple_python_0" {
+			if !strings.HasPrefix(reason, gateway.ClassContextLength.String()) {
+				t.Errorf("line %v: want a skip reason of class %s", l, gateway.ClassContextLength)
+			}
+			skipped++
+		} else if reason != "" {
+			t.Errorf("line %v skipped", l)
 		}
+	}
+	if skipped != 2 {
+		t.Errorf("%d skipped lines for simple_python_0, want 2", skipped)
+	}
+
+	// Every request refused: the build fails, naming the sampler and why.
+	none := newLiveStackWith(t, baseline.Options{MaxContextTokens: 10})
+	_, err = none.build(t, datasets.Request{Source: toolpref.Embedded, Params: map[string]string{"candidates": "baseline/reference@0x2"}})
+	if err == nil || !strings.Contains(err.Error(), "baseline/reference at temperature 0 answered none of its 16 requests") ||
+		!strings.Contains(err.Error(), gateway.ClassContextLength.String()) {
+		t.Fatalf("err = %v, want the sampler that answered nothing and the reason", err)
 	}
 }
 
