@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -14,6 +15,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/source"
 )
 
@@ -26,6 +28,12 @@ type Datasets struct {
 	Store    blob.Store
 	Builders *datasets.Registry
 	OpenS3   source.S3Opener
+	// Gateway is the model gateway for builders that call models
+	// (datasets.Generator); nil on workers without one, where such builds
+	// fail at their first unit.
+	Gateway *gateway.Gateway
+	// CacheTTL ignores cached answers older than this [0: forever].
+	CacheTTL time.Duration
 }
 
 func (a *Datasets) env() datasets.Env { return datasets.Env{Store: a.Store, OpenS3: a.OpenS3} }
@@ -37,10 +45,13 @@ type PlanBuildInput struct {
 }
 
 // PlanBuildResult is the validated plan and whether its version is already
-// published (in which case nothing needs writing).
+// published (in which case nothing needs writing, and Rows and Files are
+// the published version's).
 type PlanBuildResult struct {
 	Plan      datasets.Plan
 	Published bool
+	Rows      int64
+	Files     int
 }
 
 // PlanBuild stages and validates the sources and derives the version.
@@ -49,17 +60,114 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	if err != nil {
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second)
+	stop := heartbeatEvery(ctx, 5*time.Second, nil)
 	plan, err := b.Plan(ctx, a.env(), in.Request)
 	stop()
 	if err != nil {
 		return PlanBuildResult{}, classify(err)
 	}
-	published, err := blob.Exists(ctx, a.Store, catalog.ManifestKey(plan.Dataset, plan.Version))
+	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.Version)
+	if errors.Is(err, catalog.ErrNoDataset) {
+		return PlanBuildResult{Plan: plan}, nil
+	}
 	if err != nil {
 		return PlanBuildResult{}, err
 	}
-	return PlanBuildResult{Plan: plan, Published: published}, nil
+	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
+}
+
+// GenerateInput is one generation unit of a plan. Plan.Generate may be left
+// out (the workflow sends only Unit, so a plan of many units does not
+// travel to every unit's activity).
+type GenerateInput struct {
+	Plan datasets.Plan
+	Unit datasets.Part
+}
+
+// Generate runs one unit of a Generator's model calls (see
+// datasets.Generator). A unit already done returns its saved summary. The
+// builder calls models through the gateway bound to the unit's cache
+// segment, which is flushed every 16 answers and at the end (even on
+// failure), so a retried unit pays again only for calls in flight or not
+// flushed when the last attempt died. The activity heartbeats the calls
+// done every 2 s.
+//
+// Errors: bad input and a worker without a gateway fail the build at once;
+// so do gateway errors no retry can fix (auth, quota, unknown model), with
+// the builder's message naming the item and model. Other gateway errors,
+// after the gateway's own retries, are returned for Temporal to retry the
+// unit (the workflow bounds the attempts). Generate must be called in an
+// activity context.
+func (a *Datasets) Generate(ctx context.Context, in GenerateInput) (datasets.Generated, error) {
+	b, err := a.Builders.Get(in.Plan.Dataset)
+	if err != nil {
+		return datasets.Generated{}, invalid(err)
+	}
+	g, ok := b.(datasets.Generator)
+	if !ok {
+		return datasets.Generated{}, invalid(fmt.Errorf("activities: builder %s calls no models", in.Plan.Dataset))
+	}
+	u := in.Unit
+	if u.Label == "" {
+		return datasets.Generated{}, invalid(fmt.Errorf("activities: unit %d of %s has no label", u.Index, in.Plan.Dataset))
+	}
+	if done, ok, err := datasets.LoadGenerated(ctx, a.Store, in.Plan.Dataset, u); err != nil || ok {
+		return done, err
+	}
+	if a.Gateway == nil {
+		return datasets.Generated{}, invalid(fmt.Errorf("activities: %s samples from models, and this worker has no model gateway", in.Plan.Dataset))
+	}
+	seg, err := gateway.OpenSegment(ctx, a.Store, datasets.GeneratedCachePrefix(in.Plan.Dataset, u), gateway.SegmentOptions{TTL: a.CacheTTL})
+	if err != nil {
+		return datasets.Generated{}, err
+	}
+	env := a.env()
+	env.Models = a.Gateway.WithCache(seg)
+	var done atomic.Int64
+	stop := heartbeatEvery(ctx, 2*time.Second, func() any { return done.Load() })
+	res, err := g.Generate(ctx, env, in.Plan, u, func(n int64) {
+		done.Store(n)
+		activity.RecordHeartbeat(ctx, n) // the SDK throttles what it sends
+	})
+	stop()
+	if ferr := seg.Flush(context.WithoutCancel(ctx)); err == nil && ferr != nil {
+		return datasets.Generated{}, ferr
+	}
+	if err != nil {
+		return datasets.Generated{}, classifyModel(err)
+	}
+	return res, nil
+}
+
+// FinishPlanInput is a plan whose generation units are all done.
+type FinishPlanInput struct {
+	Plan datasets.Plan
+}
+
+// FinishPlan has a Generator plan the parts from its generated units. The
+// plan it returns has no units left (Generate is nil): the part and publish
+// activities do not need them.
+func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets.Plan, error) {
+	b, err := a.Builders.Get(in.Plan.Dataset)
+	if err != nil {
+		return datasets.Plan{}, invalid(err)
+	}
+	g, ok := b.(datasets.Generator)
+	if !ok {
+		return datasets.Plan{}, invalid(fmt.Errorf("activities: builder %s calls no models", in.Plan.Dataset))
+	}
+	stop := heartbeatEvery(ctx, 5*time.Second, nil)
+	plan, err := g.Finish(ctx, a.env(), in.Plan)
+	stop()
+	if err != nil {
+		return datasets.Plan{}, classify(err)
+	}
+	if plan.Version != in.Plan.Version {
+		err := fmt.Errorf("activities: %s: Finish changed the version from %s to %s", in.Plan.Dataset, in.Plan.Version, plan.Version)
+		return datasets.Plan{}, invalid(err)
+	}
+	plan.Generate = nil
+	return plan, nil
 }
 
 // WritePartInput names one part of a plan.
@@ -136,9 +244,28 @@ func classify(err error) error {
 	return err
 }
 
+// classifyModel is classify for errors that may come from the gateway: a
+// permanent gateway error (auth, quota, unknown model) fails the build
+// with the builder's message (which names the item and the model), typed
+// by its class; a retryable one is retried by Temporal, after the
+// provider's Retry-After. The gateway error is not attached as a cause:
+// only its scrubbed message enters workflow history.
+func classifyModel(err error) error {
+	var ge *gateway.Error
+	if !errors.As(err, &ge) || ge.Class == gateway.ClassCanceled {
+		return classify(err)
+	}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: !ge.Class.Retryable()}
+	if ge.RetryAfter > 0 && ge.Class.Retryable() {
+		opts.NextRetryDelay = ge.RetryAfter
+	}
+	return temporal.NewApplicationErrorWithOptions(err.Error(), ge.Class.String(), opts)
+}
+
 // heartbeatEvery heartbeats until stop is called, for steps that cannot
-// report progress themselves.
-func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+// report progress themselves; details, when set, gives the heartbeat's
+// detail (progress so far).
+func heartbeatEvery(ctx context.Context, d time.Duration, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -149,7 +276,11 @@ func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				if details != nil {
+					activity.RecordHeartbeat(ctx, details())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
 			case <-done:
 				return
 			case <-ctx.Done():

@@ -15,11 +15,16 @@ import (
 	"github.com/benchline/benchline/schemas"
 )
 
-// Env is what a builder may use: the object store and a way to open s3://
-// sources with the deployment's S3 settings.
+// Env is what a builder may use: the object store, a way to open s3://
+// sources with the deployment's S3 settings and, for builders that call
+// models (see Generator), the model gateway.
 type Env struct {
 	Store  blob.Store
 	OpenS3 source.S3Opener
+	// Models is the model gateway, set only while a Generator generates
+	// (bound to the unit's response cache); nil otherwise. Builders that
+	// call no models never look at it.
+	Models Completer
 }
 
 // Request asks for a build.
@@ -51,6 +56,10 @@ type Plan struct {
 	Runtime map[string]string `json:"runtime,omitempty"`
 	Sources []catalog.Source  `json:"sources"`
 	Parts   []Part            `json:"parts"`
+	// Generate lists the units of model calls a Generator makes before its
+	// parts can be planned (e.g. sampling candidate replies); Parts is empty
+	// until Generator.Finish fills it. Empty for every other builder.
+	Generate []Part `json:"generate,omitempty"`
 }
 
 // Builder builds one benchmark's dataset.

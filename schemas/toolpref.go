@@ -1,7 +1,9 @@
 package schemas
 
 // ToolPrefPairTable is the table written by the toolpref dataset builder.
-var ToolPrefPairTable = Table{Name: "toolpref_pair", Version: 1}
+//
+// Version 2 added chosen_temperature and rejected_temperature.
+var ToolPrefPairTable = Table{Name: "toolpref_pair", Version: 2}
 
 // ToolPrefPair is one preference pair over function-calling responses: two
 // candidate replies to the same BFCL-format item, the better-scored one
@@ -23,18 +25,23 @@ type ToolPrefPair struct {
 
 	// Chosen and Rejected are the assistant replies as text (tool calls as
 	// Hermes <tool_call> blocks, or the model's own text).
-	Chosen        string  `parquet:"chosen" json:"chosen"`
-	ChosenScore   float64 `parquet:"chosen_score" json:"chosen_score"`
-	ChosenSource  string  `parquet:"chosen_source,dict" json:"chosen_source"`
-	ChosenError   string  `parquet:"chosen_error,dict" json:"chosen_error"` // BFCL error type, "" when valid
-	Rejected      string  `parquet:"rejected" json:"rejected"`
-	RejectedScore float64 `parquet:"rejected_score" json:"rejected_score"`
+	Chosen       string  `parquet:"chosen" json:"chosen"`
+	ChosenScore  float64 `parquet:"chosen_score" json:"chosen_score"`
+	ChosenSource string  `parquet:"chosen_source,dict" json:"chosen_source"`
+	ChosenError  string  `parquet:"chosen_error,dict" json:"chosen_error"` // BFCL error type, "" when valid
+	// ChosenTemperature is the sampling temperature of a model reply; null
+	// for the ground truth, synthetic replies and sampled replies given
+	// without one.
+	ChosenTemperature *float64 `parquet:"chosen_temperature,optional" json:"chosen_temperature"`
+	Rejected          string   `parquet:"rejected" json:"rejected"`
+	RejectedScore     float64  `parquet:"rejected_score" json:"rejected_score"`
 	// RejectedSource is the model (or synthetic generator) that produced the
 	// rejected reply; RejectedKind is the perturbation for synthetic
 	// candidates ("wrong_value", ...) and "sampled" for model candidates.
-	RejectedSource string `parquet:"rejected_source,dict" json:"rejected_source"`
-	RejectedKind   string `parquet:"rejected_kind,dict" json:"rejected_kind"`
-	RejectedError  string `parquet:"rejected_error,dict" json:"rejected_error"`
+	RejectedSource      string   `parquet:"rejected_source,dict" json:"rejected_source"`
+	RejectedKind        string   `parquet:"rejected_kind,dict" json:"rejected_kind"`
+	RejectedError       string   `parquet:"rejected_error,dict" json:"rejected_error"`
+	RejectedTemperature *float64 `parquet:"rejected_temperature,optional" json:"rejected_temperature"`
 
 	// The sampling dimensions. Source is RejectedSource; Intensity buckets
 	// the score gap (low, medium, high); Complexity buckets the ground truth

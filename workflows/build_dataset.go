@@ -12,6 +12,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
 )
 
 // BuildDatasetInput asks for a dataset version to be built from sources.
@@ -31,6 +32,20 @@ type BuildDatasetResult struct {
 	ManifestKey string
 	// Reused is true when the version was already published and nothing was written.
 	Reused bool
+	// Generated sums the generation units of a builder that calls models
+	// (datasets.Generator): outputs written, calls skipped, and usage
+	// (model calls, answers from the cache). Zero for other builders.
+	Generated GenerationTotals `json:",omitzero"`
+}
+
+// GenerationTotals sums the datasets.Generated summaries of a build.
+type GenerationTotals struct {
+	Units     int
+	Outputs   int64
+	Skipped   int64
+	Calls     int64
+	CacheHits int64
+	CostUSD   float64
 }
 
 // Activity options. Parts heartbeat as they write, so a killed worker's part
@@ -49,14 +64,30 @@ var (
 		HeartbeatTimeout:    10 * time.Second,
 		RetryPolicy:         planOptions.RetryPolicy,
 	}
+	// Generation units call models: a few attempts (each resumes from the
+	// unit's response cache; the gateway retries inside each call first),
+	// then the build fails with the error naming the item and model.
+	// Permanent gateway errors (auth, quota, unknown model) are not retried.
+	generateOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 5,
+			NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, gateway.NonRetryableErrorTypes()...),
+		},
+	}
 )
 
 // BuildDataset plans a build, writes its parts in parallel and publishes the
-// version with its manifest written last.
+// version with its manifest written last. A builder that calls models
+// (datasets.Generator) plans generation units first: they run in parallel
+// (each an activity that saves its outputs to the store and returns a
+// summary), then FinishPlan plans the parts from what they saved.
 func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResult, error) {
 	var a *activities.Datasets
 	var planned activities.PlanBuildResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOptions), a.PlanBuild,
+	planCtx := workflow.WithActivityOptions(ctx, planOptions)
+	err := workflow.ExecuteActivity(planCtx, a.PlanBuild,
 		activities.PlanBuildInput{Dataset: in.Dataset, Request: in.Request}).Get(ctx, &planned)
 	if err != nil {
 		return BuildDatasetResult{}, err
@@ -68,6 +99,9 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 			res.Rows += p.Rows
 		}
 		res.Files, res.Reused = len(plan.Parts), true
+		if planned.Files > 0 { // the manifest's counts (a Generator's plan has no parts yet)
+			res.Rows, res.Files = planned.Rows, planned.Files
+		}
 		return res, nil
 	}
 
@@ -75,18 +109,67 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 	if maxPar <= 0 {
 		maxPar = 4
 	}
+	if len(plan.Generate) > 0 {
+		gens := make([]datasets.Generated, len(plan.Generate))
+		genCtx := workflow.WithActivityOptions(ctx, generateOptions)
+		unitPlan := plan // each unit's activity gets its own unit only
+		unitPlan.Generate = nil
+		err := inWindow(ctx, len(plan.Generate), maxPar,
+			func(i int) workflow.Future {
+				return workflow.ExecuteActivity(genCtx, a.Generate, activities.GenerateInput{Plan: unitPlan, Unit: plan.Generate[i]})
+			},
+			func(i int, f workflow.Future) error { return f.Get(ctx, &gens[i]) })
+		if err != nil {
+			return res, err
+		}
+		for _, g := range gens {
+			res.Generated.Units++
+			res.Generated.Outputs += g.Outputs
+			res.Generated.Skipped += g.Skipped
+			res.Generated.Calls += g.Usage.Calls
+			res.Generated.CacheHits += g.Usage.CacheHits
+			res.Generated.CostUSD += g.Usage.CostUSD
+		}
+		if err := workflow.ExecuteActivity(planCtx, a.FinishPlan, activities.FinishPlanInput{Plan: plan}).Get(ctx, &plan); err != nil {
+			return res, err
+		}
+	}
+
 	files := make([]catalog.File, len(plan.Parts))
 	partCtx := workflow.WithActivityOptions(ctx, partOptions)
+	err = inWindow(ctx, len(plan.Parts), maxPar,
+		func(i int) workflow.Future {
+			return workflow.ExecuteActivity(partCtx, a.WritePart, activities.WritePartInput{Plan: plan, Part: i})
+		},
+		func(i int, f workflow.Future) error { return f.Get(ctx, &files[i]) })
+	if err != nil {
+		return res, err
+	}
+
+	var m catalog.Manifest
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOptions), a.Publish,
+		activities.PublishInput{Plan: plan, Files: files, CreatedAt: workflow.Now(ctx)}).Get(ctx, &m)
+	if err != nil {
+		return res, err
+	}
+	res.Rows, res.Files = m.Rows, len(m.Files)
+	return res, nil
+}
+
+// inWindow runs n activities, at most maxPar at once, in index order:
+// start(i) schedules activity i and done(i, f) collects its result. After
+// the first error no more are started; the running ones are waited for,
+// and the first error is returned.
+func inWindow(ctx workflow.Context, n, maxPar int, start func(i int) workflow.Future, done func(i int, f workflow.Future) error) error {
 	var firstErr error
 	next, running := 0, 0
 	sel := workflow.NewSelector(ctx)
-	for next < len(plan.Parts) || running > 0 {
-		for running < maxPar && next < len(plan.Parts) && firstErr == nil {
+	for next < n || running > 0 {
+		for running < maxPar && next < n && firstErr == nil {
 			i := next
-			f := workflow.ExecuteActivity(partCtx, a.WritePart, activities.WritePartInput{Plan: plan, Part: i})
-			sel.AddFuture(f, func(f workflow.Future) {
+			sel.AddFuture(start(i), func(f workflow.Future) {
 				running--
-				if err := f.Get(ctx, &files[i]); err != nil && firstErr == nil {
+				if err := done(i, f); err != nil && firstErr == nil {
 					firstErr = err
 				}
 			})
@@ -98,16 +181,5 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 		}
 		sel.Select(ctx)
 	}
-	if firstErr != nil {
-		return res, firstErr
-	}
-
-	var m catalog.Manifest
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOptions), a.Publish,
-		activities.PublishInput{Plan: plan, Files: files, CreatedAt: workflow.Now(ctx)}).Get(ctx, &m)
-	if err != nil {
-		return res, err
-	}
-	res.Rows, res.Files = m.Rows, len(m.Files)
-	return res, nil
+	return firstErr
 }

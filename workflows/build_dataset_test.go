@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -13,6 +14,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
 )
 
 func testPlan(parts int) datasets.Plan {
@@ -97,4 +99,86 @@ func TestBuildDatasetStopsOnBadInputAtPlan(t *testing.T) {
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
 	require.ErrorContains(t, env.GetWorkflowError(), "q.json:2")
 	env.AssertExpectations(t)
+}
+
+func generatingPlan(units int) datasets.Plan {
+	p := datasets.Plan{Dataset: "d", Version: "gen"}
+	for i := range units {
+		p.Generate = append(p.Generate, datasets.Part{Index: i, Label: fmt.Sprintf("s/unit-%05d", i), Rows: 100})
+	}
+	return p
+}
+
+func TestBuildDatasetGeneratesUnitsThenFinishesThePlan(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Datasets
+	plan := generatingPlan(5)
+	env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: plan}, nil).Once()
+	generated := map[int]bool{}
+	env.OnActivity(a.Generate, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.GenerateInput) (datasets.Generated, error) {
+			require.False(t, generated[in.Unit.Index], "unit %d generated twice", in.Unit.Index)
+			require.Empty(t, in.Plan.Parts)
+			require.Empty(t, in.Plan.Generate, "the whole unit list sent to every unit")
+			require.Equal(t, plan.Generate[in.Unit.Index], in.Unit)
+			generated[in.Unit.Index] = true
+			return datasets.Generated{Unit: in.Unit.Index, Outputs: 40, Skipped: 1, Usage: gateway.Totals{Calls: 40, CacheHits: 10, CostUSD: 0.5}}, nil
+		}).Times(5)
+	env.OnActivity(a.FinishPlan, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.FinishPlanInput) (datasets.Plan, error) {
+			require.Len(t, generated, 5, "FinishPlan before every unit was generated")
+			require.Len(t, in.Plan.Generate, 5)
+			p := in.Plan
+			p.Parts = []datasets.Part{{Index: 0, Rows: 10}, {Index: 1, Rows: 10}}
+			return p, nil
+		}).Once()
+	env.OnActivity(a.WritePart, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.WritePartInput) (catalog.File, error) {
+			require.Len(t, in.Plan.Parts, 2, "parts written from the finished plan")
+			return catalog.File{Path: catalog.PartPath(in.Part), Rows: 10}, nil
+		}).Times(2)
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(catalog.Manifest{Rows: 20, Files: make([]catalog.File, 2)}, nil).Once()
+	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d", MaxParallel: 2})
+	require.NoError(t, env.GetWorkflowError())
+	var res BuildDatasetResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, GenerationTotals{Units: 5, Outputs: 200, Skipped: 5, Calls: 200, CacheHits: 50, CostUSD: 2.5}, res.Generated)
+	require.Equal(t, int64(20), res.Rows)
+	env.AssertExpectations(t)
+}
+
+func TestBuildDatasetStopsAfterAFailedUnit(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Datasets
+	env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: generatingPlan(4)}, nil)
+	env.OnActivity(a.Generate, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.GenerateInput) (datasets.Generated, error) {
+			if in.Unit.Index == 1 {
+				return datasets.Generated{}, temporal.NewNonRetryableApplicationError("toolpref: item x: model p/m: permanent-auth", "permanent-auth", nil)
+			}
+			return datasets.Generated{Unit: in.Unit.Index}, nil
+		})
+	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d", MaxParallel: 2})
+	require.ErrorContains(t, env.GetWorkflowError(), "item x: model p/m")
+	env.AssertNotCalled(t, "FinishPlan", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "WritePart", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "Publish", mock.Anything, mock.Anything)
+}
+
+func TestBuildDatasetReusesAPublishedGeneratedVersion(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Datasets
+	env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(
+		activities.PlanBuildResult{Plan: generatingPlan(3), Published: true, Rows: 33, Files: 1}, nil)
+	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
+	var res BuildDatasetResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.True(t, res.Reused)
+	require.Equal(t, int64(33), res.Rows)
+	require.Equal(t, 1, res.Files)
+	env.AssertNotCalled(t, "Generate", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "FinishPlan", mock.Anything, mock.Anything)
 }

@@ -31,7 +31,9 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 		Long: fmt.Sprintf(`build starts the BuildDataset workflow on the configured Temporal and waits.
 Datasets: %s. Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL,
 or embedded://<name> for the fixtures bundled in the binary (the default).
-A version is content-addressed: building the same sources again reuses it.`, strings.Join(registry.Builders().Names(), ", ")),
+A version is content-addressed: building the same sources again reuses it.
+Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
+use the workers' model gateway; a reused version calls no model.`, strings.Join(registry.Builders().Names(), ", ")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.load()
@@ -62,6 +64,10 @@ A version is content-addressed: building the same sources again reuses it.`, str
 				verb = "already published, reused"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s@%s: %d rows in %d files; manifest s3://%s/%s\n", verb, res.Dataset, res.Version, res.Rows, res.Files, cfg.S3.Bucket, res.ManifestKey)
+			if g := res.Generated; g.Units > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "generated %d outputs in %d units: %d model calls (%d from cache, $%.4f), %d calls skipped\n",
+					g.Outputs, g.Units, g.Calls, g.CacheHits, g.CostUSD, g.Skipped)
+			}
 			return nil
 		},
 	}

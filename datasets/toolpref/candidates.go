@@ -30,13 +30,19 @@ type Candidate struct {
 	ItemID string
 	// Source is the model (or generator) that produced the reply; Kind is
 	// "sampled" for model replies, "ground_truth", or the perturbation.
-	Source      string
-	Kind        string
-	Temperature float64
+	Source string
+	Kind   string
+	// Temperature is a sampled reply's sampling temperature, nil when not
+	// known (generated replies, sampled ones given without it).
+	Temperature *float64
 	Response    string
 	// File and Line locate a sampled candidate's line (0 for generated ones).
 	File string
 	Line int
+	// Live marks a reply sampled at build time; Sample is its index among
+	// its sampler's replies to the item.
+	Live   bool
+	Sample int
 
 	Score     float64
 	ErrorType string // BFCL checker error type, "" when valid
@@ -71,9 +77,7 @@ func ReadCandidates(ctx context.Context, env datasets.Env, src catalog.Source, i
 			return &datasets.InputError{File: src.URI, Line: line, Msg: fmt.Sprintf("candidate id %q names no item with a ground truth", c.ID)}
 		}
 		cand := Candidate{ItemID: c.ID, Source: c.Model, Kind: "sampled", Response: *c.Response, File: src.URI, Line: line}
-		if c.Temperature != nil {
-			cand.Temperature = *c.Temperature
-		}
+		cand.Temperature = c.Temperature
 		cand.Score, cand.ErrorType, _ = it.Judge(cand.Response)
 		out = append(out, cand)
 		return nil

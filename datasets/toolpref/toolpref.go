@@ -1,15 +1,16 @@
 // Package toolpref builds ToolPref-style preference pairs over function
 // calls: for BFCL-format items with a ground truth it gathers candidate
-// replies (sampled replies read from candidates.jsonl, and a deterministic
-// generator that perturbs the ground truth the way models fail), scores each
-// with a rule-based partial credit in [0, 1] (see Item.Score), and picks
-// (chosen, rejected) pairs by balanced multi-dimensional sampling over the
-// rejected reply's source, preference intensity (score gap) and task
-// complexity (see Select).
+// replies (sampled live from models at build time, read from
+// candidates.jsonl, and made by a deterministic generator that perturbs the
+// ground truth the way models fail), scores each with a rule-based partial
+// credit in [0, 1] (see Item.Score), and picks (chosen, rejected) pairs by
+// balanced multi-dimensional sampling over the rejected reply's source,
+// preference intensity (score gap) and task complexity (see Select).
 //
-// Sampling live models at build time would need the model gateway in the
-// Datasets activities, which they do not have today; sampled candidates are
-// therefore read from a file (produce it with an eval run or offline).
+// Live sampling (the "candidates" parameter, see ParseSamplers) makes the
+// builder a datasets.Generator: the build's Generate units ask the models
+// through the gateway (see live.go), and Finish plans the pairs from what
+// they wrote.
 package toolpref
 
 import (
@@ -31,7 +32,7 @@ import (
 const Name = "toolpref"
 
 // builderVersion changes whenever the rows written for the same input change.
-const builderVersion = "1"
+const builderVersion = "2"
 
 // Embedded is the source URI of the bundled fixtures: a few BFCL-format
 // items and sampled candidates written for benchline (not BFCL's data).
@@ -50,9 +51,17 @@ var defaultParams = map[string]string{
 	"per_item":           "2",    // at most this many pairs per item (0: no limit)
 	"min_gap":            "0.1",  // a pair needs chosen_score - rejected_score >= min_gap
 	"seed":               "0",
-	"source_weights":     "", // e.g. "synthetic/perturb-v1=1,openai/gpt-4o=2"; empty: uniform
-	"intensity_weights":  "", // over low, medium, high
-	"complexity_weights": "", // over simple, moderate, complex
+	"source_weights":     "",  // e.g. "synthetic/perturb-v1=1,openai/gpt-4o=2"; empty: uniform
+	"intensity_weights":  "",  // over low, medium, high
+	"complexity_weights": "",  // over simple, moderate, complex
+	"candidates":         "",  // live samplers, MODEL@TEMPERATURE[xCOUNT],... (see ParseSamplers); empty: none
+	"sample_seed":        "0", // seed of the sampled requests; another seed samples again
+}
+
+// runtimeParams are parameters that do not change the content, so are kept
+// out of the version id (in Plan.Runtime), with their defaults.
+var runtimeParams = map[string]string{
+	"sample_unit": fmt.Sprint(defaultUnitItems), // items per generation unit (one activity)
 }
 
 // Options are the parsed build parameters.
@@ -63,16 +72,30 @@ type Options struct {
 	MinGap    float64
 	Seed      uint64
 	Targets   Targets
+	// Samplers are the live candidate samplers, sorted; SampleSeed seeds
+	// their requests; UnitItems is the items per generation unit.
+	Samplers   []Sampler
+	SampleSeed uint64
+	UnitItems  int
 }
 
 // ParseParams validates params and fills defaults; the normalized map is
-// what the version id is derived from.
+// what the version id is derived from (runtime parameters are left out of
+// it; see Options.UnitItems).
 func ParseParams(params map[string]string) (Options, map[string]string, error) {
 	norm := map[string]string{}
 	for k, v := range defaultParams {
 		norm[k] = v
 	}
+	runtime := map[string]string{}
+	for k, v := range runtimeParams {
+		runtime[k] = v
+	}
 	for k, v := range params {
+		if _, ok := runtimeParams[k]; ok {
+			runtime[k] = strings.TrimSpace(v)
+			continue
+		}
 		if _, ok := defaultParams[k]; !ok {
 			return Options{}, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have %s)", k, paramNames())}
 		}
@@ -81,7 +104,11 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 	var o Options
 	var err error
 	bad := func(k string, e error) error {
-		return &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: %v", k, norm[k], e)}
+		v, ok := norm[k]
+		if !ok {
+			v = runtime[k]
+		}
+		return &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: %v", k, v, e)}
 	}
 	if o.Synthetic, err = strconv.ParseBool(norm["synthetic"]); err != nil {
 		return o, nil, bad("synthetic", err)
@@ -103,12 +130,26 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 			return o, nil, bad(k, err)
 		}
 	}
+	if o.Samplers, err = ParseSamplers(norm["candidates"]); err != nil {
+		return o, nil, bad("candidates", err)
+	}
+	norm["candidates"] = FormatSamplers(o.Samplers)
+	if o.SampleSeed, err = strconv.ParseUint(norm["sample_seed"], 10, 64); err != nil {
+		return o, nil, bad("sample_seed", fmt.Errorf("want a non-negative integer"))
+	}
+	norm["sample_seed"] = strconv.FormatUint(o.SampleSeed, 10)
+	if o.UnitItems, err = strconv.Atoi(runtime["sample_unit"]); err != nil || o.UnitItems < 1 {
+		return o, nil, bad("sample_unit", fmt.Errorf("want a positive integer"))
+	}
 	return o, norm, nil
 }
 
 func paramNames() string {
 	var names []string
 	for k := range defaultParams {
+		names = append(names, k)
+	}
+	for k := range runtimeParams {
 		names = append(names, k)
 	}
 	sort.Strings(names)
@@ -118,7 +159,7 @@ func paramNames() string {
 // Builder builds the toolpref dataset.
 type Builder struct{}
 
-var _ datasets.Builder = Builder{}
+var _ datasets.Generator = Builder{}
 
 func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
@@ -134,9 +175,11 @@ func Locate(ctx context.Context, env datasets.Env, src, embedded string, fixture
 }
 
 // Plan stages the items and candidates, scores and selects the pairs (so
-// bad input fails before anything is written) and plans one part.
+// bad input fails before anything is written) and plans one part. With live
+// samplers it validates the items and candidates and plans the generation
+// units instead (see planSampling); Finish then plans the part.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
-	_, norm, err := ParseParams(req.Params)
+	o, norm, err := ParseParams(req.Params)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -147,6 +190,9 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	srcs, err := StageItems(ctx, env, loc, CandidatesFile)
 	if err != nil {
 		return datasets.Plan{}, err
+	}
+	if len(o.Samplers) > 0 {
+		return b.planSampling(ctx, env, srcs, norm, o)
 	}
 	rows, err := Build(ctx, env, srcs, norm)
 	if err != nil {
@@ -189,10 +235,15 @@ func Build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params 
 		}
 	}
 	for _, s := range srcs {
-		if s.Name != CandidatesFile {
+		var cs []Candidate
+		switch {
+		case s.Name == CandidatesFile:
+			cs, err = ReadCandidates(ctx, env, s, byID)
+		case IsSampled(s.Name):
+			cs, err = ReadSampled(ctx, env, s, byID)
+		default:
 			continue
 		}
-		cs, err := ReadCandidates(ctx, env, s, byID)
 		if err != nil {
 			return nil, err
 		}
@@ -238,8 +289,9 @@ func Build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params 
 			PairID: r.item.ID + "/" + r.chosenID + "/" + r.rejectID, ItemID: r.item.ID, Category: r.item.Category,
 			MessagesJSON: r.item.MessagesJSON, ToolsJSON: r.item.FunctionsJSON, GroundTruthJSON: r.item.GroundTruthJSON,
 			Chosen: r.chosen.Response, ChosenScore: r.chosen.Score, ChosenSource: r.chosen.Source, ChosenError: r.chosen.ErrorType,
-			Rejected: r.rejected.Response, RejectedScore: r.rejected.Score, RejectedSource: r.rejected.Source,
-			RejectedKind: r.rejected.Kind, RejectedError: r.rejected.ErrorType,
+			ChosenTemperature: r.chosen.Temperature,
+			Rejected:          r.rejected.Response, RejectedScore: r.rejected.Score, RejectedSource: r.rejected.Source,
+			RejectedKind: r.rejected.Kind, RejectedError: r.rejected.ErrorType, RejectedTemperature: r.rejected.Temperature,
 			Source: r.rejected.Source, Gap: roundGap(gap), Intensity: Intensity(gap), Complexity: r.complexity,
 			NumCalls: int32(r.calls), NumArgs: int32(r.args),
 		})
@@ -257,10 +309,12 @@ func roundGap(g float64) float64 { return float64(int64(g*1e4+0.5)) / 1e4 }
 
 // label names a candidate within its item.
 func label(c Candidate) string {
-	switch c.Kind {
-	case "sampled":
+	switch {
+	case c.Live:
+		return fmt.Sprintf("%s@t%s#%d", c.Source, formatTemp(*c.Temperature), c.Sample)
+	case c.Kind == "sampled":
 		return fmt.Sprintf("%s@%d", c.Source, c.Line)
-	case "ground_truth":
+	case c.Kind == "ground_truth":
 		return "ground_truth"
 	}
 	return "synthetic:" + c.Kind
@@ -284,6 +338,10 @@ func (Builder) Card(m catalog.Manifest) string {
 			"ToolPref-Pairwise (ToolRM): candidates are scored by a rule-based partial credit in [0, 1] (function name, " +
 			"required arguments, argument values per BFCL's acceptable values, extra calls penalized) and pairs are picked by " +
 			"balanced sampling over the rejected reply's source, the score gap and the task complexity. The scoring rule " +
-			"is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n",
+			"is benchline's own (ToolPref's formula is not published). See docs/benchmarks/function-calling.md.\n\n" +
+			"Candidates come from the models in the `candidates` parameter, sampled at build time (their replies are the " +
+			"sources `sampled/unit-*.jsonl`; models named `baseline/...` are deterministic baselines, not LLMs), from a " +
+			"`candidates.jsonl` source, and from the ground truth and its synthetic perturbations (`synthetic`). Each " +
+			"row names the source and sampling temperature of both replies.\n\n",
 	}, m)
 }

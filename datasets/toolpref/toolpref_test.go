@@ -252,6 +252,16 @@ func TestBuildFixtures(t *testing.T) {
 		if r.RejectedError == "" {
 			t.Errorf("pair %s: a rejected reply BFCL accepts", r.PairID)
 		}
+		// The fixture's sampled replies were all sampled at 0.7; generated
+		// ones have no temperature.
+		for _, side := range []struct {
+			src  string
+			temp *float64
+		}{{r.ChosenSource, r.ChosenTemperature}, {r.RejectedSource, r.RejectedTemperature}} {
+			if fromFile := strings.HasPrefix(side.src, "example/"); fromFile != (side.temp != nil) || (side.temp != nil && *side.temp != 0.7) {
+				t.Errorf("pair %s: %s has temperature %v", r.PairID, side.src, side.temp)
+			}
+		}
 		var msgs []map[string]string
 		if json.Unmarshal([]byte(r.MessagesJSON), &msgs) != nil || msgs[0]["role"] != "user" || r.ToolsJSON == "" {
 			t.Errorf("pair %s: messages %q", r.PairID, r.MessagesJSON)

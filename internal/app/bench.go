@@ -49,6 +49,10 @@ func BenchBuild(ctx context.Context, store blob.Store, env datasets.Env, dataset
 		stopSample()
 		return BuildBench{}, err
 	}
+	if len(plan.Generate) > 0 {
+		stopSample()
+		return BuildBench{}, fmt.Errorf("bench build: %s would call models (%d generation units); it measures the pipeline only, build it with `benchline dataset build`", dataset, len(plan.Generate))
+	}
 	// The bench writes under bench/ so it never touches published versions.
 	plan.Dataset = "bench-" + plan.Dataset
 	res := BuildBench{Dataset: dataset, Version: plan.Version, Files: len(plan.Parts), Parallelism: parallel}

@@ -7,13 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -26,20 +30,25 @@ type DemoOptions struct {
 }
 
 // demoBenchmark is one benchmark of the demo: its dataset (built from the
-// fixtures embedded in the binary) and the baseline models evaluated on it.
+// fixtures embedded in the binary, with params) and the baseline models
+// evaluated on it.
 type demoBenchmark struct {
 	dataset string
+	params  map[string]string
 	models  []string
 }
 
 // demoBenchmarks joins each benchmark as soon as it works end to end.
 var demoBenchmarks = []demoBenchmark{
-	{"bfcl", []string{"baseline/reference", "baseline/noisy-0.3"}},
-	{"ifevalcode", []string{"baseline/reference", "baseline/noisy-0.3"}},
-	{"toolpref", nil}, // preference pairs: a dataset to train reward models on, not evaluated
+	{"bfcl", nil, []string{"baseline/reference", "baseline/noisy-0.3"}},
+	{"ifevalcode", nil, []string{"baseline/reference", "baseline/noisy-0.3"}},
+	// Preference pairs (a dataset to train reward models on, not evaluated),
+	// with candidate replies sampled live from two baseline models at build
+	// time next to the bundled example replies and the synthetic ones.
+	{"toolpref", map[string]string{"candidates": "baseline/noisy-0.3@0.7x4,baseline/reference@0x1", "pairs": "16"}, nil},
 	// trbench: generative judges, then scalar reward models (the same
 	// pairs, scored once each; w_avg comparable with the judges').
-	{"trbench", []string{"baseline/first", "baseline/second", "baseline/reference",
+	{"trbench", nil, []string{"baseline/first", "baseline/second", "baseline/reference",
 		"baseline/reward-reference", "baseline/reward-noisy-0.3", "baseline/reward-length"}},
 }
 
@@ -74,11 +83,22 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	for i, b := range demoBenchmarks {
 		src := "embedded://" + b.dataset
 		fmt.Fprintf(out, "\n== %s: building the dataset from the bundled fixtures (%s)\n", b.dataset, src)
-		res, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: b.dataset, Request: datasets.Request{Source: src}})
+		if c := b.params["candidates"]; c != "" {
+			fmt.Fprintf(out, "sampling candidate replies live at build time from %s (deterministic baselines, not LLMs)\n", c)
+		}
+		res, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: b.dataset, Request: datasets.Request{Source: src, Params: b.params}})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "built %s@%s: %d rows in %d files (s3://%s/%s)\n", res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
+		if g := res.Generated; g.Units > 0 {
+			fmt.Fprintf(out, "sampled %d candidate replies in %d unit(s): %d model calls (%d from cache), %d skipped\n", g.Outputs, g.Units, g.Calls, g.CacheHits, g.Skipped)
+		}
+		if b.dataset == toolpref.Name {
+			if err := printPairSources(ctx, out, r, res); err != nil {
+				return err
+			}
+		}
 		if i == 0 {
 			m, err := catalog.ReadManifest(ctx, r.Store, res.Dataset, res.Version)
 			if err != nil {
@@ -122,4 +142,39 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	fmt.Fprintf(out, "\nResults are in s3://%s/runs/ (summary.json, summary.parquet, results/*.parquet).\n", r.Stack.Config.S3.Bucket)
 	fmt.Fprintln(out, "benchline demo: done. Leaderboards and the other benchmarks join the demo as their issues land.")
 	return nil
+}
+
+// printPairSources prints how many toolpref pairs each (chosen, rejected)
+// source pair has, baselines labelled.
+func printPairSources(ctx context.Context, out io.Writer, r *Running, res workflows.BuildDatasetResult) error {
+	m, err := catalog.ReadManifest(ctx, r.Store, res.Dataset, res.Version)
+	if err != nil {
+		return err
+	}
+	count := map[[2]string]int{}
+	for _, f := range m.Files {
+		rows, err := pq.ReadAll[schemas.ToolPrefPair](ctx, r.Store, catalog.Dir(m.Name, m.Version)+f.Path)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			count[[2]string{ModelLabel(row.ChosenSource), ModelLabel(row.RejectedSource)}]++
+		}
+	}
+	keys := make([][2]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHOSEN FROM\tREJECTED FROM\tPAIRS")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", k[0], k[1], count[k])
+	}
+	return tw.Flush()
 }

@@ -42,14 +42,56 @@ func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start
 
 // item is a decoded BFCL row.
 type item struct {
-	row      *schemas.BFCLItem
-	lang     Language
-	funcs    []Function
-	rawFuncs []map[string]any
-	answers  []Answer
-	messages []openai.ChatCompletionMessage
-	tools    []openai.Tool
-	names    map[string]string // tool name sent -> BFCL function name
+	row     *schemas.BFCLItem
+	lang    Language
+	funcs   []Function
+	answers []Answer
+	Prompt
+}
+
+// Prompt is what BFCL's function-calling (FC) mode sends for an item: its
+// first turn, with its functions as tools (dots in names become
+// underscores, BFCL types become JSON-schema types, Java and JavaScript
+// parameters become strings with a note). Names maps each tool name sent
+// back to the BFCL function name.
+type Prompt struct {
+	Messages []openai.ChatCompletionMessage
+	Tools    []openai.Tool
+	Names    map[string]string
+}
+
+// NewPrompt builds the FC-mode prompt of an item of category whose first
+// turn is messages and whose BFCL function list ("function") is
+// functionsJSON. Evaluate sends exactly this; other users of BFCL-format
+// items (the toolpref candidate sampler) send it too.
+func NewPrompt(category string, messages []openai.ChatCompletionMessage, functionsJSON string) (Prompt, error) {
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(functionsJSON), &raw); err != nil {
+		return Prompt{}, fmt.Errorf("bfcl: functions: %w", err)
+	}
+	p := Prompt{Messages: messages, Names: map[string]string{}}
+	lang := LanguageForCategory(category)
+	for _, f := range raw {
+		t := toTool(f, lang)
+		p.Names[t.Function.Name] = fmt.Sprint(f["name"])
+		p.Tools = append(p.Tools, t)
+	}
+	return p, nil
+}
+
+// Reference is the baseline reference answer to the prompt: calls (BFCL
+// function names, e.g. ReferenceCalls) as tool calls under the tool names
+// sent, keyed by the conversation and the tools offered.
+func (p Prompt) Reference(calls []Call) (scorers.Reference, error) {
+	ref := scorers.Reference{Messages: p.Messages, ToolsHash: baseline.ToolsHash(p.Tools)}
+	for _, c := range calls {
+		args, err := toolcall.EncodeJSON(nil, c.Args)
+		if err != nil {
+			return ref, fmt.Errorf("bfcl: reference call %s: %w", c.Name, err)
+		}
+		ref.ToolCalls = append(ref.ToolCalls, scorers.ToolCall{Name: ToolName(c.Name), Arguments: args})
+	}
+	return ref, nil
 }
 
 func decodeSample(s scorers.Sample) (*item, error) {
@@ -57,16 +99,13 @@ func decodeSample(s scorers.Sample) (*item, error) {
 	if !ok {
 		return nil, fmt.Errorf("bfcl: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
 	}
-	it := &item{row: row, lang: LanguageForCategory(row.Category), names: map[string]string{}}
+	it := &item{row: row, lang: LanguageForCategory(row.Category)}
 	fv, err := toolcall.DecodeJSON([]byte(row.FunctionsJSON))
 	if err != nil {
 		return nil, fmt.Errorf("bfcl: sample %s: %w: functions_json: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	if it.funcs, err = FunctionsFromValue(fv); err != nil {
 		return nil, fmt.Errorf("bfcl: sample %s: %w: %w", s.ID, scorers.ErrBadSample, err)
-	}
-	if err := json.Unmarshal([]byte(row.FunctionsJSON), &it.rawFuncs); err != nil {
-		return nil, fmt.Errorf("bfcl: sample %s: %w: functions_json: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	if row.GroundTruthJSON != nil {
 		gv, err := toolcall.DecodeJSON([]byte(*row.GroundTruthJSON))
@@ -81,11 +120,9 @@ func decodeSample(s scorers.Sample) (*item, error) {
 	if err := json.Unmarshal([]byte(row.TurnsJSON), &turns); err != nil || len(turns) == 0 {
 		return nil, fmt.Errorf("bfcl: sample %s: %w: turns_json is not a list of turns", s.ID, scorers.ErrBadSample)
 	}
-	it.messages = turns[0] // single-turn categories: one turn
-	for _, f := range it.rawFuncs {
-		t := toTool(f, it.lang)
-		it.names[t.Function.Name] = fmt.Sprint(f["name"])
-		it.tools = append(it.tools, t)
+	// Single-turn categories: one turn.
+	if it.Prompt, err = NewPrompt(row.Category, turns[0], row.FunctionsJSON); err != nil {
+		return nil, fmt.Errorf("bfcl: sample %s: %w: functions_json: %w", s.ID, scorers.ErrBadSample, err)
 	}
 	return it, nil
 }
@@ -181,14 +218,14 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 	if err != nil {
 		return scorers.Outcome{}, err
 	}
-	req := env.Request(it.messages, it.tools)
+	req := env.Request(it.Messages, it.Tools)
 	resp, err := env.Models.Complete(ctx, req)
 	out := scorers.Outcome{PromptHash: promptHash(it)}
 	if err != nil {
 		return out, err
 	}
 	out.Usage.Add(resp.Usage)
-	calls, text, perr := replyCalls(resp, it.names)
+	calls, text, perr := ReplyCalls(resp)
 	out.Response = text
 	valid, errorType := score(it, calls, perr)
 	if valid {
@@ -229,9 +266,13 @@ func score(it *item, calls []Call, perr error) (bool, string) {
 	return r.Valid, r.ErrorType
 }
 
-// replyCalls decodes the model's calls: OpenAI tool_calls first, else calls
-// written in the reply text (Hermes <tool_call>, Python syntax, JSON).
-func replyCalls(resp gateway.Response, names map[string]string) ([]Call, string, error) {
+// ReplyCalls decodes the model's calls: OpenAI tool_calls first, else calls
+// written in the reply text (Hermes <tool_call>, Python syntax, JSON). It
+// also returns the reply as text (tool calls as "name(arguments)" lines).
+// Call names are as the model wrote them (tool names sent, see
+// Prompt.Names). A reply without any call returns no calls and no error; a
+// reply that does not decode returns the parser's error.
+func ReplyCalls(resp gateway.Response) ([]Call, string, error) {
 	if len(resp.Choices) == 0 {
 		return nil, "", errors.New("bfcl: the reply has no choices")
 	}
@@ -263,7 +304,7 @@ func promptHash(it *item) string {
 	b, _ := json.Marshal(struct {
 		M []openai.ChatCompletionMessage
 		T []openai.Tool
-	}{it.messages, it.tools})
+	}{it.Messages, it.Tools})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -276,24 +317,18 @@ func (Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	if err != nil {
 		return scorers.Reference{}, false
 	}
-	ref := scorers.Reference{Messages: it.messages, ToolsHash: baseline.ToolsHash(it.tools)}
+	ref := scorers.Reference{Messages: it.Messages, ToolsHash: baseline.ToolsHash(it.Tools)}
 	switch CategoryKind(it.row.Category) {
 	case KindIrrelevance:
 		ref.Content = "None of the available functions can answer this request."
 		return ref, true
 	case KindRelevance:
-		if len(it.tools) == 0 {
+		if len(it.Tools) == 0 {
 			return ref, false
 		}
-		ref.ToolCalls = []scorers.ToolCall{{Name: it.tools[0].Function.Name, Arguments: json.RawMessage("{}")}}
+		ref.ToolCalls = []scorers.ToolCall{{Name: it.Tools[0].Function.Name, Arguments: json.RawMessage("{}")}}
 		return ref, true
 	}
-	for _, c := range ReferenceCalls(it.lang, it.funcs, it.answers) {
-		args, err := toolcall.EncodeJSON(nil, c.Args)
-		if err != nil {
-			return ref, false
-		}
-		ref.ToolCalls = append(ref.ToolCalls, scorers.ToolCall{Name: ToolName(c.Name), Arguments: args})
-	}
-	return ref, true
+	ref, err = it.Prompt.Reference(ReferenceCalls(it.lang, it.funcs, it.answers))
+	return ref, err == nil
 }

@@ -1,0 +1,455 @@
+package toolpref
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/toolcall"
+	scorer "github.com/benchline/benchline/scorers/bfcl"
+)
+
+// Live sampling. With samplers configured (the "candidates" parameter),
+// Plan splits the items into generation units of sample_unit items; each
+// unit (one activity) asks every sampler for its replies to every item of
+// the unit, with the item's question and its functions as tools, exactly
+// as the bfcl task sends them (scorers/bfcl.NewPrompt), and saves them as a
+// JSON-lines file staged by its sha256 (datasets.SaveGenerated). Finish adds
+// the units' files to the plan's sources, where Build reads them like
+// candidates.jsonl, so the rest (scoring, pair selection) is unchanged.
+
+// samplingVersion changes whenever the requests sent, or the way replies
+// are stored, change: it is part of the units' labels, so such a change
+// samples again instead of reusing stored units.
+const samplingVersion = "1"
+
+// defaultUnitItems is the items of one generation unit.
+const defaultUnitItems = 100
+
+// callsInFlight bounds the model calls of one unit in flight at once; the
+// gateway's per-provider limiter bounds what reaches each endpoint.
+const callsInFlight = 16
+
+// SampledPrefix starts the source names of live-sampled replies
+// ("sampled/unit-00000.jsonl").
+const SampledPrefix = "sampled/"
+
+// IsSampled reports whether a source holds live-sampled replies.
+func IsSampled(name string) bool { return strings.HasPrefix(name, SampledPrefix) }
+
+// samplingID identifies the calls a build makes: the item files, the
+// samplers, the sample seed and the unit size. Unlike the version id it
+// leaves out what only selects pairs (pairs, min_gap, weights, seed,
+// synthetic, candidates.jsonl), so builds that differ only in those reuse
+// the same sampled units instead of calling the models again.
+func samplingID(srcs []catalog.Source, norm map[string]string, unitItems int) string {
+	var files []string
+	for _, s := range srcs {
+		if questionFile.MatchString(path.Base(s.Name)) {
+			files = append(files, s.Name+"="+s.SHA256)
+		}
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	fmt.Fprintf(h, "toolpref samples v%s\ncandidates=%s\nsample_seed=%s\nunit=%d\n", samplingVersion, norm["candidates"], norm["sample_seed"], unitItems)
+	for _, f := range files {
+		fmt.Fprintf(h, "file=%s\n", f)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// planSampling validates the items and the candidates file and plans the
+// generation units: the version id is derived now, before any model call.
+func (b Builder) planSampling(ctx context.Context, env datasets.Env, srcs []catalog.Source, norm map[string]string, o Options) (datasets.Plan, error) {
+	items, err := ReadItems(ctx, env, srcs)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	byID := map[string]*Item{}
+	for _, it := range items {
+		byID[it.ID] = it
+		if _, err := it.Prompt(); err != nil {
+			return datasets.Plan{}, &datasets.InputError{File: it.File, Line: it.Line, Msg: err.Error()}
+		}
+	}
+	for _, s := range srcs {
+		if s.Name == CandidatesFile {
+			if _, err := ReadCandidates(ctx, env, s, byID); err != nil {
+				return datasets.Plan{}, err
+			}
+		}
+	}
+	plan := datasets.NewPlan(b, srcs, norm, nil)
+	if unit := fmt.Sprint(o.UnitItems); unit != runtimeParams["sample_unit"] {
+		plan.Runtime = map[string]string{"sample_unit": unit}
+	}
+	sid := samplingID(srcs, norm, o.UnitItems)
+	for start, u := 0, 0; start < len(items); start, u = start+o.UnitItems, u+1 {
+		n := min(o.UnitItems, len(items)-start)
+		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", sid, u), Start: int64(start), Rows: int64(n)})
+	}
+	return plan, nil
+}
+
+// planOptions parses a plan's parameters with its runtime settings.
+func planOptions(plan datasets.Plan) (Options, error) {
+	params := map[string]string{}
+	for k, v := range plan.Params {
+		params[k] = v
+	}
+	for k, v := range plan.Runtime {
+		params[k] = v
+	}
+	o, _, err := ParseParams(params)
+	return o, err
+}
+
+// Prompt is what the samplers are asked for the item: BFCL's FC-mode
+// prompt (the first turn, the functions as tools).
+func (it *Item) Prompt() (scorer.Prompt, error) {
+	var msgs []openai.ChatCompletionMessage
+	if err := json.Unmarshal([]byte(it.MessagesJSON), &msgs); err != nil {
+		return scorer.Prompt{}, fmt.Errorf("toolpref: item %s: messages: %w", it.ID, err)
+	}
+	p, err := scorer.NewPrompt(it.Category, msgs, it.FunctionsJSON)
+	if err != nil {
+		return p, fmt.Errorf("toolpref: item %s: %w", it.ID, err)
+	}
+	return p, nil
+}
+
+// sampledLine is one line of a unit's output: a candidate reply, or a call
+// that gave none (Skipped says why).
+type sampledLine struct {
+	ID          string  `json:"id"`
+	Model       string  `json:"model"`
+	Temperature float64 `json:"temperature"`
+	Sample      int     `json:"sample"`
+	// Response is the reply's decoded calls rendered as Hermes <tool_call>
+	// blocks under the item's own function names; the reply's text when it
+	// has no decodable call (ParseError says why).
+	Response string `json:"response"`
+	// Raw is the reply as the model gave it (tool calls as "name(arguments)"
+	// lines), when Response is a rendering of it.
+	Raw        string `json:"raw,omitempty"`
+	ParseError string `json:"parse_error,omitempty"`
+	Skipped    string `json:"skipped,omitempty"`
+}
+
+// Generate samples unit u: every sampler's replies to every item of the
+// unit (see the package's live-sampling notes). A reply that does not
+// decode is a candidate scoring 0, with the parser's reason. A call the
+// model refused for this request (a model failure: bad request, context
+// too long, content filter) is skipped and counted, with its reason in the
+// output. Any other error from the gateway (after its retries) stops the
+// unit, wrapped with the item and the model; the activity decides whether
+// it is retried.
+func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.Plan, u datasets.Part, progress func(done int64)) (datasets.Generated, error) {
+	o, err := planOptions(plan)
+	if err != nil {
+		return datasets.Generated{}, err
+	}
+	if env.Models == nil {
+		return datasets.Generated{}, errors.New("toolpref: sampling candidates needs the model gateway, and this worker has none")
+	}
+	items, err := ReadItems(ctx, env, plan.Sources)
+	if err != nil {
+		return datasets.Generated{}, err
+	}
+	if u.Start < 0 || u.Rows < 0 || u.Start+u.Rows > int64(len(items)) {
+		return datasets.Generated{}, fmt.Errorf("toolpref: unit %d covers items [%d, %d), the sources have %d", u.Index, u.Start, u.Start+u.Rows, len(items))
+	}
+	unit := items[u.Start : u.Start+u.Rows]
+	prompts := make([]scorer.Prompt, len(unit))
+	for i, it := range unit {
+		if prompts[i], err = it.Prompt(); err != nil {
+			return datasets.Generated{}, err
+		}
+	}
+	if err := writeReferences(ctx, env, o.Samplers, u, unit, prompts); err != nil {
+		return datasets.Generated{}, err
+	}
+
+	type job struct{ item, sampler, k int }
+	var jobs []job
+	for i := range unit {
+		for s, sp := range o.Samplers {
+			for k := range sp.Count {
+				jobs = append(jobs, job{i, s, k})
+			}
+		}
+	}
+	lines := make([]sampledLine, len(jobs))
+	usage := make([]gateway.Usage, len(jobs))
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(callsInFlight)
+	for j, jb := range jobs {
+		g.Go(func() error {
+			line, use, err := sample(gctx, env.Models, unit[jb.item], prompts[jb.item], o.Samplers[jb.sampler], jb.k, o.SampleSeed)
+			if err != nil {
+				return err
+			}
+			lines[j], usage[j] = line, use
+			progress(done.Add(1))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return datasets.Generated{}, err
+	}
+
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var gen datasets.Generated
+	for j, line := range lines {
+		if err := enc.Encode(line); err != nil {
+			return gen, fmt.Errorf("toolpref: encode a reply to %s: %w", line.ID, err)
+		}
+		if line.Skipped != "" {
+			gen.Skipped++
+			continue
+		}
+		gen.Outputs++
+		gen.Usage.Add(usage[j])
+	}
+	return datasets.SaveGenerated(ctx, env, plan.Dataset, u, fmt.Sprintf("%sunit-%05d.jsonl", SampledPrefix, u.Index), buf.Bytes(), gen)
+}
+
+// sample asks sampler sp for its k-th reply to an item.
+func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.Prompt, sp Sampler, k int, seed uint64) (sampledLine, gateway.Usage, error) {
+	temp := float32(sp.Temperature)
+	reqSeed := requestSeed(seed, k)
+	req := gateway.Request{Model: sp.Model, Messages: p.Messages, Tools: p.Tools,
+		Params: gateway.Params{Temperature: &temp}, Seed: &reqSeed, SampleIndex: k}
+	line := sampledLine{ID: it.ID, Model: sp.Model, Temperature: sp.Temperature, Sample: k}
+	resp, err := models.Complete(ctx, req)
+	if err != nil {
+		if gateway.IsModelFailure(err) {
+			line.Skipped = err.Error()
+			var ge *gateway.Error
+			if errors.As(err, &ge) {
+				line.Skipped = ge.Reason()
+			}
+			return line, gateway.Usage{}, nil
+		}
+		return line, gateway.Usage{}, fmt.Errorf("toolpref: item %s: model %s (temperature %s, sample %d): %w", it.ID, sp.Model, formatTemp(sp.Temperature), k, err)
+	}
+	calls, text, perr := scorer.ReplyCalls(resp)
+	switch {
+	case perr != nil:
+		line.Response, line.ParseError = text, perr.Error()
+	case len(calls) == 0:
+		line.Response, line.ParseError = text, "the reply makes no function call"
+	default:
+		// Tool names were sent with "." as "_": give the calls back the
+		// item's function names, as BFCL's FC-mode checking does.
+		for i := range calls {
+			if name, ok := p.Names[calls[i].Name]; ok {
+				calls[i].Name = name
+			}
+		}
+		h, err := toolcall.RenderHermes(calls)
+		if err != nil {
+			line.Response, line.ParseError = text, err.Error()
+			break
+		}
+		line.Response = h
+		if text != h {
+			line.Raw = text
+		}
+	}
+	return line, resp.Usage, nil
+}
+
+// requestSeed is the seed sent with the k-th sample of every request of a
+// build: 31 bits (every provider takes it), different for every k, so
+// repeated samples are not the same request.
+func requestSeed(seed uint64, k int) int {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], seed)
+	binary.BigEndian.PutUint64(b[8:], uint64(k))
+	sum := sha256.Sum256(append([]byte("toolpref sample seed\x00"), b[:]...))
+	return int(binary.BigEndian.Uint32(sum[:4]) >> 1)
+}
+
+// ReferencesKey is where a unit's reference answers for the baseline model
+// server are kept (JSON lines of scorers.Reference, like the evaluation
+// engine's references/<dataset>/<version>/task-<v>.jsonl).
+func ReferencesKey(u datasets.Part) string { return "references/" + Name + "/" + u.Label + ".jsonl" }
+
+// writeReferences writes the reference answers (the ground truth's calls)
+// of a unit's items when a sampler is a baseline model, so that
+// baseline/reference and baseline/noisy-<p> can answer them at build time,
+// before any evaluation wrote references for these items. The baseline
+// server reads references/ from the store on a miss.
+func writeReferences(ctx context.Context, env datasets.Env, samplers []Sampler, u datasets.Part, unit []*Item, prompts []scorer.Prompt) error {
+	baselines := false
+	for _, sp := range samplers {
+		if p, _, _ := gateway.ParseModel(sp.Model); p == gateway.BaselineProvider {
+			baselines = true
+		}
+	}
+	if !baselines {
+		return nil
+	}
+	key := ReferencesKey(u)
+	if ok, err := blob.Exists(ctx, env.Store, key); err != nil || ok {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for i, it := range unit {
+		ref, err := prompts[i].Reference(it.ReferenceCalls())
+		if err != nil {
+			return fmt.Errorf("toolpref: item %s: %w", it.ID, err)
+		}
+		if err := enc.Encode(ref); err != nil {
+			return fmt.Errorf("toolpref: item %s: reference: %w", it.ID, err)
+		}
+	}
+	if err := env.Store.Put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
+		return fmt.Errorf("toolpref: write baseline references %s: %w", key, err)
+	}
+	return nil
+}
+
+// ReadSampled parses a staged unit output (see Generate) into candidates.
+// Skipped calls give none; a reply that did not decode scores 0 with
+// BFCL's decoder-failure error type.
+func ReadSampled(ctx context.Context, env datasets.Env, src catalog.Source, items map[string]*Item) ([]Candidate, error) {
+	var out []Candidate
+	err := EachLine(ctx, env, src, func(line int, raw []byte) error {
+		var l sampledLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return &datasets.InputError{File: src.URI, Line: line, Msg: "not a JSON object: " + err.Error()}
+		}
+		it, ok := items[l.ID]
+		if !ok {
+			return &datasets.InputError{File: src.URI, Line: line, Msg: fmt.Sprintf("sampled reply for %q, which names no item", l.ID)}
+		}
+		if l.Skipped != "" {
+			return nil
+		}
+		t := l.Temperature
+		c := Candidate{ItemID: l.ID, Source: l.Model, Kind: "sampled", Temperature: &t, Response: l.Response,
+			File: src.URI, Line: line, Live: true, Sample: l.Sample}
+		if l.ParseError != "" {
+			c.ErrorType = "ast_decoder:decoder_failed"
+		} else {
+			c.Score, c.ErrorType, _ = it.Judge(c.Response)
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// Finish adds every generated unit's output to the plan's sources (its
+// version id is unchanged: it was derived from the inputs and parameters
+// before sampling), computes the pairs and plans one part.
+func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Plan) (datasets.Plan, error) {
+	out := plan
+	out.Sources = nil
+	for _, s := range plan.Sources {
+		if !IsSampled(s.Name) {
+			out.Sources = append(out.Sources, s)
+		}
+	}
+	for _, u := range plan.Generate {
+		g, ok, err := datasets.LoadGenerated(ctx, env.Store, plan.Dataset, u)
+		if err != nil {
+			return plan, err
+		}
+		if !ok {
+			return plan, fmt.Errorf("toolpref: unit %d (%s) has not been sampled", u.Index, u.Label)
+		}
+		out.Sources = append(out.Sources, g.Source)
+	}
+	if err := checkSamplers(ctx, env, out); err != nil {
+		return plan, err
+	}
+	rows, err := Build(ctx, env, out.Sources, out.Params)
+	if err != nil {
+		return plan, err
+	}
+	if len(rows) == 0 {
+		return plan, &datasets.InputError{File: "sources", Msg: "no pair has a score gap of at least min_gap"}
+	}
+	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
+	for _, s := range out.Sources {
+		p.Inputs = append(p.Inputs, s.SHA256)
+	}
+	out.Parts = []datasets.Part{p}
+	return out, nil
+}
+
+// checkSamplers fails a build in which a sampler gave no reply at all: the
+// model refused every request (an endpoint that rejects tools or seeds, a
+// context too small for every item), which skipping call by call would
+// otherwise hide behind a version without that model's candidates.
+func checkSamplers(ctx context.Context, env datasets.Env, plan datasets.Plan) error {
+	o, err := planOptions(plan)
+	if err != nil {
+		return err
+	}
+	type tally struct {
+		replies, skipped int
+		first            string // the first skip: item and reason
+	}
+	by := map[string]*tally{}
+	for _, sp := range o.Samplers {
+		by[sp.Model+"@"+formatTemp(sp.Temperature)] = &tally{}
+	}
+	for _, s := range plan.Sources {
+		if !IsSampled(s.Name) {
+			continue
+		}
+		err := EachLine(ctx, env, s, func(line int, raw []byte) error {
+			var l sampledLine
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return &datasets.InputError{File: s.URI, Line: line, Msg: "not a JSON object: " + err.Error()}
+			}
+			t := by[l.Model+"@"+formatTemp(l.Temperature)]
+			switch {
+			case t == nil:
+				return &datasets.InputError{File: s.URI, Line: line, Msg: fmt.Sprintf("a reply from %s at temperature %s, which is not a sampler of this build", l.Model, formatTemp(l.Temperature))}
+			case l.Skipped == "":
+				t.replies++
+			default:
+				if t.skipped == 0 {
+					t.first = fmt.Sprintf("item %s: %s", l.ID, l.Skipped)
+				}
+				t.skipped++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, sp := range o.Samplers {
+		if t := by[sp.Model+"@"+formatTemp(sp.Temperature)]; t.replies == 0 {
+			return &datasets.InputError{File: "params", Msg: fmt.Sprintf("candidates: %s at temperature %s answered none of its %d requests (the first refusal: %s)",
+				sp.Model, formatTemp(sp.Temperature), t.skipped, t.first)}
+		}
+	}
+	return nil
+}
