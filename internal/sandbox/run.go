@@ -687,12 +687,41 @@ func parentOf(pid int) int {
 	return p
 }
 
-// waitGone waits until pid has exited (gone or a zombie). If the worker is
-// pid's parent (it is a child subreaper), it reaps pid and returns its
-// resource usage, which includes the program's: the reaper reaped it.
+// waitGone waits until pid has exited and returns its resource usage when
+// the worker reaped it. After bwrap's monitor has exited, its orphaned pid-1
+// reaper is the worker's child (New made the worker a child subreaper), so
+// a blocking wait4 both waits and reaps; its usage includes the program's,
+// which the reaper reaped. If pid is not the worker's child (the kernel gave
+// it to another subreaper), it polls /proc instead.
 func waitGone(pid int, timeout time.Duration) *unix.Rusage {
 	if pid <= 0 {
 		return nil
+	}
+	if parentOf(pid) == os.Getpid() {
+		type waited struct {
+			ru  unix.Rusage
+			err error
+		}
+		done := make(chan waited, 1)
+		go func() {
+			var w waited
+			for {
+				_, w.err = unix.Wait4(pid, nil, 0, &w.ru)
+				if w.err != unix.EINTR {
+					break
+				}
+			}
+			done <- w
+		}()
+		select {
+		case w := <-done:
+			if w.err == nil {
+				return &w.ru
+			}
+			return nil // ECHILD: someone else reaped it; it is gone
+		case <-time.After(timeout):
+			return nil // still tearing down: the cgroup sweep follows; the goroutine reaps it later
+		}
 	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -701,12 +730,6 @@ func waitGone(pid int, timeout time.Duration) *unix.Rusage {
 			return nil
 		}
 		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-			if parentOf(pid) == os.Getpid() {
-				var ru unix.Rusage
-				if got, err := unix.Wait4(pid, nil, unix.WNOHANG, &ru); err == nil && got == pid {
-					return &ru
-				}
-			}
 			return nil
 		}
 		time.Sleep(time.Millisecond)
