@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench-eval.sh ROWS SEED: runs `benchline bench eval` against a running dev
+# stack (`bin/benchline dev --dir DIR --no-worker`) with a fresh worker, and
+# prints the bench's JSON line, the worker's peak RSS, and the CPU seconds
+# each process of the stack spent during the bench (the worker, the dev
+# process with the baseline server, MinIO, Temporal, the bench process).
+# Used for the evaluation figures in docs/PERFORMANCE.md.
+set -euo pipefail
+rows=${1:?usage: bench-eval.sh ROWS SEED}
+seed=${2:?usage: bench-eval.sh ROWS SEED}
+bin=${BENCHLINE_BIN:-bin/benchline}
+cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
+
+"$bin" worker --queues main >"/tmp/bench-eval-worker-$seed.log" 2>&1 &
+worker=$!
+trap 'kill $worker 2>/dev/null || true' EXIT
+sleep 3
+declare -A pids=([worker]=$worker
+	[dev+baselines]=$(pgrep -f "benchline dev " | head -1)
+	[minio]=$(pgrep -f "minio server" | head -1)
+	[temporal]=$(pgrep -f "temporal server start-dev" | head -1))
+declare -A before
+for k in "${!pids[@]}"; do before[$k]=$(cpu "${pids[$k]}"); done
+/usr/bin/time -f "bench-process cpu_s=%U+%S" -o "/tmp/bench-eval-time-$seed" \
+	"$bin" bench eval --rows "$rows" --seed "$seed"
+for k in worker dev+baselines minio temporal; do
+	echo "$k cpu_s=$(echo "$(cpu "${pids[$k]}") - ${before[$k]}" | bc)"
+done
+cat "/tmp/bench-eval-time-$seed"
+grep VmHWM "/proc/$worker/status"
