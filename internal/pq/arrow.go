@@ -25,6 +25,7 @@ func ReadArrow(ctx context.Context, store blob.Store, key string, columns []stri
 	if err != nil {
 		return fmt.Errorf("pq: open %s: %w", key, err)
 	}
+	defer ra.Release()
 	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, ra.Size()))
 	if err != nil {
 		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)

@@ -1,13 +1,17 @@
 package pq_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"strings"
-	"testing"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
@@ -272,4 +276,46 @@ func BenchmarkReadRange(b *testing.B) {
 			b.ReportMetric(float64(500*b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// TestObjectReaderAtRanged reads a 40 MiB object through the ranged block
+// cache (more blocks than it keeps, so blocks are released and reused from
+// the pool), from several readers at once, and checks every byte.
+func TestObjectReaderAtRanged(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	data := make([]byte, 40<<20+12345)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	if err := blob.PutBytes(ctx, s, "big", data); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			ra, err := pq.OpenObject(ctx, s, "big")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer ra.Release()
+			buf := make([]byte, 300_001)
+			for off := int64(g * 77_777); off < ra.Size(); off += int64(len(buf)) * 3 {
+				n, err := ra.ReadAt(buf, off)
+				if err != nil && !errors.Is(err, io.EOF) {
+					t.Error(err)
+					return
+				}
+				if !bytes.Equal(buf[:n], data[off:off+int64(n)]) {
+					t.Errorf("reader %d: bytes at %d differ", g, off)
+					return
+				}
+				if g == 0 && off > 20<<20 {
+					ra.Release() // a released reader fetches again
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

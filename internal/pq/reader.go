@@ -49,6 +49,36 @@ func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReade
 // Size returns the object's size.
 func (r *ObjectReaderAt) Size() int64 { return r.size }
 
+// Release returns the reader's cached blocks to a pool shared by all
+// readers. The reader stays usable (it fetches blocks again); callers
+// release it when done, so that evaluation shards reading a few hundred rows
+// each do not allocate a megabyte block per range they touch.
+func (r *ObjectReaderAt) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.releaseBlocks()
+}
+
+func (r *ObjectReaderAt) releaseBlocks() {
+	for k, b := range r.blocks {
+		putBlock(b)
+		delete(r.blocks, k)
+	}
+}
+
+var blockPool = sync.Pool{New: func() any { b := make([]byte, blockSize); return &b }}
+
+// getBlock returns a buffer of n bytes (n <= blockSize) from the pool.
+func getBlock(n int) []byte { return (*blockPool.Get().(*[]byte))[:n] }
+
+func putBlock(b []byte) {
+	if cap(b) != blockSize {
+		return
+	}
+	b = b[:blockSize]
+	blockPool.Put(&b)
+}
+
 // ReadAt implements io.ReaderAt.
 func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= r.size {
@@ -83,13 +113,15 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 			if err != nil {
 				return n, err
 			}
-			blk, err = io.ReadAll(rc)
+			if len(r.blocks) >= maxBlocks {
+				r.releaseBlocks()
+			}
+			blk = getBlock(int(length))
+			_, err = io.ReadFull(rc, blk)
 			rc.Close()
 			if err != nil {
+				putBlock(blk)
 				return n, fmt.Errorf("pq: read %s: %w", r.key, err)
-			}
-			if len(r.blocks) >= maxBlocks {
-				clear(r.blocks)
 			}
 			r.blocks[bi] = blk
 		}
@@ -109,6 +141,7 @@ func ReadEach[T any](ctx context.Context, store blob.Store, key string, fn func(
 	if err != nil {
 		return fmt.Errorf("pq: open %s: %w", key, err)
 	}
+	defer ra.Release()
 	f, err := parquet.OpenFile(ra, ra.Size())
 	if err != nil {
 		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
@@ -155,6 +188,7 @@ func ReadRange[T any](ctx context.Context, store blob.Store, key string, start, 
 	if err != nil {
 		return fmt.Errorf("pq: open %s: %w", key, err)
 	}
+	defer ra.Release()
 	f, err := parquet.OpenFile(ra, ra.Size())
 	if err != nil {
 		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)

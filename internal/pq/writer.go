@@ -26,18 +26,22 @@ var codec = &zstd.Codec{Level: zstd.SpeedDefault}
 
 // Options tune a Writer. Zero values pick the defaults in brackets.
 type Options struct {
-	// RowGroupRows caps rows per row group [8192]. Row groups are the unit a
-	// reader fetches and decodes: a shard reading 500 rows decodes at most
-	// the row group they sit in, so small groups keep evaluation reads cheap,
-	// while 8k rows (a few MB) still suit ranged S3 reads and DuckDB scans.
+	// RowGroupRows caps rows per row group [8192]. Row groups and their
+	// pages are what a reader fetches and decodes: a shard reading 500 rows
+	// decodes only the pages those rows sit in (the offset index lets it
+	// skip the others), so small groups and pages keep evaluation reads
+	// cheap, while 8k rows (a few MB) still suit ranged S3 reads and DuckDB
+	// scans.
 	RowGroupRows int64
 	// RowGroupBytes flushes a row group early when the buffered (uncompressed)
 	// size passes this many bytes [64 MiB], which bounds memory for wide rows.
 	RowGroupBytes int64
 	// Metadata is written into the file's key/value metadata, sorted by key.
 	Metadata map[string]string
-	// PageBufferSize is the buffer per column [1 MiB]; small files (a
-	// shard's results) use less to cut allocation.
+	// PageBufferSize is the buffer per column, which caps a page's size
+	// [64 KiB]. A 500-row read of a dataset decodes a few such pages per
+	// column instead of the whole row group's (`go test -bench ReadRange
+	// ./internal/pq/`: about 20% faster than with 1 MiB pages).
 	PageBufferSize int
 }
 
@@ -73,7 +77,7 @@ func NewWriter[T any](ctx context.Context, store blob.Store, key string, opts Op
 		opts.RowGroupBytes = 64 << 20
 	}
 	if opts.PageBufferSize <= 0 {
-		opts.PageBufferSize = 1 << 20
+		opts.PageBufferSize = 64 << 10
 	}
 	pr, pw := io.Pipe()
 	counter := &countingHash{w: pw, h: sha256.New()}
