@@ -1,6 +1,13 @@
 package activities
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 func TestShardProgressValid(t *testing.T) {
 	for _, tc := range []struct {
@@ -22,5 +29,54 @@ func TestShardProgressValid(t *testing.T) {
 		if got := tc.p.valid(tc.n); got != tc.want {
 			t.Errorf("%+v.valid(%d) = %v, want %v", tc.p, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestEachIndex(t *testing.T) {
+	idx := []int{3, 5, 8, 13, 21, 34, 55, 89}
+	var mu sync.Mutex
+	seen := map[int]int{}
+	var inFlight, peak atomic.Int64
+	err := eachIndex(context.Background(), idx, 3, func(_ context.Context, i int) error {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond)
+		inFlight.Add(-1)
+		mu.Lock()
+		seen[i]++
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range idx {
+		if seen[i] != 1 {
+			t.Errorf("index %d called %d times", i, seen[i])
+		}
+	}
+	if len(seen) != len(idx) || peak.Load() > 3 {
+		t.Errorf("seen %v, peak concurrency %d (limit 3)", seen, peak.Load())
+	}
+
+	// The first error stops the others and is returned.
+	boom := errors.New("boom")
+	var calls atomic.Int64
+	err = eachIndex(context.Background(), make([]int, 1000), 4, func(ctx context.Context, _ int) error {
+		if calls.Add(1) == 10 {
+			return boom
+		}
+		return ctx.Err()
+	})
+	if !errors.Is(err, boom) || calls.Load() >= 1000 {
+		t.Errorf("err = %v after %d calls", err, calls.Load())
+	}
+	if err := eachIndex(context.Background(), nil, 4, nil); err != nil {
+		t.Errorf("empty: %v", err)
 	}
 }

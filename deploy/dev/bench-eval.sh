@@ -16,7 +16,7 @@ worker=$!
 trap 'kill $worker 2>/dev/null || true' EXIT
 sleep 3
 declare -A pids=([worker]=$worker
-	[dev+baselines]=$(pgrep -f "benchline dev " | head -1)
+	[dev+baselines]=$(pgrep -f " dev --dir " | head -1)
 	[minio]=$(pgrep -f "minio server" | head -1)
 	[temporal]=$(pgrep -f "temporal server start-dev" | head -1))
 declare -A before
