@@ -7,9 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/internal/sandbox"
@@ -99,7 +97,7 @@ func BenchmarkFixturePrograms(b *testing.B) {
 					b.Fatal(err)
 				}
 				var next atomic.Int64
-				cpu0 := cpuTime()
+				cpu0 := sandbox.ProcessCPU()
 				b.ResetTimer()
 				b.SetParallelism(2) // 2 x GOMAXPROCS goroutines
 				b.RunParallel(func(pb *testing.PB) {
@@ -110,17 +108,8 @@ func BenchmarkFixturePrograms(b *testing.B) {
 					}
 				})
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
-				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/run")
+				b.ReportMetric(float64((sandbox.ProcessCPU()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/run")
 			})
 		}
 	}
-}
-
-// cpuTime is the user+system time of this process and its reaped children.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
