@@ -111,10 +111,22 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
 			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{Sandbox: sb})})
-			out = append(out, w)
+			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)
 		}
 	}
 	return out, nil
+}
+
+// closingWorker releases what its activities used (the sandbox's copy of
+// /etc) once the worker has stopped.
+type closingWorker struct {
+	worker.Worker
+	close func() error
+}
+
+func (w closingWorker) Stop() {
+	w.Worker.Stop()
+	_ = w.close()
 }
