@@ -286,13 +286,9 @@ func (g *Gateway) Limiter(provider string) *Limiter {
 
 // Complete sends req and returns the answer. Every error is an *Error.
 func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
-	pname, model, err := ParseModel(req.Model)
-	if err != nil {
-		return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
-	}
-	p, ok := g.providers[pname]
-	if !ok {
-		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf("unknown provider %q", pname)}
+	p, pname, model, gerr := g.resolve(req.Model)
+	if gerr != nil {
+		return Response{}, gerr
 	}
 	if p.cfg.KindOf(model) == ModelReward {
 		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
@@ -301,6 +297,7 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 	oreq := p.build(model, req)
 	var key string
 	if !req.NoCache {
+		var err error
 		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
 			return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 		}
@@ -322,6 +319,19 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 		g.store(ctx, Entry{Key: key, Created: time.Now().UTC(), Response: resp})
 	}
 	return resp, nil
+}
+
+// resolve finds the provider of "<provider>/<model>".
+func (g *Gateway) resolve(name string) (p *provider, pname, model string, gerr *Error) {
+	pname, model, err := ParseModel(name)
+	if err != nil {
+		return nil, "", "", &Error{Class: ClassBadRequest, Model: name, Message: err.Error()}
+	}
+	p, ok := g.providers[pname]
+	if !ok {
+		return nil, "", "", &Error{Class: ClassNotFound, Model: name, Message: fmt.Sprintf("unknown provider %q", pname)}
+	}
+	return p, pname, model, nil
 }
 
 // lookup finds a cached entry in the segment, then the LRU.
@@ -425,26 +435,18 @@ type infoKey struct{}
 
 // attempt makes one HTTP attempt under the provider's limiter.
 func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, est int) (Response, *Error) {
-	if err := p.limiter.Acquire(ctx, est); err != nil {
-		return Response{}, &Error{Class: ClassCanceled, Model: name, Message: err.Error(), cause: err}
-	}
-	info := &attemptInfo{}
-	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
-	t0 := time.Now()
-	out, err := p.client.CreateChatCompletion(actx, oreq)
-	lat := time.Since(t0)
-	cancel()
-	if err != nil {
-		key, _ := g.env(p.cfg.APIKeyEnv)
-		gerr := classify(err, info, ctx, name, key)
-		o := Neutral
-		if gerr.Class.overload() {
-			o = Overload
+	var out openai.ChatCompletionResponse
+	lat, info, gerr := g.limited(ctx, p, name, est, func(actx context.Context, info *attemptInfo) *Error {
+		var err error
+		if out, err = p.client.CreateChatCompletion(actx, oreq); err != nil {
+			key, _ := g.env(p.cfg.APIKeyEnv)
+			return classify(err, info, ctx, name, key)
 		}
-		p.limiter.Release(o, gerr.RetryAfter)
+		return nil
+	})
+	if gerr != nil {
 		return Response{}, gerr
 	}
-	p.limiter.Release(Success, 0)
 	resp := Response{ID: out.ID, Model: out.Model, Choices: make([]Choice, 0, len(out.Choices))}
 	for _, c := range out.Choices {
 		resp.Choices = append(resp.Choices, Choice{
@@ -462,6 +464,32 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 		Latency: lat,
 	}
 	return resp, nil
+}
+
+// limited makes one attempt, call, under the provider's limiter and its
+// per-attempt timeout, and tells the limiter how it went. call returns its
+// failure already classified. It returns the attempt's latency and what the
+// transport saw of it (status, headers).
+func (g *Gateway) limited(ctx context.Context, p *provider, name string, est int, call func(actx context.Context, info *attemptInfo) *Error) (time.Duration, *attemptInfo, *Error) {
+	if err := p.limiter.Acquire(ctx, est); err != nil {
+		return 0, nil, &Error{Class: ClassCanceled, Model: name, Message: err.Error(), cause: err}
+	}
+	info := &attemptInfo{}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
+	t0 := time.Now()
+	gerr := call(actx, info)
+	lat := time.Since(t0)
+	cancel()
+	if gerr != nil {
+		o := Neutral
+		if gerr.Class.overload() {
+			o = Overload
+		}
+		p.limiter.Release(o, gerr.RetryAfter)
+		return lat, info, gerr
+	}
+	p.limiter.Release(Success, 0)
+	return lat, info, nil
 }
 
 // build maps a Request to the go-openai request sent on the wire.

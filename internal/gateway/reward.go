@@ -170,13 +170,9 @@ func (g *Gateway) Kind(model string) ModelKind {
 // docs/gateway.md). Every error is an *Error; a 2xx reply without one
 // finite score is ClassServer (retryable, like a malformed completion).
 func (g *Gateway) Reward(ctx context.Context, req RewardRequest) (RewardResponse, error) {
-	pname, model, err := ParseModel(req.Model)
-	if err != nil {
-		return RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
-	}
-	p, ok := g.providers[pname]
-	if !ok {
-		return RewardResponse{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf("unknown provider %q", pname)}
+	p, pname, model, gerr := g.resolve(req.Model)
+	if gerr != nil {
+		return RewardResponse{}, gerr
 	}
 	if p.cfg.KindOf(model) != ModelReward {
 		return RewardResponse{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
@@ -231,32 +227,23 @@ func rewardCacheKey(provider string, body []byte) string {
 
 // rewardAttempt makes one HTTP attempt under the provider's limiter.
 func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, body []byte, est int) (RewardResponse, *Error) {
-	if err := p.limiter.Acquire(ctx, est); err != nil {
-		return RewardResponse{}, &Error{Class: ClassCanceled, Model: name, Message: err.Error(), cause: err}
-	}
-	info := &attemptInfo{}
-	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
-	defer cancel()
-	t0 := time.Now()
-	raw, status, err := post(actx, p.http, p.cfg.RewardEndpoint(), body)
-	lat := time.Since(t0)
 	key, _ := g.env(p.cfg.APIKeyEnv)
-	var gerr *Error
-	switch {
-	case err != nil:
-		gerr = classify(err, info, ctx, name, key)
-	case status < 200 || status > 299:
-		gerr = httpError(status, raw, info, name, key)
-	}
-	if gerr != nil {
-		o := Neutral
-		if gerr.Class.overload() {
-			o = Overload
+	var raw []byte
+	var status int
+	lat, _, gerr := g.limited(ctx, p, name, est, func(actx context.Context, info *attemptInfo) *Error {
+		var err error
+		raw, status, err = post(actx, p.http, p.cfg.RewardEndpoint(), body)
+		switch {
+		case err != nil:
+			return classify(err, info, ctx, name, key)
+		case status < 200 || status > 299:
+			return httpError(status, raw, info, name, key)
 		}
-		p.limiter.Release(o, gerr.RetryAfter)
+		return nil
+	})
+	if gerr != nil {
 		return RewardResponse{}, gerr
 	}
-	p.limiter.Release(Success, 0)
 	resp, err := ParseRewardResponse(raw)
 	if err != nil {
 		return RewardResponse{}, &Error{Class: ClassServer, Model: name, Status: status,
