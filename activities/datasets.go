@@ -87,7 +87,7 @@ type GenerateInput struct {
 // Generate runs one unit of a Generator's model calls (see
 // datasets.Generator). A unit already done returns its saved summary. The
 // builder calls models through the gateway bound to the unit's cache
-// segment, which is flushed every 16 answers and at the end (even on
+// segment, which flushes every 256 answers or 1 s and at the end (even on
 // failure), so a retried unit pays again only for calls in flight or not
 // flushed when the last attempt died. The activity heartbeats the calls
 // done every 2 s.
@@ -255,11 +255,7 @@ func classifyModel(err error) error {
 	if !errors.As(err, &ge) || ge.Class == gateway.ClassCanceled {
 		return classify(err)
 	}
-	opts := temporal.ApplicationErrorOptions{NonRetryable: !ge.Class.Retryable()}
-	if ge.RetryAfter > 0 && ge.Class.Retryable() {
-		opts.NextRetryDelay = ge.RetryAfter
-	}
-	return temporal.NewApplicationErrorWithOptions(err.Error(), ge.Class.String(), opts)
+	return gateway.ToTemporalWrapped(err)
 }
 
 // heartbeatEvery heartbeats until stop is called, for steps that cannot

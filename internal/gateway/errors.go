@@ -154,7 +154,14 @@ func IsModelFailure(err error) bool {
 // Retry-After as NextRetryDelay so Temporal waits as long as the server
 // asked. Context errors are returned unchanged. The cause is not attached:
 // only the scrubbed message enters workflow history.
-func ToTemporal(err error) error {
+func ToTemporal(err error) error { return toTemporal(err, false) }
+
+// ToTemporalWrapped is ToTemporal for a gateway error the caller wrapped
+// with context of its own (the item, the model): the message is err's whole
+// text, which holds the gateway's scrubbed message, not only the latter.
+func ToTemporalWrapped(err error) error { return toTemporal(err, true) }
+
+func toTemporal(err error, whole bool) error {
 	var ge *Error
 	if err == nil || !errors.As(err, &ge) {
 		return err
@@ -166,7 +173,11 @@ func ToTemporal(err error) error {
 	if ge.RetryAfter > 0 && ge.Class.Retryable() {
 		opts.NextRetryDelay = ge.RetryAfter
 	}
-	return temporal.NewApplicationErrorWithOptions(ge.Error(), ge.Class.String(), opts)
+	msg := ge.Error()
+	if whole {
+		msg = err.Error()
+	}
+	return temporal.NewApplicationErrorWithOptions(msg, ge.Class.String(), opts)
 }
 
 // NonRetryableErrorTypes lists the Temporal error types of permanent
