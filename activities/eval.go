@@ -315,28 +315,13 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 	// Heartbeat on a ticker too, carrying the progress, so a slow chunk (a
 	// slow model) does not look like a dead worker.
 	var progMu sync.Mutex
-	beat := func() {
+	snapshot := func() any {
 		progMu.Lock()
-		p := prog.clone()
-		progMu.Unlock()
-		activity.RecordHeartbeat(ctx, p)
+		defer progMu.Unlock()
+		return prog.clone()
 	}
-	stopBeat := make(chan struct{})
-	defer close(stopBeat)
-	if activity.IsActivity(ctx) {
-		go func() {
-			t := time.NewTicker(2 * time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					beat()
-				case <-stopBeat:
-					return
-				}
-			}
-		}()
-	}
+	stopBeat := heartbeatEvery(ctx, 2*time.Second, snapshot)
+	defer stopBeat()
 	lastCheckpoint := time.Now()
 	for c := prog.Done; c < nChunks; c++ {
 		lo, hi := c*chunk, min((c+1)*chunk, len(samples))
@@ -374,7 +359,7 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 		prog.Starts = append(prog.Starts, from)
 		prog.Done = c + 1
 		progMu.Unlock()
-		beat()
+		activity.RecordHeartbeat(ctx, snapshot())
 		lastCheckpoint = time.Now()
 	}
 	if err := seg.Flush(ctx); err != nil {
