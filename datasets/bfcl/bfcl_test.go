@@ -2,7 +2,6 @@ package bfcl_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,9 +11,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/blob/blobtest"
-	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/internal/shareddata"
 	"github.com/benchline/benchline/schemas"
 )
@@ -22,29 +19,7 @@ import (
 // build plans and writes every part, as the workflow's activities do.
 func build(t *testing.T, src string) (datasets.Plan, []schemas.BFCLItem, error) {
 	t.Helper()
-	ctx := context.Background()
-	env := datasets.Env{Store: blobtest.NewMemory()}
-	plan, err := bfcl.Builder{}.Plan(ctx, env, datasets.Request{Source: src})
-	if err != nil {
-		return plan, nil, err
-	}
-	var all []schemas.BFCLItem
-	for _, p := range plan.Parts {
-		key := catalog.PartKey(plan.Dataset, plan.Version, p.Index)
-		info, err := bfcl.Builder{}.WritePart(ctx, env, plan, p, key, func(int64) {})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Rows != p.Rows {
-			t.Fatalf("part %s: wrote %d rows, planned %d", p.Label, info.Rows, p.Rows)
-		}
-		rows, err := pq.ReadAll[schemas.BFCLItem](ctx, env.Store, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, rows...)
-	}
-	return plan, all, nil
+	return datasetstest.Build[schemas.BFCLItem](t, bfcl.Builder{}, datasets.Request{Source: src}, nil)
 }
 
 func TestBuildFixtures(t *testing.T) {

@@ -2,7 +2,6 @@ package ifevalcode_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,45 +10,23 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/ifevalcode"
-	"github.com/benchline/benchline/internal/blob/blobtest"
-	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/shareddata"
 	"github.com/benchline/benchline/schemas"
 )
 
-// build plans and writes every part, as the workflow's activities do.
+// build plans and writes every part, as the workflow's activities do; each
+// part must hold only its language's rows.
 func build(t *testing.T, src string) (datasets.Plan, []schemas.IFEvalCodeItem, error) {
 	t.Helper()
-	ctx := context.Background()
-	env := datasets.Env{Store: blobtest.NewMemory()}
-	plan, err := ifevalcode.Builder{}.Plan(ctx, env, datasets.Request{Source: src})
-	if err != nil {
-		return plan, nil, err
-	}
-	var all []schemas.IFEvalCodeItem
-	for _, p := range plan.Parts {
-		key := catalog.PartKey(plan.Dataset, plan.Version, p.Index)
-		info, err := ifevalcode.Builder{}.WritePart(ctx, env, plan, p, key, func(int64) {})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Rows != p.Rows {
-			t.Fatalf("part %s: wrote %d rows, planned %d", p.Label, info.Rows, p.Rows)
-		}
-		rows, err := pq.ReadAll[schemas.IFEvalCodeItem](ctx, env.Store, key)
-		if err != nil {
-			t.Fatal(err)
-		}
+	return datasetstest.Build(t, ifevalcode.Builder{}, datasets.Request{Source: src}, func(p datasets.Part, rows []schemas.IFEvalCodeItem) {
 		for _, r := range rows {
 			if r.ProgrammingLanguage != p.Label {
 				t.Fatalf("part %s holds a %s row (%s)", p.Label, r.ProgrammingLanguage, r.ID)
 			}
 		}
-		all = append(all, rows...)
-	}
-	return plan, all, nil
+	})
 }
 
 func TestBuildFixtures(t *testing.T) {

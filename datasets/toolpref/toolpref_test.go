@@ -1,7 +1,6 @@
 package toolpref_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,10 +12,8 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
-	"github.com/benchline/benchline/internal/blob/blobtest"
-	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 )
 
@@ -25,29 +22,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // build plans and writes every part, as the workflow's activities do.
 func build(t *testing.T, req datasets.Request) (datasets.Plan, []schemas.ToolPrefPair, error) {
 	t.Helper()
-	ctx := context.Background()
-	env := datasets.Env{Store: blobtest.NewMemory()}
-	plan, err := toolpref.Builder{}.Plan(ctx, env, req)
-	if err != nil {
-		return plan, nil, err
-	}
-	var all []schemas.ToolPrefPair
-	for _, p := range plan.Parts {
-		key := catalog.PartKey(plan.Dataset, plan.Version, p.Index)
-		info, err := toolpref.Builder{}.WritePart(ctx, env, plan, p, key, func(int64) {})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Rows != p.Rows {
-			t.Fatalf("part %s: wrote %d rows, planned %d", p.Label, info.Rows, p.Rows)
-		}
-		rows, err := pq.ReadAll[schemas.ToolPrefPair](ctx, env.Store, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, rows...)
-	}
-	return plan, all, nil
+	return datasetstest.Build[schemas.ToolPrefPair](t, toolpref.Builder{}, req, nil)
 }
 
 const trailsQ = `{"id": "t0", "question": [[{"role": "user", "content": "Dog-friendly trails near Boulder up to 8 miles."}]], "function": [{"name": "trails.search", "description": "Search trails.", "parameters": {"type": "dict", "properties": {"location": {"type": "string", "description": "City."}, "max_miles": {"type": "float", "description": "Max length."}, "dog_friendly": {"type": "boolean", "description": "Dogs allowed."}, "difficulty": {"type": "string", "description": "Optional."}}, "required": ["location"]}}]}`
