@@ -125,18 +125,12 @@ func javaSource(v any, typ, items string) string {
 		sb.WriteString("}}")
 		return sb.String()
 	case int64:
-		switch typ {
-		case "long":
-			return strconv.FormatInt(x, 10) + "L"
-		case "float":
-			return strconv.FormatInt(x, 10) + "f"
-		case "double":
+		if typ == "double" {
 			return strconv.FormatInt(x, 10) + ".0"
 		}
+		return javaLiteral(v, typ)
 	case float64:
-		if typ == "float" {
-			return toolcall.PyFloatRepr(x) + "f"
-		}
+		return javaLiteral(v, typ)
 	}
 	return scalarSource(v)
 }
