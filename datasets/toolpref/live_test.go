@@ -65,12 +65,7 @@ func newLiveStackWith(t *testing.T, opts baseline.Options) *liveStack {
 // worker process) for the baseline provider at url.
 func newGateway(t *testing.T, url string) *gateway.Gateway {
 	t.Helper()
-	cfg, err := gateway.LoadConfig(nil, func(k string) (string, bool) {
-		if k == "BENCHLINE_BASELINE_URL" {
-			return url, true
-		}
-		return "", false
-	})
+	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(url, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,14 +32,9 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 		defer f.Close()
 		r = f
 	}
-	env := os.LookupEnv
+	env := gateway.Env(os.LookupEnv)
 	if baselineURL != "" {
-		env = func(k string) (string, bool) {
-			if k == "BENCHLINE_BASELINE_URL" {
-				return baselineURL, true
-			}
-			return os.LookupEnv(k)
-		}
+		env = gateway.WithBaselineURL(baselineURL, env)
 	}
 	gcfg, err := gateway.LoadConfig(r, env)
 	if err != nil {

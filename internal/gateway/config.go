@@ -28,6 +28,21 @@ const (
 // inject a map.
 type Env func(key string) (string, bool)
 
+// WithBaselineURL returns env with BENCHLINE_BASELINE_URL set to url (the
+// address of a baseline server started in-process or by a test); a nil env
+// has no other variable.
+func WithBaselineURL(url string, env Env) Env {
+	return func(k string) (string, bool) {
+		if k == "BENCHLINE_BASELINE_URL" {
+			return url, true
+		}
+		if env == nil {
+			return "", false
+		}
+		return env(k)
+	}
+}
+
 // Prices are US dollars per million tokens.
 type Prices struct {
 	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`

@@ -158,12 +158,7 @@ func TestBaselineRewardModelsOnFixture(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	cfg, err := gateway.LoadConfig(nil, func(k string) (string, bool) {
-		if k == "BENCHLINE_BASELINE_URL" {
-			return hs.URL + "/v1", true
-		}
-		return "", false
-	})
+	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(hs.URL + "/v1", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
