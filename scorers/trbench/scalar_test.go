@@ -158,7 +158,7 @@ func TestBaselineRewardModelsOnFixture(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(hs.URL + "/v1", nil))
+	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(hs.URL+"/v1", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
