@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -47,14 +46,8 @@ type (
 // ending in the assistant reply to score, one score back.
 func (s *Server) pooling(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: read body: "+err.Error())
-		return
-	}
 	var req poolingRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: decode request: "+err.Error())
+	if !s.decode(w, r, &req) {
 		return
 	}
 	b, _ := json.Marshal(req)

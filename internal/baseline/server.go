@@ -197,14 +197,8 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: read body: "+err.Error())
-		return
-	}
 	var req openai.ChatCompletionRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: decode request: "+err.Error())
+	if !s.decode(w, r, &req) {
 		return
 	}
 	rd := requestDigest(&req)
@@ -296,6 +290,21 @@ type (
 		TotalTokens      int `json:"total_tokens"`
 	}
 )
+
+// decode reads the request body (at most 64 MiB) into v, or answers 400
+// and returns false.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: read body: "+err.Error())
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: decode request: "+err.Error())
+		return false
+	}
+	return true
+}
 
 // injectFault draws this request's fault (the server's, or the
 // X-Benchline-Faults header's) and, when one is drawn, answers with it and
