@@ -27,6 +27,21 @@ func buildVia(t *testing.T, dataset string, req datasets.Request) (workflows.Bui
 	return app.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
 }
 
+// verifiedManifest reads a published version's manifest and checks every
+// file against its sha256.
+func verifiedManifest(t *testing.T, dataset, version string) catalog.Manifest {
+	t.Helper()
+	ctx := context.Background()
+	m, err := catalog.ReadManifest(ctx, stack.Store, dataset, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.VerifyHashes(ctx, stack.Store, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // duckdbRead reads a version's files with DuckDB through node.
 func duckdbRead(t *testing.T, m catalog.Manifest) (rows, distinct int, cols map[string]string) {
 	t.Helper()
@@ -74,13 +89,7 @@ func duckdbRead(t *testing.T, m catalog.Manifest) (rows, distinct int, cols map[
 func checkBFCLVersion(t *testing.T, res workflows.BuildDatasetResult) catalog.Manifest {
 	t.Helper()
 	ctx := context.Background()
-	m, err := catalog.ReadManifest(ctx, stack.Store, res.Dataset, res.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := catalog.VerifyHashes(ctx, stack.Store, m); err != nil {
-		t.Fatal(err)
-	}
+	m := verifiedManifest(t, res.Dataset, res.Version)
 	if m.Rows != res.Rows || len(m.Files) != res.Files || m.Schema.Name != "bfcl_item" {
 		t.Fatalf("manifest %+v disagrees with result %+v", m, res)
 	}

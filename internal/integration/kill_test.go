@@ -125,13 +125,7 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 	if res.Version != plan.Version || res.Rows != rows || res.Files != len(plan.Parts) {
 		t.Fatalf("result %+v, want version %s, %d rows, %d files", res, plan.Version, rows, len(plan.Parts))
 	}
-	m, err := catalog.ReadManifest(ctx, stack.Store, synthetic.Name, plan.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := catalog.VerifyHashes(ctx, stack.Store, m); err != nil {
-		t.Fatal(err)
-	}
+	m := verifiedManifest(t, synthetic.Name, plan.Version)
 	// Every row exactly once across all files.
 	seen := make([]uint8, rows)
 	type idx struct {

@@ -28,13 +28,7 @@ func TestBuildToolPrefLive(t *testing.T) {
 		t.Fatalf("result %+v: want 2 units of 24 sampled replies", res)
 	}
 	ctx := context.Background()
-	m, err := catalog.ReadManifest(ctx, stack.Store, res.Dataset, res.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := catalog.VerifyHashes(ctx, stack.Store, m); err != nil {
-		t.Fatal(err)
-	}
+	m := verifiedManifest(t, res.Dataset, res.Version)
 	sampled := 0
 	for _, s := range m.Sources {
 		if toolpref.IsSampled(s.Name) {
