@@ -514,8 +514,10 @@ type ScoreShardInput struct {
 
 // ScoreShard runs a deferred scorer (e.g. sandboxed code checks) over a
 // generated shard, on the scorer's own task queue, and rewrites the shard
-// file with the metrics. Rows already scored are kept, so a retry only does
-// what is left; progress is checkpointed like RunShard's.
+// file with the metrics. Rows the file already holds scored are kept, so a
+// rerun only does what is left. The file is rewritten once, at the end: a
+// retry after a crash scores the shard's rows again (sandbox runs only; the
+// model answers are in the file). Heartbeats carry the rows scored.
 func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
@@ -549,49 +551,48 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 	if len(samples) != len(rows) {
 		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %d results for %d samples", plan.RunID, in.Shard, len(rows), len(samples)))
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(a.sampleConcurrency())
+	var idx []int
+	for i := range rows {
+		if needsScore(rows[i]) {
+			idx = append(idx, i)
+		}
+	}
 	var mu sync.Mutex
 	done := 0
-	for i := range rows {
-		if !needsScore(rows[i]) {
-			continue
+	err = eachIndex(ctx, idx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
+		out := outcomeOf(rows[i])
+		var scored scorers.Outcome
+		var serr error
+		for attempt := 1; attempt <= max(a.SampleAttempts, 3); attempt++ {
+			scored, serr = ds.Score(gctx, samples[i], out)
+			if serr == nil || gctx.Err() != nil {
+				break
+			}
 		}
-		g.Go(func() error {
-			out := outcomeOf(rows[i])
-			var scored scorers.Outcome
-			var serr error
-			for attempt := 1; attempt <= max(a.SampleAttempts, 3); attempt++ {
-				scored, serr = ds.Score(gctx, samples[i], out)
-				if serr == nil || gctx.Err() != nil {
-					break
+		if gctx.Err() != nil {
+			return gctx.Err()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if serr != nil {
+			rows[i].ErrorClass = schemas.ErrorClassInfrastructure
+			rows[i].ErrorMessage = truncate(serr.Error(), 500)
+		} else {
+			rows[i].Metrics = scored.Metrics
+			if scored.ModelError != "" {
+				rows[i].ErrorClass, rows[i].ErrorMessage = scored.ModelError, truncate(scored.ModelMsg, 500)
+			}
+			if scored.Details != nil {
+				if b, err := json.Marshal(scored.Details); err == nil {
+					rows[i].DetailsJSON = string(b)
 				}
 			}
-			if gctx.Err() != nil {
-				return gctx.Err()
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if serr != nil {
-				rows[i].ErrorClass = schemas.ErrorClassInfrastructure
-				rows[i].ErrorMessage = truncate(serr.Error(), 500)
-			} else {
-				rows[i].Metrics = scored.Metrics
-				if scored.ModelError != "" {
-					rows[i].ErrorClass, rows[i].ErrorMessage = scored.ModelError, truncate(scored.ModelMsg, 500)
-				}
-				if scored.Details != nil {
-					if b, err := json.Marshal(scored.Details); err == nil {
-						rows[i].DetailsJSON = string(b)
-					}
-				}
-			}
-			done++
-			activity.RecordHeartbeat(gctx, done)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+		}
+		done++
+		activity.RecordHeartbeat(gctx, done)
+		return nil
+	})
+	if err != nil {
 		return ShardResult{}, err
 	}
 	if err := writeRows(ctx, a.Store, key, rows); err != nil {
