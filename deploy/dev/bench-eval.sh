@@ -21,10 +21,9 @@ declare -A pids=([worker]=$worker
 	[temporal]=$(pgrep -f "temporal server start-dev" | head -1))
 declare -A before
 for k in "${!pids[@]}"; do before[$k]=$(cpu "${pids[$k]}"); done
-/usr/bin/time -f "bench-process cpu_s=%U+%S" -o "/tmp/bench-eval-time-$seed" \
-	"$bin" bench eval --rows "$rows" --seed "$seed"
+TIMEFORMAT='bench-process cpu_s=%U+%S' # bash's time: the bench process's CPU
+time "$bin" bench eval --rows "$rows" --seed "$seed"
 for k in worker dev+baselines minio temporal; do
-	echo "$k cpu_s=$(echo "$(cpu "${pids[$k]}") - ${before[$k]}" | bc)"
+	echo "$k cpu_s=$(awk -v a="$(cpu "${pids[$k]}")" -v b="${before[$k]}" 'BEGIN { printf "%.2f", a - b }')"
 done
-cat "/tmp/bench-eval-time-$seed"
 grep VmHWM "/proc/$worker/status"
