@@ -98,14 +98,7 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, err
 		}
 		return PlanRunResult{}, err
 	}
-	plan := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: req.Judges, Params: req.Params,
-		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit,
-		NoCache: req.NoCache, CreatedAt: in.CreatedAt.UTC()}
-	for _, f := range m.Files {
-		plan.Files = append(plan.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
-	}
-	plan.Layout()
-	plan.RunID = plan.ID()
+	plan := NewPlan(req, m, task, in.CreatedAt)
 	b, _ := json.MarshalIndent(plan, "", "  ")
 	if err := a.Store.PutIfAbsent(ctx, runs.PlanKey(plan.RunID), strings.NewReader(string(b)+"\n"), int64(len(b)+1)); err != nil && !errors.Is(err, blob.ErrExists) {
 		return PlanRunResult{}, err

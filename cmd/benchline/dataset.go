@@ -28,19 +28,22 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build NAME --source <dir|url>",
 		Short: "Build a dataset version from sources with the BuildDataset workflow, and wait for it",
-		Long: fmt.Sprintf(`build starts the BuildDataset workflow on the configured Temporal and waits.
-Datasets: %s. Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL,
-or embedded://<name> for the fixtures bundled in the binary (the default).
+		Long: `build starts the BuildDataset workflow on the configured Temporal and waits.
+Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL, or
+embedded://<name> for the fixtures bundled in the binary (the default).
 A version is content-addressed: building the same sources again reuses it.
 Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
-use the workers' model gateway; a reused version calls no model.`, strings.Join(registry.Builders().Names(), ", ")),
+use the workers' model gateway; a reused version calls no model.
+
+Datasets:
+` + datasetList(),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.load()
 			if err != nil {
 				return err
 			}
-			if _, err := registry.Builders().Get(args[0]); err != nil {
+			if _, err := registry.Default().Get(args[0]); err != nil {
 				return err
 			}
 			req, err := requestFromFlags(args[0], src, params)
@@ -139,4 +142,13 @@ func newDatasetShowCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&verify, "verify", false, "check every file's sha256 against the manifest")
 	return cmd
+}
+
+// datasetList renders one line per registered benchmark for --help.
+func datasetList() string {
+	var b strings.Builder
+	for _, bm := range registry.Default().All() {
+		fmt.Fprintf(&b, "  %-12s %s\n", bm.Name(), bm.Description)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/registry"
 )
 
 // globals are the flags every command shares.
@@ -118,11 +119,8 @@ credential chain.`,
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "YAML configuration file (default $BENCHLINE_CONFIG)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
 
-	score := &cobra.Command{Use: "score", Short: "Score given model outputs with a benchmark's deterministic checker (no model calls)"}
-	score.AddCommand(newScoreBFCLCmd(), newScoreIFEvalCodeCmd())
-
 	root.AddCommand(
-		score,
+		newScoreCmd(registry.Default()),
 		newDevCmd(g),
 		newDemoCmd(g),
 		newWorkerCmd(g),

@@ -52,25 +52,6 @@ func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fi
 // its results table.
 var Languages = []string{"python", "java", "cpp", "csharp", "typescript", "javascript", "php", "shell"}
 
-// The original's prompt suffixes (infer_models.py): the prompt is the
-// question followed by the suffix of its language.
-const (
-	PromptSuffixEnglish = "\n\nNote that if you need to use the standard library, you need to import it yourself. \n\nPlease return all the complete code in the first code block."
-	PromptSuffixChinese = "\n\n注意如果你需要使用标准库，你需要自行导入。\n\n请在第一个代码块中返回所有的完整代码。"
-)
-
-// Prompt returns the user message the original sends for an item, for the
-// question language "en" or "zh".
-func Prompt(it schemas.IFEvalCodeItem, questionLanguage string) (string, error) {
-	switch questionLanguage {
-	case "en":
-		return it.EnglishQuestion + PromptSuffixEnglish, nil
-	case "zh":
-		return it.ChineseQuestion + PromptSuffixChinese, nil
-	}
-	return "", fmt.Errorf("ifevalcode: question language %q (want en or zh)", questionLanguage)
-}
-
 // Builder builds the ifevalcode dataset.
 type Builder struct{}
 

@@ -66,19 +66,6 @@ func TestBuildFixtures(t *testing.T) {
 	}
 }
 
-func TestPrompt(t *testing.T) {
-	it := schemas.IFEvalCodeItem{EnglishQuestion: "Q", ChineseQuestion: "问"}
-	en, _ := ifevalcode.Prompt(it, "en")
-	zh, _ := ifevalcode.Prompt(it, "zh")
-	if !strings.HasPrefix(en, "Q\n\nNote that") || !strings.HasSuffix(en, "in the first code block.") ||
-		!strings.HasPrefix(zh, "问\n\n注意") || !strings.HasSuffix(zh, "完整代码。") {
-		t.Errorf("prompts: %q %q", en, zh)
-	}
-	if _, err := ifevalcode.Prompt(it, "fr"); err == nil {
-		t.Error("want an error for an unknown question language")
-	}
-}
-
 // writeDir writes the fixture lines to dir/name after edit.
 func writeDir(t *testing.T, name string, edit func(lines []string) []string) string {
 	t.Helper()

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
@@ -80,6 +81,8 @@ type WorkerOptions struct {
 	// SandboxConcurrency bounds sandbox scoring activities at once [1];
 	// each activity runs up to one program per CPU.
 	SandboxConcurrency int
+	// Benchmarks are the benchmarks served [registry.Default()].
+	Benchmarks *registry.Registry
 }
 
 // NewWorkers returns one worker per queue served, with every workflow and
@@ -94,6 +97,9 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 	if o.SandboxConcurrency <= 0 {
 		o.SandboxConcurrency = 1
 	}
+	if o.Benchmarks == nil {
+		o.Benchmarks = registry.Default()
+	}
 	var out []worker.Worker
 	for _, q := range o.Queues {
 		switch q {
@@ -101,8 +107,8 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
-			w.RegisterActivity(&activities.Datasets{Store: store, Builders: registry.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{}), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{}), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
 			out = append(out, w)
 		case QueueSandbox:
 			sb, err := sandbox.New(sandbox.Config{})
@@ -110,7 +116,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: registry.Tasks(registry.TaskDeps{Sandbox: sb})})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb})})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)

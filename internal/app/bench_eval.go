@@ -10,9 +10,11 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers"
 	synth "github.com/benchline/benchline/scorers/synthetic"
@@ -51,7 +53,7 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 		return res, err
 	}
 	ref := synthetic.Name + "@" + built.Version
-	plan, err := ResolveRun(ctx, store, runs.Request{Dataset: ref, Model: "baseline/reference"})
+	plan, err := ResolveRun(ctx, store, registry.Default().Tasks(benchmark.Deps{}), runs.Request{Dataset: ref, Model: "baseline/reference"})
 	if err != nil {
 		return res, err
 	}

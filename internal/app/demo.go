@@ -7,17 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/devstack"
-	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
-	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -27,29 +25,6 @@ type DemoOptions struct {
 	S3       devstack.S3Server
 	KeepDir  bool
 	Headless bool
-}
-
-// demoBenchmark is one benchmark of the demo: its dataset (built from the
-// fixtures embedded in the binary, with params) and the baseline models
-// evaluated on it.
-type demoBenchmark struct {
-	dataset string
-	params  map[string]string
-	models  []string
-}
-
-// demoBenchmarks joins each benchmark as soon as it works end to end.
-var demoBenchmarks = []demoBenchmark{
-	{"bfcl", nil, []string{"baseline/reference", "baseline/noisy-0.3"}},
-	{"ifevalcode", nil, []string{"baseline/reference", "baseline/noisy-0.3"}},
-	// Preference pairs (a dataset to train reward models on, not evaluated),
-	// with candidate replies sampled live from two baseline models at build
-	// time next to the bundled example replies and the synthetic ones.
-	{"toolpref", map[string]string{"candidates": "baseline/noisy-0.3@0.7x4,baseline/reference@0x1", "pairs": "16"}, nil},
-	// trbench: generative judges, then scalar reward models (the same
-	// pairs, scored once each; w_avg comparable with the judges').
-	{"trbench", nil, []string{"baseline/first", "baseline/second", "baseline/reference",
-		"baseline/reward-reference", "baseline/reward-noisy-0.3", "baseline/reward-length"}},
 }
 
 // RunDemo starts the embedded stack, builds every benchmark dataset from the
@@ -80,39 +55,40 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		s              aggregate.Summary
 	}
 	var board []scored
-	for i, b := range demoBenchmarks {
-		src := "embedded://" + b.dataset
-		fmt.Fprintf(out, "\n== %s: building the dataset from the bundled fixtures (%s)\n", b.dataset, src)
-		if c := b.params["candidates"]; c != "" {
-			fmt.Fprintf(out, "sampling candidate replies live at build time from %s (deterministic baselines, not LLMs)\n", c)
+	for i, b := range demoBenchmarks(registry.Default()) {
+		demo := b.Demo
+		src := "embedded://" + b.Name()
+		fmt.Fprintf(out, "\n== %s: %s\nbuilding the dataset from the bundled fixtures (%s)\n", b.Name(), b.Description, src)
+		if demo.Note != "" {
+			fmt.Fprintln(out, demo.Note)
 		}
-		res, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: b.dataset, Request: datasets.Request{Source: src, Params: b.params}})
+		res, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: b.Name(), Request: datasets.Request{Source: src, Params: demo.Params}})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "built %s@%s: %d rows in %d files (s3://%s/%s)\n", res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
 		if g := res.Generated; g.Units > 0 {
-			fmt.Fprintf(out, "sampled %d candidate replies in %d unit(s): %d model calls (%d from cache), %d skipped\n", g.Outputs, g.Units, g.Calls, g.CacheHits, g.Skipped)
+			fmt.Fprintf(out, "generated %d outputs in %d unit(s) at build time: %d model calls (%d from cache), %d skipped\n", g.Outputs, g.Units, g.Calls, g.CacheHits, g.Skipped)
 		}
-		if b.dataset == toolpref.Name {
-			if err := printPairSources(ctx, out, r, res); err != nil {
+		m, err := catalog.ReadManifest(ctx, r.Store, res.Dataset, res.Version)
+		if err != nil {
+			return err
+		}
+		if demo.Describe != nil {
+			if err := demo.Describe(ctx, benchmark.DescribeEnv{Store: r.Store, Out: out, Label: ModelLabel}, m); err != nil {
 				return err
 			}
 		}
 		if i == 0 {
-			m, err := catalog.ReadManifest(ctx, r.Store, res.Dataset, res.Version)
-			if err != nil {
-				return err
-			}
 			b, _ := json.MarshalIndent(m, "", "  ")
 			fmt.Fprintf(out, "manifest.json:\n%s\n", b)
-			again, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src}})
+			again, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src, Params: demo.Params}})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "rebuilt from the same sources: version %s, reused=%v (content-addressed: nothing rewritten)\n", again.Version, again.Reused)
 		}
-		for _, model := range b.models {
+		for _, model := range demo.Models {
 			fmt.Fprintf(out, "\n-- evaluating %s on %s@%s\n", ModelLabel(model), res.Dataset, res.Version)
 			run, plan, err := StartEval(ctx, r.Client, r.Stack.Config, r.Store, workflows.EvaluateModelInput{
 				Request: runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: 100}})
@@ -144,37 +120,13 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	return nil
 }
 
-// printPairSources prints how many toolpref pairs each (chosen, rejected)
-// source pair has, baselines labelled.
-func printPairSources(ctx context.Context, out io.Writer, r *Running, res workflows.BuildDatasetResult) error {
-	m, err := catalog.ReadManifest(ctx, r.Store, res.Dataset, res.Version)
-	if err != nil {
-		return err
-	}
-	count := map[[2]string]int{}
-	for _, f := range m.Files {
-		rows, err := pq.ReadAll[schemas.ToolPrefPair](ctx, r.Store, catalog.Dir(m.Name, m.Version)+f.Path)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			count[[2]string{ModelLabel(row.ChosenSource), ModelLabel(row.RejectedSource)}]++
+// demoBenchmarks are the registered benchmarks the demo runs, in list order.
+func demoBenchmarks(reg *registry.Registry) []benchmark.Benchmark {
+	var out []benchmark.Benchmark
+	for _, b := range reg.All() {
+		if b.Demo != nil {
+			out = append(out, b)
 		}
 	}
-	keys := make([][2]string, 0, len(count))
-	for k := range count {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHOSEN FROM\tREJECTED FROM\tPAIRS")
-	for _, k := range keys {
-		fmt.Fprintf(tw, "%s\t%s\t%d\n", k[0], k[1], count[k])
-	}
-	return tw.Flush()
+	return out
 }

@@ -9,11 +9,14 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -21,11 +24,12 @@ import (
 // attaches to (or reuses) the same run.
 func EvalWorkflowID(runID string) string { return "eval-" + runID }
 
-// ResolveRun computes the run id a request will get, the way the PlanRun
-// activity does, so the client can attach to a running evaluation.
-func ResolveRun(ctx context.Context, store blob.Store, req runs.Request) (runs.Plan, error) {
+// ResolveRun computes the plan, and so the run id, a request will get: the
+// PlanRun activity derives it with the same activities.NewPlan (minus the
+// creation time), so the client can attach to a running evaluation.
+func ResolveRun(ctx context.Context, store blob.Store, tasks *scorers.Registry, req runs.Request) (runs.Plan, error) {
 	name, _, _ := strings.Cut(req.Dataset, "@")
-	task, err := registry.Tasks(registry.TaskDeps{}).Get(name)
+	task, err := tasks.Get(name)
 	if err != nil {
 		return runs.Plan{}, err
 	}
@@ -33,23 +37,23 @@ func ResolveRun(ctx context.Context, store blob.Store, req runs.Request) (runs.P
 	if err != nil {
 		return runs.Plan{}, err
 	}
-	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: req.Judges, Params: req.Params,
-		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit}
-	for _, f := range m.Files {
-		p.Files = append(p.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
-	}
-	p.Layout()
-	p.RunID = p.ID()
-	// Pin the version in the request so the workflow plans what we resolved.
-	return p, nil
+	return activities.NewPlan(req, m, task, time.Time{}), nil
 }
 
-// StartEval starts (or attaches to) the EvaluateModel workflow.
+// StartEval resolves the run of a request against the registered
+// benchmarks and starts (or attaches to) its EvaluateModel workflow.
 func StartEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, in workflows.EvaluateModelInput) (client.WorkflowRun, runs.Plan, error) {
-	plan, err := ResolveRun(ctx, store, in.Request)
+	plan, err := ResolveRun(ctx, store, registry.Default().Tasks(benchmark.Deps{}), in.Request)
 	if err != nil {
 		return nil, plan, err
 	}
+	run, err := StartPlanned(ctx, c, cfg, plan, in)
+	return run, plan, err
+}
+
+// StartPlanned starts (or attaches to) the EvaluateModel workflow of a
+// resolved plan, pinning the request to the plan's dataset version.
+func StartPlanned(ctx context.Context, c client.Client, cfg config.Config, plan runs.Plan, in workflows.EvaluateModelInput) (client.WorkflowRun, error) {
 	in.Request.Dataset = plan.Dataset + "@" + plan.DatasetVersion
 	prio := in.Priority
 	if prio == 0 {
@@ -64,9 +68,9 @@ func StartEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 	}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.EvaluateModel, in)
 	if err != nil {
-		return nil, plan, fmt.Errorf("start evaluation: %w", err)
+		return nil, fmt.Errorf("start evaluation: %w", err)
 	}
-	return run, plan, nil
+	return run, nil
 }
 
 // QueryProgress asks a running evaluation for its progress.

@@ -11,12 +11,33 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
+
+// Name is the dataset the task evaluates.
+const Name = "ifevalcode"
+
+// The original's prompt suffixes (infer_models.py): the prompt is the
+// question followed by the suffix of its language.
+const (
+	PromptSuffixEnglish = "\n\nNote that if you need to use the standard library, you need to import it yourself. \n\nPlease return all the complete code in the first code block."
+	PromptSuffixChinese = "\n\n注意如果你需要使用标准库，你需要自行导入。\n\n请在第一个代码块中返回所有的完整代码。"
+)
+
+// Prompt returns the user message the original sends for an item, for the
+// question language "en" or "zh".
+func Prompt(it schemas.IFEvalCodeItem, questionLanguage string) (string, error) {
+	switch questionLanguage {
+	case "en":
+		return it.EnglishQuestion + PromptSuffixEnglish, nil
+	case "zh":
+		return it.ChineseQuestion + PromptSuffixChinese, nil
+	}
+	return "", fmt.Errorf("ifevalcode: question language %q (want en or zh)", questionLanguage)
+}
 
 // QuestionLanguages are the question languages every item is asked in, in
 // the order the task asks them.
@@ -75,7 +96,7 @@ func NewTask(sb lang.Sandboxer, opts Options) *Task {
 }
 
 // Dataset implements scorers.Task.
-func (*Task) Dataset() string { return dsifevalcode.Name }
+func (*Task) Dataset() string { return Name }
 
 // Version implements scorers.Task.
 func (*Task) Version() string { return "1" }
@@ -133,7 +154,7 @@ func decodeRow(s scorers.Sample) (*schemas.IFEvalCodeItem, error) {
 
 // messages returns the prompt Evaluate sends for a question language.
 func messages(row *schemas.IFEvalCodeItem, ql string) ([]openai.ChatCompletionMessage, error) {
-	p, err := dsifevalcode.Prompt(*row, ql)
+	p, err := Prompt(*row, ql)
 	if err != nil {
 		return nil, err
 	}

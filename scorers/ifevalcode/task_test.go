@@ -138,7 +138,7 @@ func TestTaskReferences(t *testing.T) {
 			t.Fatalf("%s: %d requests, want 2", row.ID, len(models.reqs))
 		}
 		for j, ql := range []string{"en", "zh"} {
-			p, _ := dsifevalcode.Prompt(*row, ql)
+			p, _ := ifevalcode.Prompt(*row, ql)
 			if !reflect.DeepEqual(refs[j].Messages, models.reqs[j].Messages) || refs[j].Messages[0].Content != p {
 				t.Fatalf("%s %s: reference messages %+v, sent %+v", row.ID, ql, refs[j].Messages, models.reqs[j].Messages)
 			}
@@ -251,7 +251,7 @@ func TestTaskBrokenReplies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			row := rows[tc.id]
-			brokenPrompt, _ := dsifevalcode.Prompt(*row, tc.brokenQL)
+			brokenPrompt, _ := ifevalcode.Prompt(*row, tc.brokenQL)
 			models := &fakeModels{reply: func(prompt string) (string, error) {
 				if prompt == brokenPrompt {
 					return tc.broken, nil
@@ -356,5 +356,18 @@ func TestTaskEvaluateModelError(t *testing.T) {
 	_, err = task.Evaluate(context.Background(), scorers.Env{Models: &fakeModels{}}, scorers.Sample{ID: "x", Row: "not a row"})
 	if err == nil {
 		t.Fatal("a sample whose row is not an IFEvalCodeItem evaluated")
+	}
+}
+
+func TestPrompt(t *testing.T) {
+	it := schemas.IFEvalCodeItem{EnglishQuestion: "Q", ChineseQuestion: "问"}
+	en, _ := ifevalcode.Prompt(it, "en")
+	zh, _ := ifevalcode.Prompt(it, "zh")
+	if !strings.HasPrefix(en, "Q\n\nNote that") || !strings.HasSuffix(en, "in the first code block.") ||
+		!strings.HasPrefix(zh, "问\n\n注意") || !strings.HasSuffix(zh, "完整代码。") {
+		t.Errorf("prompts: %q %q", en, zh)
+	}
+	if _, err := ifevalcode.Prompt(it, "fr"); err == nil {
+		t.Error("want an error for an unknown question language")
 	}
 }

@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/workflows"
+)
+
+// TestEveryBenchmark builds every registered benchmark that the demo runs
+// from its embedded fixtures, on the real stack, and evaluates each of its
+// demo models: one result row per sample and a summary per model.
+func TestEveryBenchmark(t *testing.T) {
+	reg := registry.Default()
+	for _, b := range reg.All() {
+		if b.Demo == nil {
+			continue
+		}
+		t.Run(b.Name(), func(t *testing.T) {
+			checkBenchmark(t, stack.Stack.Config, reg, b)
+		})
+	}
+}
+
+// checkBenchmark builds b's demo dataset on the workers of cfg's task
+// queue, evaluates its demo models there and checks the results.
+func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b benchmark.Benchmark) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	res, err := app.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(),
+		Request: datasets.Request{Source: "embedded://" + b.Name(), Params: b.Demo.Params}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := verifiedManifest(t, res.Dataset, res.Version)
+	if res.Rows == 0 || m.Rows != res.Rows {
+		t.Fatalf("%s@%s: built %d rows, manifest says %d", res.Dataset, res.Version, res.Rows, m.Rows)
+	}
+	tasks := reg.Tasks(benchmark.Deps{})
+	for _, model := range b.Demo.Models {
+		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: 100}
+		plan, err := app.ResolveRun(ctx, stack.Store, tasks, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := app.StartPlanned(ctx, stack.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		checkOneRowPerSample(t, plan)
+		s := ev.Summary
+		if s.RunID != plan.RunID || s.Model != model || s.Samples != plan.Samples || s.InfraFailed != 0 || len(s.Metrics) == 0 {
+			t.Errorf("%s: summary run %s model %s samples %d (want %d) infra failures %d metrics %d",
+				model, s.RunID, s.Model, s.Samples, plan.Samples, s.InfraFailed, len(s.Metrics))
+		}
+		if ok, err := blob.Exists(ctx, stack.Store, runs.SummaryKey(plan.RunID)); err != nil || !ok {
+			t.Errorf("%s: summary.json missing (%v)", model, err)
+		}
+		t.Logf("%s on %s@%s: %s %.4f over %d samples", model, res.Dataset, res.Version, s.Metrics[0].Name, s.Metrics[0].Mean, s.Samples)
+	}
+}
+
+// checkOneRowPerSample reads every result shard of a run and checks each
+// sample index is present exactly once, with the plan's run id.
+func checkOneRowPerSample(t *testing.T, plan runs.Plan) {
+	t.Helper()
+	seen := make([]int, plan.Samples)
+	for i := range plan.Shards {
+		rows, err := pq.ReadAll[schemas.ResultRow](context.Background(), stack.Store, runs.ShardKey(plan.RunID, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.RunID != plan.RunID || r.SampleIndex < 0 || r.SampleIndex >= plan.Samples {
+				t.Fatalf("shard %d: row for run %s sample %d", i, r.RunID, r.SampleIndex)
+			}
+			seen[r.SampleIndex]++
+		}
+	}
+	for i, c := range seen {
+		if c != 1 {
+			t.Fatalf("run %s: sample %d has %d result rows", plan.RunID, i, c)
+		}
+	}
+}
