@@ -6,10 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
+	"time"
+
+	"github.com/benchline/benchline/internal/sandbox"
 )
 
 // BenchmarkSections splits the 100 bundled reports (2.7 MB) per
-// iteration, reporting reports/s and MB/s of report text. Run with
+// iteration, reporting reports/s and MB/s of report text, and reports per
+// second of this process's CPU time (steadier than the wall-clock rates on
+// a shared machine). Run with
 //
 //	go test -run '^$' -bench . -cpu 1 ./scorers/reporteval
 func BenchmarkSections(b *testing.B) {
@@ -20,12 +25,13 @@ func BenchmarkSections(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
+	cpu0 := sandbox.ProcessCPU()
 	for b.Loop() {
 		for _, r := range reps {
 			Sections(r.Report)
 		}
 	}
-	b.ReportMetric(float64(len(reps)*b.N)/b.Elapsed().Seconds(), "reports/s")
+	reportRates(b, len(reps), cpu0)
 }
 
 // BenchmarkScoreSectionsLines runs the command's path on the 100 bundled
@@ -42,10 +48,19 @@ func BenchmarkScoreSectionsLines(b *testing.B) {
 	}
 	b.SetBytes(int64(in.Len()))
 	b.ReportAllocs()
+	cpu0 := sandbox.ProcessCPU()
 	for b.Loop() {
 		if err := ScoreSectionsLines(context.Background(), bytes.NewReader(in.Bytes()), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(reps)*b.N)/b.Elapsed().Seconds(), "reports/s")
+	reportRates(b, len(reps), cpu0)
+}
+
+// reportRates reports reports per wall-clock second and per second of
+// process CPU time since cpu0 (garbage collection included).
+func reportRates(b *testing.B, perOp int, cpu0 time.Duration) {
+	n := float64(perOp * b.N)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "reports/s")
+	b.ReportMetric(n/(sandbox.ProcessCPU()-cpu0).Seconds(), "reports/cpu-s")
 }

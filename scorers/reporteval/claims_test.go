@@ -118,3 +118,23 @@ func TestByURL(t *testing.T) {
 		t.Errorf("ByURL(nil) = %+v, want nil", got)
 	}
 }
+
+// TestRealReportsCitations runs the factuality preparation over the 100
+// bundled reports. They cite as [n], not [[n]], so the original's pattern
+// (extract_numbered_sentences, run on them) finds no sentence, and nor does
+// CitedSentences. Their reference lists hold 2910 "[n],URL" lines whose URL
+// normalize_url leaves non-empty (and 274 with no URL), as counted with the
+// original's normalize_url (see testdata/README.md).
+func TestRealReportsCitations(t *testing.T) {
+	claims, refs := 0, 0
+	for _, r := range loadReports(t) {
+		claims += len(CitedSentences(r.Report))
+		refs += len(References(r.Report))
+	}
+	if claims != 0 {
+		t.Errorf("%d cited sentences, want 0 as the original", claims)
+	}
+	if refs != 2910 {
+		t.Errorf("%d references with a URL, want 2910", refs)
+	}
+}
