@@ -3,7 +3,6 @@ package reporteval
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -38,19 +37,12 @@ func BenchmarkSections(b *testing.B) {
 // reports as {"id", "report"} lines: JSON decoding, splitting, encoding.
 func BenchmarkScoreSectionsLines(b *testing.B) {
 	reps := loadReports(b)
-	var in bytes.Buffer
-	for _, r := range reps {
-		line, err := json.Marshal(map[string]string{"id": FileID(r.Topic), "report": r.Report})
-		if err != nil {
-			b.Fatal(err)
-		}
-		in.Write(append(line, '\n'))
-	}
-	b.SetBytes(int64(in.Len()))
+	in := commandInput(b, reps)
+	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	cpu0 := sandbox.ProcessCPU()
 	for b.Loop() {
-		if err := ScoreSectionsLines(context.Background(), bytes.NewReader(in.Bytes()), io.Discard); err != nil {
+		if err := ScoreSectionsLines(context.Background(), bytes.NewReader(in), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

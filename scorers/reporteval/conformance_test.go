@@ -58,6 +58,21 @@ func loadReports(tb testing.TB) []report {
 	return reports
 }
 
+// commandInput renders reports as the command's input lines, each with
+// its FileID as id.
+func commandInput(tb testing.TB, reps []report) []byte {
+	tb.Helper()
+	var in bytes.Buffer
+	for _, r := range reps {
+		line, err := json.Marshal(map[string]string{"id": FileID(r.Topic), "report": r.Report})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		in.Write(append(line, '\n'))
+	}
+	return in.Bytes()
+}
+
 type expected struct {
 	FileID   string   `json:"file_id"`
 	Skipped  bool     `json:"skipped"`
@@ -95,16 +110,9 @@ func TestConformance(t *testing.T) {
 	if len(reps) != len(want) {
 		t.Fatalf("%d reports, %d expected results", len(reps), len(want))
 	}
-	var in bytes.Buffer
-	for _, r := range reps {
-		line, err := json.Marshal(map[string]string{"id": FileID(r.Topic), "report": r.Report})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Write(append(line, '\n'))
-	}
+	in := bytes.NewBuffer(commandInput(t, reps))
 	var out bytes.Buffer
-	if err := ScoreSectionsLines(context.Background(), &in, &out); err != nil {
+	if err := ScoreSectionsLines(context.Background(), in, &out); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(&out)
