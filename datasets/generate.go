@@ -11,12 +11,12 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // Completer is the model gateway as builders see it (*gateway.Gateway).
 type Completer interface {
-	Complete(ctx context.Context, req gateway.Request) (gateway.Response, error)
+	Complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error)
 }
 
 // A Generator is a Builder whose rows depend on model calls made at build
@@ -58,7 +58,7 @@ type Generated struct {
 	Outputs int64 `json:"outputs"`
 	Skipped int64 `json:"skipped"`
 	// Usage sums the unit's model calls (CacheHits: answered from the cache).
-	Usage gateway.Totals `json:"usage"`
+	Usage modelapi.Totals `json:"usage"`
 }
 
 // GeneratedKey is where the summary of a generated unit is kept. The

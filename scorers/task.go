@@ -15,7 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // ErrBadSample marks a sample whose row cannot be evaluated (it breaks the
@@ -32,14 +32,14 @@ type Sample struct {
 
 // Completer is the model gateway as tasks see it.
 type Completer interface {
-	Complete(ctx context.Context, req gateway.Request) (gateway.Response, error)
+	Complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error)
 }
 
 // Rewarder is the gateway's scalar reward call, an optional capability of
 // Env.Models (found by type assertion): tasks that can evaluate reward
-// models use it when Env.ModelKind is gateway.ModelReward.
+// models use it when Env.ModelKind is modelapi.ModelReward.
 type Rewarder interface {
-	Reward(ctx context.Context, req gateway.RewardRequest) (gateway.RewardResponse, error)
+	Reward(ctx context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error)
 }
 
 // Env is what a task may use to evaluate one sample.
@@ -48,12 +48,12 @@ type Env struct {
 	// Model is the model under test, "<provider>/<model>".
 	Model string
 	// ModelKind says how the model under test is called: chat completions
-	// (gateway.ModelChat or "") or scores from a scalar reward model
-	// (gateway.ModelReward, through Models' Rewarder). A task that cannot
+	// (modelapi.ModelChat or "") or scores from a scalar reward model
+	// (modelapi.ModelReward, through Models' Rewarder). A task that cannot
 	// evaluate a reward model calls Complete, which refuses it.
-	ModelKind gateway.ModelKind
+	ModelKind modelapi.ModelKind
 	// Params are the generation parameters of the run.
-	Params gateway.Params
+	Params modelapi.Params
 	// Seed, when set, is sent with every request.
 	Seed *int
 	// Judges are the judge models of the run, by role (e.g. "judge").
@@ -63,13 +63,13 @@ type Env struct {
 }
 
 // Request builds a gateway request for the model under test.
-func (e Env) Request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) gateway.Request {
-	return gateway.Request{Model: e.Model, Messages: msgs, Tools: tools, Params: e.Params, Seed: e.Seed, NoCache: e.NoCache}
+func (e Env) Request(msgs []openai.ChatCompletionMessage, tools []openai.Tool) modelapi.Request {
+	return modelapi.Request{Model: e.Model, Messages: msgs, Tools: tools, Params: e.Params, Seed: e.Seed, NoCache: e.NoCache}
 }
 
 // RewardRequest builds a reward request for the model under test.
-func (e Env) RewardRequest(msgs []openai.ChatCompletionMessage) gateway.RewardRequest {
-	return gateway.RewardRequest{Model: e.Model, Messages: msgs, NoCache: e.NoCache}
+func (e Env) RewardRequest(msgs []openai.ChatCompletionMessage) modelapi.RewardRequest {
+	return modelapi.RewardRequest{Model: e.Model, Messages: msgs, NoCache: e.NoCache}
 }
 
 // Outcome is the result of one sample.
@@ -92,7 +92,7 @@ type Outcome struct {
 	// Details is benchmark-specific, stored as JSON.
 	Details any
 	// Usage sums every call made for this sample.
-	Usage gateway.Totals
+	Usage modelapi.Totals
 	// PromptHash identifies the prompt sent (for grouping and dedup).
 	PromptHash string
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 func testPlan(parts int) datasets.Plan {
@@ -123,7 +123,7 @@ func TestBuildDatasetGeneratesUnitsThenFinishesThePlan(t *testing.T) {
 			require.Empty(t, in.Plan.Generate, "the whole unit list sent to every unit")
 			require.Equal(t, plan.Generate[in.Unit.Index], in.Unit)
 			generated[in.Unit.Index] = true
-			return datasets.Generated{Unit: in.Unit.Index, Outputs: 40, Skipped: 1, Usage: gateway.Totals{Calls: 40, CacheHits: 10, CostUSD: 0.5}}, nil
+			return datasets.Generated{Unit: in.Unit.Index, Outputs: 40, Skipped: 1, Usage: modelapi.Totals{Calls: 40, CacheHits: 10, CostUSD: 0.5}}, nil
 		}).Times(5)
 	env.OnActivity(a.FinishPlan, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FinishPlanInput) (datasets.Plan, error) {

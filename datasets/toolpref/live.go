@@ -21,6 +21,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/toolcall"
 	scorer "github.com/benchline/benchline/scorers/bfcl"
 )
@@ -196,7 +197,7 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		}
 	}
 	lines := make([]sampledLine, len(jobs))
-	usage := make([]gateway.Usage, len(jobs))
+	usage := make([]modelapi.Usage, len(jobs))
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(callsInFlight)
@@ -234,11 +235,11 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 }
 
 // sample asks sampler sp for its k-th reply to an item.
-func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.Prompt, sp Sampler, k int, seed uint64) (sampledLine, gateway.Usage, error) {
+func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.Prompt, sp Sampler, k int, seed uint64) (sampledLine, modelapi.Usage, error) {
 	temp := float32(sp.Temperature)
 	reqSeed := requestSeed(seed, k)
-	req := gateway.Request{Model: sp.Model, Messages: p.Messages, Tools: p.Tools,
-		Params: gateway.Params{Temperature: &temp}, Seed: &reqSeed, SampleIndex: k}
+	req := modelapi.Request{Model: sp.Model, Messages: p.Messages, Tools: p.Tools,
+		Params: modelapi.Params{Temperature: &temp}, Seed: &reqSeed, SampleIndex: k}
 	line := sampledLine{ID: it.ID, Model: sp.Model, Temperature: sp.Temperature, Sample: k}
 	resp, err := models.Complete(ctx, req)
 	if err != nil {
@@ -248,9 +249,9 @@ func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.P
 			if errors.As(err, &ge) {
 				line.Skipped = ge.Reason()
 			}
-			return line, gateway.Usage{}, nil
+			return line, modelapi.Usage{}, nil
 		}
-		return line, gateway.Usage{}, fmt.Errorf("toolpref: item %s: model %s (temperature %s, sample %d): %w", it.ID, sp.Model, formatTemp(sp.Temperature), k, err)
+		return line, modelapi.Usage{}, fmt.Errorf("toolpref: item %s: model %s (temperature %s, sample %d): %w", it.ID, sp.Model, formatTemp(sp.Temperature), k, err)
 	}
 	calls, text, perr := scorer.ReplyCalls(resp)
 	switch {

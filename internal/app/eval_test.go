@@ -14,7 +14,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 )
@@ -59,7 +59,7 @@ func TestResolveRunAgreesWithPlanRun(t *testing.T) {
 		{Dataset: "synthetic", Model: "baseline/reference"},
 		{Dataset: "synthetic@latest", Model: "baseline/noisy-0.3", ShardSize: 40},
 		{Dataset: "synthetic@" + m.Version, Model: "openai/gpt-x", Limit: 120, Seed: &seed},
-		{Dataset: "synthetic", Model: "baseline/reference", Judges: map[string]string{"judge": "baseline/first"}, Params: gateway.Params{Temperature: &temp}},
+		{Dataset: "synthetic", Model: "baseline/reference", Judges: map[string]string{"judge": "baseline/first"}, Params: modelapi.Params{Temperature: &temp}},
 		{Dataset: "synthetic", Model: "baseline/reference", NoCache: true, ShardSize: 1000},
 	}
 	created := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/modelapi"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -83,7 +84,7 @@ func BenchmarkZeroLatency(b *testing.B) {
 	b.Run("gateway-no-cache", func(b *testing.B) {
 		g := newTestGateway(b, url, func(p *Provider) { p.MaxConcurrency = benchConcurrency }, Options{})
 		runConcurrent(b, func(i int) error {
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)], Seed: &i, NoCache: true})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)], Seed: &i, NoCache: true})
 			return err
 		})
 	})
@@ -92,19 +93,19 @@ func BenchmarkZeroLatency(b *testing.B) {
 		off := int(time.Now().UnixNano()) // fresh keys every run
 		runConcurrent(b, func(i int) error {
 			seed := off + i
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)], Seed: &seed})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)], Seed: &seed})
 			return err
 		})
 	})
 	b.Run("gateway-cache-hit", func(b *testing.B) {
 		g := newTestGateway(b, url, func(p *Provider) { p.MaxConcurrency = benchConcurrency }, Options{})
 		for i := range msgs {
-			if _, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs[i]}); err != nil {
+			if _, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs[i]}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		runConcurrent(b, func(i int) error {
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)]})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs[i%len(msgs)]})
 			return err
 		})
 	})
@@ -135,7 +136,7 @@ func BenchmarkThroughput200ms(b *testing.B) {
 						return
 					}
 					seed := it*perIter + i
-					if _, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("q", i)), Seed: &seed, NoCache: true}); err != nil {
+					if _, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("q", i)), Seed: &seed, NoCache: true}); err != nil {
 						failed.Add(1)
 					}
 				}
@@ -178,7 +179,7 @@ func BenchmarkClientOverhead(b *testing.B) {
 	b.Run("gateway-no-cache", func(b *testing.B) {
 		g := newTestGateway(b, "http://canned/v1", func(p *Provider) { p.MaxConcurrency = benchConcurrency }, Options{Transport: canned})
 		runConcurrent(b, func(i int) error {
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs, Seed: &i, NoCache: true})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs, Seed: &i, NoCache: true})
 			return err
 		})
 	})
@@ -187,7 +188,7 @@ func BenchmarkClientOverhead(b *testing.B) {
 		off := int(time.Now().UnixNano())
 		runConcurrent(b, func(i int) error {
 			seed := off + i
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/echo", Messages: msgs, Seed: &seed})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs, Seed: &seed})
 			return err
 		})
 	})

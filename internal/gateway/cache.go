@@ -15,16 +15,17 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/modelapi"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // An Entry is one cached answer: a chat completion (Response) or a reward
 // model's score (Reward).
 type Entry struct {
-	Key      string          `json:"key"`
-	Created  time.Time       `json:"created"`
-	Response Response        `json:"response,omitzero"`
-	Reward   *RewardResponse `json:"reward,omitempty"`
+	Key      string                   `json:"key"`
+	Created  time.Time                `json:"created"`
+	Response modelapi.Response        `json:"response,omitzero"`
+	Reward   *modelapi.RewardResponse `json:"reward,omitempty"`
 }
 
 // Cache stores answers by request key. Implementations are safe for

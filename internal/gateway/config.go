@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // Defaults applied by Config.Validate to providers that leave a field zero.
@@ -100,27 +102,14 @@ type Provider struct {
 	RewardURL string `yaml:"reward_url" json:"reward_url,omitempty"`
 }
 
-// ModelKind says how a model is called.
-type ModelKind string
-
-// Model kinds.
-const (
-	// ModelChat models answer chat completions (Complete). The zero
-	// ModelKind means chat too.
-	ModelChat ModelKind = "chat"
-	// ModelReward models are scalar reward models: they score a
-	// conversation ending in an assistant reply (Reward).
-	ModelReward ModelKind = "reward"
-)
-
 // KindOf returns the kind of model (the name after the provider prefix).
-func (p Provider) KindOf(model string) ModelKind {
+func (p Provider) KindOf(model string) modelapi.ModelKind {
 	for _, pat := range p.RewardModels {
 		if prefix, ok := strings.CutSuffix(pat, "*"); ok && strings.HasPrefix(model, prefix) || pat == model {
-			return ModelReward
+			return modelapi.ModelReward
 		}
 	}
-	return ModelChat
+	return modelapi.ModelChat
 }
 
 // RewardEndpoint is the URL reward requests are posted to.

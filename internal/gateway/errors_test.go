@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -60,7 +61,7 @@ func TestClassifyHTTP(t *testing.T) {
 			}))
 			defer hs.Close()
 			g := newTestGateway(t, hs.URL+"/v1", nil, Options{})
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/x", Messages: userMsg("hi")})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/x", Messages: userMsg("hi")})
 			var ge *Error
 			require.ErrorAs(t, err, &ge)
 			assert.Equal(t, tc.class, ge.Class, ge.Error())
@@ -98,7 +99,7 @@ func TestClassifyNetwork(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newTestGateway(t, tc.url, func(p *Provider) { p.Timeout = 200 * time.Millisecond },
 				Options{Transport: faultTransport(tc.faults)})
-			_, err := g.Complete(context.Background(), Request{Model: "baseline/reference", Messages: userMsg("hi")})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg("hi")})
 			var ge *Error
 			require.ErrorAs(t, err, &ge)
 			assert.Equal(t, tc.class, ge.Class, ge.Error())
@@ -113,7 +114,7 @@ func TestCanceled(t *testing.T) {
 	g := newTestGateway(t, url, nil, Options{Transport: faultTransport("timeout=1")})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := g.Complete(ctx, Request{Model: "baseline/reference", Messages: userMsg("hi")})
+	_, err := g.Complete(ctx, modelapi.Request{Model: "baseline/reference", Messages: userMsg("hi")})
 	assert.Equal(t, ClassCanceled, ClassOf(err))
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.ErrorIs(t, ToTemporal(err), context.DeadlineExceeded)
@@ -122,9 +123,9 @@ func TestCanceled(t *testing.T) {
 
 func TestUnknownProviderAndModel(t *testing.T) {
 	g := newTestGateway(t, "http://127.0.0.1:1/v1", nil, Options{})
-	_, err := g.Complete(context.Background(), Request{Model: "nope/x", Messages: userMsg("hi")})
+	_, err := g.Complete(context.Background(), modelapi.Request{Model: "nope/x", Messages: userMsg("hi")})
 	assert.Equal(t, ClassNotFound, ClassOf(err))
-	_, err = g.Complete(context.Background(), Request{Model: "no-slash", Messages: userMsg("hi")})
+	_, err = g.Complete(context.Background(), modelapi.Request{Model: "no-slash", Messages: userMsg("hi")})
 	assert.Equal(t, ClassBadRequest, ClassOf(err))
 }
 

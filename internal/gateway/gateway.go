@@ -25,123 +25,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
-
-// Params are the sampling parameters of a request. Zero values are not sent.
-type Params struct {
-	// Temperature, when set, is sent even when 0 (as the smallest positive
-	// float32, because go-openai omits a zero temperature).
-	Temperature      *float32 `json:"temperature,omitempty"`
-	TopP             float32  `json:"top_p,omitempty"`
-	MaxTokens        int      `json:"max_tokens,omitempty"`
-	Stop             []string `json:"stop,omitempty"`
-	PresencePenalty  float32  `json:"presence_penalty,omitempty"`
-	FrequencyPenalty float32  `json:"frequency_penalty,omitempty"`
-	// N asks for N choices in one call (where the endpoint supports it).
-	N               int    `json:"n,omitempty"`
-	ReasoningEffort string `json:"reasoning_effort,omitempty"`
-	// ToolChoice is "auto", "none", "required" or an openai.ToolChoice.
-	ToolChoice any `json:"tool_choice,omitempty"`
-	// ResponseFormat asks for JSON (json_object) or schema-valid JSON
-	// (json_schema).
-	ResponseFormat *openai.ChatCompletionResponseFormat `json:"response_format,omitempty"`
-}
-
-// Request is one model call.
-type Request struct {
-	// Model is "<provider>/<model>", e.g. "openai/gpt-4o-mini".
-	Model    string                         `json:"model"`
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	Tools    []openai.Tool                  `json:"tools,omitempty"`
-	Params   Params                         `json:"params"`
-	Seed     *int                           `json:"seed,omitempty"`
-	// SampleIndex tells apart repeated samples of the same request (pass@k
-	// with n = 1 calls): each index is cached separately.
-	SampleIndex int `json:"sample_index,omitempty"`
-	// NoCache neither reads nor writes the cache.
-	NoCache bool `json:"no_cache,omitempty"`
-}
-
-// Choice is one generated answer.
-type Choice struct {
-	Content          string            `json:"content,omitempty"`
-	ToolCalls        []openai.ToolCall `json:"tool_calls,omitempty"`
-	Refusal          string            `json:"refusal,omitempty"`
-	ReasoningContent string            `json:"reasoning_content,omitempty"`
-	FinishReason     string            `json:"finish_reason,omitempty"`
-}
-
-// Response is the answer to a Request.
-type Response struct {
-	ID string `json:"id,omitempty"`
-	// Model is the model id the endpoint reported.
-	Model   string   `json:"model,omitempty"`
-	Choices []Choice `json:"choices"`
-	Usage   Usage    `json:"usage"`
-}
-
-// Text is the content of the first choice.
-func (r Response) Text() string {
-	if len(r.Choices) == 0 {
-		return ""
-	}
-	return r.Choices[0].Content
-}
-
-// Usage is the accounting of one call.
-//
-// Tokens, CostUSD and Latency describe the answer as the provider produced
-// it, the same whether this call paid for it or read it from the cache, so a
-// run's totals do not change when a worker crashes and a retry reads
-// answers back from the cache. CacheHit says this call made no HTTP request;
-// Attempts counts the HTTP attempts this call made (0 on a hit).
-type Usage struct {
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	CostUSD          float64       `json:"cost_usd"`
-	Latency          time.Duration `json:"latency_ns"`
-	Attempts         int           `json:"attempts"`
-	CacheHit         bool          `json:"cache_hit"`
-}
-
-// Totals sums Usage over a run.
-type Totals struct {
-	Calls            int64         `json:"calls"`
-	CacheHits        int64         `json:"cache_hits"`
-	Attempts         int64         `json:"attempts"`
-	PromptTokens     int64         `json:"prompt_tokens"`
-	CompletionTokens int64         `json:"completion_tokens"`
-	CostUSD          float64       `json:"cost_usd"`  // cost of every answer
-	SpentUSD         float64       `json:"spent_usd"` // cost of answers not read from cache
-	Latency          time.Duration `json:"latency_ns"`
-}
-
-// Add counts one call.
-func (t *Totals) Add(u Usage) {
-	t.Calls++
-	t.Attempts += int64(u.Attempts)
-	t.PromptTokens += int64(u.PromptTokens)
-	t.CompletionTokens += int64(u.CompletionTokens)
-	t.CostUSD += u.CostUSD
-	t.Latency += u.Latency
-	if u.CacheHit {
-		t.CacheHits++
-	} else {
-		t.SpentUSD += u.CostUSD
-	}
-}
-
-// Merge adds o into t.
-func (t *Totals) Merge(o Totals) {
-	t.Calls += o.Calls
-	t.CacheHits += o.CacheHits
-	t.Attempts += o.Attempts
-	t.PromptTokens += o.PromptTokens
-	t.CompletionTokens += o.CompletionTokens
-	t.CostUSD += o.CostUSD
-	t.SpentUSD += o.SpentUSD
-	t.Latency += o.Latency
-}
 
 // RetryPolicy retries retryable failures inside Complete. The default (zero
 // value) is one attempt: a failure goes back to Temporal.
@@ -285,13 +171,13 @@ func (g *Gateway) Limiter(provider string) *Limiter {
 }
 
 // Complete sends req and returns the answer. Every error is an *Error.
-func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
+func (g *Gateway) Complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error) {
 	p, pname, model, gerr := g.resolve(req.Model)
 	if gerr != nil {
-		return Response{}, gerr
+		return modelapi.Response{}, gerr
 	}
-	if p.cfg.KindOf(model) == ModelReward {
-		return Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
+	if p.cfg.KindOf(model) == modelapi.ModelReward {
+		return modelapi.Response{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
 			"a reward model (reward_models of provider %q): it scores replies through Reward and has no chat completions", pname)}
 	}
 	oreq := p.build(model, req)
@@ -299,7 +185,7 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 	if !req.NoCache {
 		var err error
 		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
-			return Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
+			return modelapi.Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 		}
 		if e, ok := g.lookup(ctx, key); ok && e.Reward == nil {
 			if g.log.Enabled(ctx, slog.LevelDebug) {
@@ -313,7 +199,7 @@ func (g *Gateway) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	resp, err := g.send(ctx, p, req.Model, oreq)
 	if err != nil {
-		return Response{}, err
+		return modelapi.Response{}, err
 	}
 	if !req.NoCache {
 		g.store(ctx, Entry{Key: key, Created: time.Now().UTC(), Response: resp})
@@ -358,16 +244,16 @@ func (g *Gateway) store(ctx context.Context, e Entry) {
 }
 
 // send makes up to retry.MaxAttempts HTTP attempts.
-func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest) (Response, error) {
+func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest) (modelapi.Response, error) {
 	est := estimateTokens(oreq)
-	var resp Response
-	n, gerr := g.retrying(ctx, name, func() (Usage, *Error) {
+	var resp modelapi.Response
+	n, gerr := g.retrying(ctx, name, func() (modelapi.Usage, *Error) {
 		var e *Error
 		resp, e = g.attempt(ctx, p, name, oreq, est)
 		return resp.Usage, e
 	})
 	if gerr != nil {
-		return Response{}, gerr
+		return modelapi.Response{}, gerr
 	}
 	resp.Usage.Attempts = n
 	return resp, nil
@@ -376,7 +262,7 @@ func (g *Gateway) send(ctx context.Context, p *provider, name string, oreq opena
 // retrying calls once, one HTTP attempt, until it succeeds, fails with a
 // permanent class, or the retry policy gives up; it returns the number of
 // attempts made. Every failed attempt is logged with its class.
-func (g *Gateway) retrying(ctx context.Context, name string, once func() (Usage, *Error)) (int, *Error) {
+func (g *Gateway) retrying(ctx context.Context, name string, once func() (modelapi.Usage, *Error)) (int, *Error) {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		u, gerr := once()
@@ -434,7 +320,7 @@ func messageChars(msgs []openai.ChatCompletionMessage) int {
 type infoKey struct{}
 
 // attempt makes one HTTP attempt under the provider's limiter.
-func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, est int) (Response, *Error) {
+func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq openai.ChatCompletionRequest, est int) (modelapi.Response, *Error) {
 	var out openai.ChatCompletionResponse
 	lat, info, gerr := g.limited(ctx, p, name, est, func(actx context.Context, info *attemptInfo) *Error {
 		var err error
@@ -445,20 +331,20 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 		return nil
 	})
 	if gerr != nil {
-		return Response{}, gerr
+		return modelapi.Response{}, gerr
 	}
-	resp := Response{ID: out.ID, Model: out.Model, Choices: make([]Choice, 0, len(out.Choices))}
+	resp := modelapi.Response{ID: out.ID, Model: out.Model, Choices: make([]modelapi.Choice, 0, len(out.Choices))}
 	for _, c := range out.Choices {
-		resp.Choices = append(resp.Choices, Choice{
+		resp.Choices = append(resp.Choices, modelapi.Choice{
 			Content: c.Message.Content, ToolCalls: c.Message.ToolCalls, Refusal: c.Message.Refusal,
 			ReasoningContent: c.Message.ReasoningContent, FinishReason: string(c.FinishReason),
 		})
 	}
 	if len(resp.Choices) == 0 {
-		return Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
+		return modelapi.Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
 	}
 	_, model, _ := ParseModel(name)
-	resp.Usage = Usage{
+	resp.Usage = modelapi.Usage{
 		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
 		CostUSD: p.cfg.PricesFor(model).Cost(out.Usage.PromptTokens, out.Usage.CompletionTokens),
 		Latency: lat,
@@ -493,7 +379,7 @@ func (g *Gateway) limited(ctx context.Context, p *provider, name string, est int
 }
 
 // build maps a Request to the go-openai request sent on the wire.
-func (p *provider) build(model string, r Request) openai.ChatCompletionRequest {
+func (p *provider) build(model string, r modelapi.Request) openai.ChatCompletionRequest {
 	o := openai.ChatCompletionRequest{
 		Model: model, Messages: r.Messages, Tools: r.Tools, Seed: r.Seed,
 		TopP: r.Params.TopP, Stop: r.Params.Stop,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/modelapi"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,9 +36,9 @@ func TestCompleteToolCallsAndAccounting(t *testing.T) {
 		p.Prices = Prices{InputPerMTok: 1, OutputPerMTok: 2}
 	}, Options{})
 	seed := 3
-	resp, err := g.Complete(context.Background(), Request{
+	resp, err := g.Complete(context.Background(), modelapi.Request{
 		Model: "baseline/reference", Messages: userMsg("Weather in Oslo?"), Tools: []openai.Tool{weatherTool},
-		Seed: &seed, Params: Params{N: 2, ToolChoice: "auto"},
+		Seed: &seed, Params: modelapi.Params{N: 2, ToolChoice: "auto"},
 	})
 	require.NoError(t, err)
 	require.Len(t, resp.Choices, 2)
@@ -67,8 +68,8 @@ func TestTemperatureZeroIsSent(t *testing.T) {
 	zero := float32(0)
 	schema := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
 		JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "v", Schema: json.RawMessage(`{"type":"object"}`)}}
-	_, err := g.Complete(context.Background(), Request{Model: "baseline/m", Messages: userMsg("hi"),
-		Params: Params{Temperature: &zero, ResponseFormat: schema}})
+	_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg("hi"),
+		Params: modelapi.Params{Temperature: &zero, ResponseFormat: schema}})
 	require.NoError(t, err)
 	assert.Contains(t, body, "temperature")
 	assert.Less(t, body["temperature"].(float64), 1e-30)
@@ -102,7 +103,7 @@ func TestFaultMixFinishesEverySample(t *testing.T) {
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
-		totals Totals
+		totals modelapi.Totals
 		failed []string
 	)
 	sem := make(chan struct{}, 32)
@@ -111,7 +112,7 @@ func TestFaultMixFinishesEverySample(t *testing.T) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			resp, err := g.Complete(context.Background(), Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))})
+			resp, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -152,7 +153,7 @@ func TestFaultsWithoutInCallRetry(t *testing.T) {
 	_, url := startBaseline(t, baseline.Options{})
 	for _, f := range []string{"rate_limit=1,retry_after=3s", "server_error=1", "timeout=1", "drop=1"} {
 		g := newTestGateway(t, url, func(p *Provider) { p.Timeout = 200 * time.Millisecond }, Options{Transport: faultTransport(f)})
-		_, err := g.Complete(context.Background(), Request{Model: "baseline/reference", Messages: userMsg("q")})
+		_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg("q")})
 		var ge *Error
 		require.ErrorAs(t, err, &ge, f)
 		assert.Equal(t, 1, ge.Attempts)
@@ -169,7 +170,7 @@ func TestCacheHitsAndBypass(t *testing.T) {
 	srv, url := startBaseline(t, baseline.Options{})
 	g := newTestGateway(t, url, nil, Options{})
 	ctx := context.Background()
-	req := Request{Model: "baseline/echo", Messages: userMsg("hello")}
+	req := modelapi.Request{Model: "baseline/echo", Messages: userMsg("hello")}
 	first, err := g.Complete(ctx, req)
 	require.NoError(t, err)
 	second, err := g.Complete(ctx, req)
@@ -183,11 +184,11 @@ func TestCacheHitsAndBypass(t *testing.T) {
 	// A different sample index, seed, parameter or n is another request.
 	seed := 1
 	temp := float32(0.7)
-	for _, r := range []Request{
+	for _, r := range []modelapi.Request{
 		{Model: "baseline/echo", Messages: userMsg("hello"), SampleIndex: 1},
 		{Model: "baseline/echo", Messages: userMsg("hello"), Seed: &seed},
-		{Model: "baseline/echo", Messages: userMsg("hello"), Params: Params{Temperature: &temp}},
-		{Model: "baseline/echo", Messages: userMsg("hello"), Params: Params{N: 2}},
+		{Model: "baseline/echo", Messages: userMsg("hello"), Params: modelapi.Params{Temperature: &temp}},
+		{Model: "baseline/echo", Messages: userMsg("hello"), Params: modelapi.Params{N: 2}},
 		{Model: "baseline/echo", Messages: userMsg("hello"), Tools: []openai.Tool{weatherTool}},
 	} {
 		resp, err := g.Complete(ctx, r)
@@ -255,13 +256,13 @@ func TestSegmentResumeAfterCrash(t *testing.T) {
 	srv, url := startBaseline(t, baseline.Options{})
 	store := blobtest.NewMemory()
 	ctx := context.Background()
-	runShard := func(crash bool) Totals {
+	runShard := func(crash bool) modelapi.Totals {
 		seg, err := OpenSegment(ctx, store, "cache/plan-abc/shard-00007", SegmentOptions{FlushEvery: flushEvery})
 		require.NoError(t, err)
 		g := newTestGateway(t, url, nil, Options{}).WithCache(seg) // a fresh process: empty LRU
-		var tot Totals
+		var tot modelapi.Totals
 		for i := range samples {
-			resp, err := g.Complete(ctx, Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("s", i))})
+			resp, err := g.Complete(ctx, modelapi.Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("s", i))})
 			require.NoError(t, err)
 			tot.Add(resp.Usage)
 		}
@@ -334,11 +335,11 @@ func TestLRU(t *testing.T) {
 }
 
 func TestTotals(t *testing.T) {
-	var a, b Totals
-	a.Add(Usage{PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.5, Attempts: 3, Latency: time.Second})
-	b.Add(Usage{PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.5, CacheHit: true})
+	var a, b modelapi.Totals
+	a.Add(modelapi.Usage{PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.5, Attempts: 3, Latency: time.Second})
+	b.Add(modelapi.Usage{PromptTokens: 10, CompletionTokens: 5, CostUSD: 0.5, CacheHit: true})
 	a.Merge(b)
-	assert.Equal(t, Totals{Calls: 2, CacheHits: 1, Attempts: 3, PromptTokens: 20, CompletionTokens: 10,
+	assert.Equal(t, modelapi.Totals{Calls: 2, CacheHits: 1, Attempts: 3, PromptTokens: 20, CompletionTokens: 10,
 		CostUSD: 1, SpentUSD: 0.5, Latency: time.Second}, a)
 }
 
@@ -379,7 +380,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 
 	var seen []string
 	for range 5 {
-		resp, err := g.Complete(context.Background(), Request{Model: "corp/m", Messages: userMsg("hi"), NoCache: true})
+		resp, err := g.Complete(context.Background(), modelapi.Request{Model: "corp/m", Messages: userMsg("hi"), NoCache: true})
 		if err != nil {
 			seen = append(seen, err.Error(), fmt.Sprintf("%+v %#v", err, err), ToTemporal(err).Error())
 			b, _ := json.Marshal(err)

@@ -16,32 +16,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
-
-// RewardRequest asks a scalar reward model to score a conversation that
-// ends with the assistant reply being judged.
-type RewardRequest struct {
-	// Model is "<provider>/<model>"; the model must be one of the
-	// provider's reward_models.
-	Model string `json:"model"`
-	// Messages is the conversation, the reply to score last (an assistant
-	// message with content and/or tool calls).
-	Messages []openai.ChatCompletionMessage `json:"messages"`
-	// NoCache neither reads nor writes the cache.
-	NoCache bool `json:"no_cache,omitempty"`
-}
-
-// RewardResponse is a reward model's score of one conversation.
-type RewardResponse struct {
-	ID string `json:"id,omitempty"`
-	// Model is the model id the endpoint reported.
-	Model string `json:"model,omitempty"`
-	// Score is the reward: higher is better, on the model's own scale
-	// (raw logits for vLLM sequence-classification reward models).
-	Score float64 `json:"score"`
-	// Usage counts the prompt tokens (a reward call generates none).
-	Usage Usage `json:"usage"`
-}
 
 // rewardWire is the body posted to the reward endpoint: vLLM's pooling API
 // in its chat form (PoolingChatRequest). No "task" is sent, so the server
@@ -98,27 +75,27 @@ type poolingWire struct {
 // the last token's score is the reward of the whole reply). Anything else,
 // several labels per input, a null score (how servers encode NaN), an
 // empty list or base64 data, is an error saying what was found.
-func ParseRewardResponse(body []byte) (RewardResponse, error) {
+func ParseRewardResponse(body []byte) (modelapi.RewardResponse, error) {
 	var w poolingWire
 	if err := json.Unmarshal(body, &w); err != nil {
-		return RewardResponse{}, fmt.Errorf("not a pooling response: %w", err)
+		return modelapi.RewardResponse{}, fmt.Errorf("not a pooling response: %w", err)
 	}
 	if len(w.Data) != 1 {
-		return RewardResponse{}, fmt.Errorf("want one result in data, got %d", len(w.Data))
+		return modelapi.RewardResponse{}, fmt.Errorf("want one result in data, got %d", len(w.Data))
 	}
 	raw := bytes.TrimSpace(w.Data[0].Data)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return RewardResponse{}, errors.New("data[0] has no score (data is missing or null)")
+		return modelapi.RewardResponse{}, errors.New("data[0] has no score (data is missing or null)")
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return RewardResponse{}, fmt.Errorf("data[0].data: %w", err)
+		return modelapi.RewardResponse{}, fmt.Errorf("data[0].data: %w", err)
 	}
 	score, err := scalarOf(v, true)
 	if err != nil {
-		return RewardResponse{}, fmt.Errorf("data[0].data: %w", err)
+		return modelapi.RewardResponse{}, fmt.Errorf("data[0].data: %w", err)
 	}
-	return RewardResponse{ID: w.ID, Model: w.Model, Score: score, Usage: Usage{PromptTokens: w.Usage.PromptTokens}}, nil
+	return modelapi.RewardResponse{ID: w.ID, Model: w.Model, Score: score, Usage: modelapi.Usage{PromptTokens: w.Usage.PromptTokens}}, nil
 }
 
 // scalarOf reads [x], or (when perToken) a list of per-token [x] or x whose
@@ -152,14 +129,14 @@ func scalarOf(v any, perToken bool) (float64, error) {
 // Kind returns the kind of a model: ModelReward for the reward_models of
 // its provider, ModelChat otherwise (also for unknown providers, which
 // fail when called).
-func (g *Gateway) Kind(model string) ModelKind {
+func (g *Gateway) Kind(model string) modelapi.ModelKind {
 	pname, m, err := ParseModel(model)
 	if err != nil {
-		return ModelChat
+		return modelapi.ModelChat
 	}
 	p, ok := g.providers[pname]
 	if !ok {
-		return ModelChat
+		return modelapi.ModelChat
 	}
 	return p.cfg.KindOf(m)
 }
@@ -169,21 +146,21 @@ func (g *Gateway) Kind(model string) ModelKind {
 // Complete. The wire format is vLLM's pooling API (see rewardWire and
 // docs/gateway.md). Every error is an *Error; a 2xx reply without one
 // finite score is ClassServer (retryable, like a malformed completion).
-func (g *Gateway) Reward(ctx context.Context, req RewardRequest) (RewardResponse, error) {
+func (g *Gateway) Reward(ctx context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error) {
 	p, pname, model, gerr := g.resolve(req.Model)
 	if gerr != nil {
-		return RewardResponse{}, gerr
+		return modelapi.RewardResponse{}, gerr
 	}
-	if p.cfg.KindOf(model) != ModelReward {
-		return RewardResponse{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
+	if p.cfg.KindOf(model) != modelapi.ModelReward {
+		return modelapi.RewardResponse{}, &Error{Class: ClassNotFound, Model: req.Model, Message: fmt.Sprintf(
 			"not a reward model: list it under reward_models of provider %q", pname)}
 	}
 	if len(req.Messages) == 0 {
-		return RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "a reward request needs the conversation to score"}
+		return modelapi.RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "a reward request needs the conversation to score"}
 	}
 	body, err := json.Marshal(rewardWire{Model: model, Messages: wireMessages(req.Messages), EncodingFormat: "float"})
 	if err != nil {
-		return RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "encode request: " + err.Error()}
+		return modelapi.RewardResponse{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: "encode request: " + err.Error()}
 	}
 	var key string
 	if !req.NoCache {
@@ -199,14 +176,14 @@ func (g *Gateway) Reward(ctx context.Context, req RewardRequest) (RewardResponse
 		}
 	}
 	est := messageChars(req.Messages) / 4
-	var resp RewardResponse
-	n, gerr := g.retrying(ctx, req.Model, func() (Usage, *Error) {
+	var resp modelapi.RewardResponse
+	n, gerr := g.retrying(ctx, req.Model, func() (modelapi.Usage, *Error) {
 		var e *Error
 		resp, e = g.rewardAttempt(ctx, p, req.Model, body, est)
 		return resp.Usage, e
 	})
 	if gerr != nil {
-		return RewardResponse{}, gerr
+		return modelapi.RewardResponse{}, gerr
 	}
 	resp.Usage.Attempts = n
 	if !req.NoCache {
@@ -226,7 +203,7 @@ func rewardCacheKey(provider string, body []byte) string {
 }
 
 // rewardAttempt makes one HTTP attempt under the provider's limiter.
-func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, body []byte, est int) (RewardResponse, *Error) {
+func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, body []byte, est int) (modelapi.RewardResponse, *Error) {
 	key, _ := g.env(p.cfg.APIKeyEnv)
 	var raw []byte
 	var status int
@@ -242,11 +219,11 @@ func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, b
 		return nil
 	})
 	if gerr != nil {
-		return RewardResponse{}, gerr
+		return modelapi.RewardResponse{}, gerr
 	}
 	resp, err := ParseRewardResponse(raw)
 	if err != nil {
-		return RewardResponse{}, &Error{Class: ClassServer, Model: name, Status: status,
+		return modelapi.RewardResponse{}, &Error{Class: ClassServer, Model: name, Status: status,
 			Message: "malformed reward response: " + scrub(truncate(err.Error(), 300), key)}
 	}
 	_, model, _ := ParseModel(name)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 func TestParseRewardResponse(t *testing.T) {
@@ -58,7 +59,7 @@ func TestParseRewardResponse(t *testing.T) {
 	}
 	r, err := ParseRewardResponse([]byte(`{"id":"pool-1","model":"rm","data":[{"index":0,"data":[1]}],"usage":{"prompt_tokens":12}}`))
 	require.NoError(t, err)
-	assert.Equal(t, RewardResponse{ID: "pool-1", Model: "rm", Score: 1, Usage: Usage{PromptTokens: 12}}, r)
+	assert.Equal(t, modelapi.RewardResponse{ID: "pool-1", Model: "rm", Score: 1, Usage: modelapi.Usage{PromptTokens: 12}}, r)
 }
 
 // rewardConfig is the baseline provider as LoadConfig makes it (with its
@@ -94,10 +95,10 @@ func TestRewardOverHTTP(t *testing.T) {
 	srv, url := startBaseline(t, baseline.Options{References: refs})
 	g := rewardGateway(t, url, Options{})
 	ctx := context.Background()
-	assert.Equal(t, ModelReward, g.Kind("baseline/reward-reference"))
-	assert.Equal(t, ModelReward, g.Kind("baseline/reward-noisy-0.3"))
-	assert.Equal(t, ModelChat, g.Kind("baseline/reference"))
-	assert.Equal(t, ModelChat, g.Kind("nowhere/x"))
+	assert.Equal(t, modelapi.ModelReward, g.Kind("baseline/reward-reference"))
+	assert.Equal(t, modelapi.ModelReward, g.Kind("baseline/reward-noisy-0.3"))
+	assert.Equal(t, modelapi.ModelChat, g.Kind("baseline/reference"))
+	assert.Equal(t, modelapi.ModelChat, g.Kind("nowhere/x"))
 
 	good := `<tool_call>
 {"name": "get_weather", "arguments": {"city": "Oslo"}}
@@ -105,9 +106,9 @@ func TestRewardOverHTTP(t *testing.T) {
 	bad := `<tool_call>
 {"name": "get_weather", "arguments": {"city": "Bergen"}}
 </tool_call>`
-	chosen, err := g.Reward(ctx, RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good)})
+	chosen, err := g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good)})
 	require.NoError(t, err)
-	rejected, err := g.Reward(ctx, RewardRequest{Model: "baseline/reward-reference", Messages: conversation(bad)})
+	rejected, err := g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-reference", Messages: conversation(bad)})
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, chosen.Score)
 	assert.Equal(t, 0.25, rejected.Score)
@@ -121,40 +122,40 @@ func TestRewardOverHTTP(t *testing.T) {
 
 	// The same request again is a cache hit: no HTTP, same score and cost.
 	before := srv.Stats().Requests
-	again, err := g.Reward(ctx, RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good)})
+	again, err := g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good)})
 	require.NoError(t, err)
 	assert.Equal(t, before, srv.Stats().Requests)
 	assert.True(t, again.Usage.CacheHit)
 	assert.Equal(t, 0, again.Usage.Attempts)
 	assert.Equal(t, chosen.Score, again.Score)
 	assert.Equal(t, chosen.Usage.CostUSD, again.Usage.CostUSD)
-	_, err = g.Reward(ctx, RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good), NoCache: true})
+	_, err = g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-reference", Messages: conversation(good), NoCache: true})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, srv.Stats().Requests, "NoCache sends")
 	// A chat completion of the same conversation is another cache entry.
-	_, err = g.Complete(ctx, Request{Model: "baseline/echo", Messages: conversation(good)})
+	_, err = g.Complete(ctx, modelapi.Request{Model: "baseline/echo", Messages: conversation(good)})
 	require.NoError(t, err)
 
 	// Kinds: a reward model has no chat completions, a chat model no scores.
-	_, err = g.Complete(ctx, Request{Model: "baseline/reward-reference", Messages: userMsg("hi")})
+	_, err = g.Complete(ctx, modelapi.Request{Model: "baseline/reward-reference", Messages: userMsg("hi")})
 	var ge *Error
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassNotFound, ge.Class)
 	assert.Contains(t, ge.Error(), "reward model")
-	_, err = g.Reward(ctx, RewardRequest{Model: "baseline/reference", Messages: conversation(good)})
+	_, err = g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reference", Messages: conversation(good)})
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassNotFound, ge.Class)
 	assert.Contains(t, ge.Error(), "not a reward model")
-	_, err = g.Reward(ctx, RewardRequest{Model: "nowhere/rm", Messages: conversation(good)})
+	_, err = g.Reward(ctx, modelapi.RewardRequest{Model: "nowhere/rm", Messages: conversation(good)})
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassNotFound, ge.Class)
-	_, err = g.Reward(ctx, RewardRequest{Model: "baseline/reward-length"})
+	_, err = g.Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-length"})
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassBadRequest, ge.Class)
 	// A reward model the server refuses as such (a misconfigured provider)
 	// is not found, so the run stops instead of scoring zeros.
 	g2 := newTestGateway(t, url, func(p *Provider) { p.RewardModels = []string{"*"} }, Options{})
-	_, err = g2.Reward(ctx, RewardRequest{Model: "baseline/first", Messages: conversation(good)})
+	_, err = g2.Reward(ctx, modelapi.RewardRequest{Model: "baseline/first", Messages: conversation(good)})
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassNotFound, ge.Class)
 	assert.Equal(t, http.StatusNotFound, ge.Status)
@@ -167,9 +168,9 @@ func TestRewardOverHTTP(t *testing.T) {
 func TestRewardFaultsAreRetried(t *testing.T) {
 	srv, url := startBaseline(t, baseline.Options{Faults: baseline.Faults{RateLimit: 0.3, RetryAfter: 10 * time.Millisecond, ServerError: 0.2, Seed: 2}})
 	g := rewardGateway(t, url, Options{Retry: RetryPolicy{MaxAttempts: 20, InitialBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond}})
-	var totals Totals
+	var totals modelapi.Totals
 	for i := range 30 {
-		resp, err := g.Reward(context.Background(), RewardRequest{Model: "baseline/reward-length", Messages: conversation(strings.Repeat("x", i+1))})
+		resp, err := g.Reward(context.Background(), modelapi.RewardRequest{Model: "baseline/reward-length", Messages: conversation(strings.Repeat("x", i+1))})
 		require.NoError(t, err)
 		assert.Equal(t, float64(i+1), resp.Score)
 		totals.Add(resp.Usage)
@@ -181,7 +182,7 @@ func TestRewardFaultsAreRetried(t *testing.T) {
 
 	// Without in-call retries the failure comes back classified.
 	g = rewardGateway(t, url, Options{Transport: faultTransport("rate_limit=1,retry_after=3s")})
-	_, err := g.Reward(context.Background(), RewardRequest{Model: "baseline/reward-length", Messages: conversation("x")})
+	_, err := g.Reward(context.Background(), modelapi.RewardRequest{Model: "baseline/reward-length", Messages: conversation("x")})
 	var ge *Error
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, ClassRateLimit, ge.Class)
@@ -228,7 +229,7 @@ func TestRewardErrorReplies(t *testing.T) {
 		{"500", `Internal Server Error`, ClassServer, "Internal Server Error"},
 	} {
 		reply.Store([2]string{tc.status, tc.body})
-		_, err := g.Reward(context.Background(), RewardRequest{Model: "baseline/rm-1", Messages: conversation(""), NoCache: true})
+		_, err := g.Reward(context.Background(), modelapi.RewardRequest{Model: "baseline/rm-1", Messages: conversation(""), NoCache: true})
 		var ge *Error
 		require.ErrorAs(t, err, &ge, tc.body)
 		assert.Equal(t, tc.class, ge.Class, tc.body)
@@ -261,7 +262,7 @@ func TestRewardSegment(t *testing.T) {
 	ctx := context.Background()
 	seg, err := OpenSegment(ctx, store, "cache/r/shard-0", SegmentOptions{})
 	require.NoError(t, err)
-	first, err := g.WithCache(seg).Reward(ctx, RewardRequest{Model: "baseline/reward-length", Messages: conversation("hello")})
+	first, err := g.WithCache(seg).Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-length", Messages: conversation("hello")})
 	require.NoError(t, err)
 	require.NoError(t, seg.Flush(ctx))
 
@@ -270,7 +271,7 @@ func TestRewardSegment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, seg.Loaded())
 	n := srv.Stats().Requests
-	again, err := g.WithCache(seg).Reward(ctx, RewardRequest{Model: "baseline/reward-length", Messages: conversation("hello")})
+	again, err := g.WithCache(seg).Reward(ctx, modelapi.RewardRequest{Model: "baseline/reward-length", Messages: conversation("hello")})
 	require.NoError(t, err)
 	assert.Equal(t, n, srv.Stats().Requests)
 	assert.True(t, again.Usage.CacheHit)
@@ -292,13 +293,13 @@ providers:
 	require.NoError(t, err)
 	rm, gw, b := cfg.Providers["rm"], cfg.Providers["gw"], cfg.Providers["baseline"]
 	assert.Equal(t, "http://gpu:8000/pooling", rm.RewardEndpoint())
-	assert.Equal(t, ModelReward, rm.KindOf("Skywork/Skywork-Reward-V2-Qwen3-8B"))
-	assert.Equal(t, ModelReward, gw.KindOf("Skywork-Reward-V2-Llama-3.1-8B"))
-	assert.Equal(t, ModelReward, gw.KindOf("internlm2-7b-reward"))
-	assert.Equal(t, ModelChat, gw.KindOf("Skywork-Reward-V2-Llama-3.1-8B-v2"))
+	assert.Equal(t, modelapi.ModelReward, rm.KindOf("Skywork/Skywork-Reward-V2-Qwen3-8B"))
+	assert.Equal(t, modelapi.ModelReward, gw.KindOf("Skywork-Reward-V2-Llama-3.1-8B"))
+	assert.Equal(t, modelapi.ModelReward, gw.KindOf("internlm2-7b-reward"))
+	assert.Equal(t, modelapi.ModelChat, gw.KindOf("Skywork-Reward-V2-Llama-3.1-8B-v2"))
 	assert.Equal(t, "https://gw.example.com/vllm/rm/pooling", gw.RewardEndpoint())
-	assert.Equal(t, ModelReward, b.KindOf("reward-reference"), "the baseline provider always serves reward-*")
-	assert.Equal(t, ModelChat, b.KindOf("reference"))
+	assert.Equal(t, modelapi.ModelReward, b.KindOf("reward-reference"), "the baseline provider always serves reward-*")
+	assert.Equal(t, modelapi.ModelChat, b.KindOf("reference"))
 	assert.Equal(t, "http://127.0.0.1:8400/pooling", b.RewardEndpoint())
 
 	for _, tc := range []struct{ name, in, want string }{

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"go.temporal.io/sdk/worker"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 func defaultEnv(k string) (string, bool) { return os.LookupEnv(k) }
@@ -36,20 +38,20 @@ type Activities struct {
 // Complete is one model call as an activity. Failures are converted with
 // ToTemporal: permanent classes are non-retryable, rate limits carry the
 // server's Retry-After as the next retry delay.
-func (a *Activities) Complete(ctx context.Context, req Request) (Response, error) {
+func (a *Activities) Complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error) {
 	resp, err := a.Gateway.Complete(ctx, req)
 	if err != nil {
-		return Response{}, ToTemporal(err)
+		return modelapi.Response{}, ToTemporal(err)
 	}
 	return resp, nil
 }
 
 // Reward is one reward-model call as an activity, with the same error
 // conversion as Complete.
-func (a *Activities) Reward(ctx context.Context, req RewardRequest) (RewardResponse, error) {
+func (a *Activities) Reward(ctx context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error) {
 	resp, err := a.Gateway.Reward(ctx, req)
 	if err != nil {
-		return RewardResponse{}, ToTemporal(err)
+		return modelapi.RewardResponse{}, ToTemporal(err)
 	}
 	return resp, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -78,7 +79,7 @@ func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
 
 // fanOut runs one Activities.Complete per request on the provider's queue.
-func fanOut(ctx workflow.Context, queue string, reqs []Request) ([]string, error) {
+func fanOut(ctx workflow.Context, queue string, reqs []modelapi.Request) ([]string, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue: queue, StartToCloseTimeout: 5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 10},
@@ -90,7 +91,7 @@ func fanOut(ctx workflow.Context, queue string, reqs []Request) ([]string, error
 	}
 	out := make([]string, len(reqs))
 	for i, f := range futures {
-		var resp Response
+		var resp modelapi.Response
 		if err := f.Get(ctx, &resp); err != nil {
 			var ae *temporal.ApplicationError
 			if errors.As(err, &ae) {
@@ -161,11 +162,11 @@ func TestTwoWorkersShareProviderRate(t *testing.T) {
 	}
 	assert.InDelta(t, 5.0, WorkerOptions(prov).TaskQueueActivitiesPerSecond, 1e-9)
 
-	reqs := make([]Request, n)
+	reqs := make([]modelapi.Request, n)
 	for i := range reqs {
-		reqs[i] = Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("sample ", i))}
+		reqs[i] = modelapi.Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("sample ", i))}
 	}
-	reqs = append(reqs, Request{Model: "baseline/no-such-model", Messages: userMsg("x")})
+	reqs = append(reqs, modelapi.Request{Model: "baseline/no-such-model", Messages: userMsg("x")})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "share-rate", TaskQueue: queue}, fanOut, queue, reqs)
@@ -261,9 +262,9 @@ func TestKillWorkerMidRun(t *testing.T) {
 	t.Cleanup(wf.Stop)
 
 	first := startHelper()
-	reqs := make([]Request, samples)
+	reqs := make([]modelapi.Request, samples)
 	for i := range reqs {
-		reqs[i] = Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("sample ", i))}
+		reqs[i] = modelapi.Request{Model: "baseline/echo", Messages: userMsg(fmt.Sprint("sample ", i))}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // Request is what a user asks for.
@@ -29,7 +29,7 @@ type Request struct {
 	Dataset string            `json:"dataset"`
 	Model   string            `json:"model"`
 	Judges  map[string]string `json:"judges,omitempty"`
-	Params  gateway.Params    `json:"params"`
+	Params  modelapi.Params   `json:"params"`
 	Seed    *int              `json:"seed,omitempty"`
 	// ShardSize is samples per shard [500].
 	ShardSize int `json:"shard_size,omitempty"`
@@ -53,7 +53,7 @@ type Plan struct {
 	Files          []File            `json:"files"`
 	Model          string            `json:"model"`
 	Judges         map[string]string `json:"judges,omitempty"`
-	Params         gateway.Params    `json:"params"`
+	Params         modelapi.Params   `json:"params"`
 	Seed           *int              `json:"seed,omitempty"`
 	TaskVersion    string            `json:"task_version"`
 	Metrics        []string          `json:"metrics"`
@@ -70,7 +70,7 @@ func (p Plan) ID() string {
 	key := struct {
 		Dataset, Version, Model, TaskVersion string
 		Judges                               map[string]string
-		Params                               gateway.Params
+		Params                               modelapi.Params
 		Seed                                 *int
 		ShardSize                            int
 		Limit                                int64

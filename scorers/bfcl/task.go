@@ -13,7 +13,7 @@ import (
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/toolcall"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -272,7 +272,7 @@ func score(it *item, calls []Call, perr error) (bool, string) {
 // Call names are as the model wrote them (tool names sent, see
 // Prompt.Names). A reply without any call returns no calls and no error; a
 // reply that does not decode returns the parser's error.
-func ReplyCalls(resp gateway.Response) ([]Call, string, error) {
+func ReplyCalls(resp modelapi.Response) ([]Call, string, error) {
 	if len(resp.Choices) == 0 {
 		return nil, "", errors.New("bfcl: the reply has no choices")
 	}

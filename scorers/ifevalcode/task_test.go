@@ -13,7 +13,7 @@ import (
 	"time"
 
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/sandbox"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -39,21 +39,21 @@ type replyFunc func(prompt string) (string, error)
 type fakeModels struct {
 	reply replyFunc
 	mu    sync.Mutex
-	reqs  []gateway.Request
+	reqs  []modelapi.Request
 }
 
-func (f *fakeModels) Complete(_ context.Context, req gateway.Request) (gateway.Response, error) {
+func (f *fakeModels) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, req)
 	f.mu.Unlock()
 	if len(req.Messages) != 1 {
-		return gateway.Response{}, errors.New("fake: want exactly one message")
+		return modelapi.Response{}, errors.New("fake: want exactly one message")
 	}
 	text, err := f.reply(req.Messages[0].Content)
 	if err != nil {
-		return gateway.Response{}, err
+		return modelapi.Response{}, err
 	}
-	return gateway.Response{Choices: []gateway.Choice{{Content: text}}, Usage: gateway.Usage{PromptTokens: 10, CompletionTokens: 20}}, nil
+	return modelapi.Response{Choices: []modelapi.Choice{{Content: text}}, Usage: modelapi.Usage{PromptTokens: 10, CompletionTokens: 20}}, nil
 }
 
 // referenceReplies answers every fixture prompt as baseline/reference does:

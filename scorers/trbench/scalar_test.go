@@ -14,6 +14,7 @@ import (
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/scorers/trbench"
@@ -26,14 +27,14 @@ type rewarder struct {
 	rewards int
 }
 
-func (r *rewarder) Reward(_ context.Context, req gateway.RewardRequest) (gateway.RewardResponse, error) {
+func (r *rewarder) Reward(_ context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error) {
 	r.rewards++
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role != "assistant" || req.Messages[0].Role != "system" {
-		return gateway.RewardResponse{}, fmt.Errorf("conversation %+v does not end in the reply", req.Messages)
+		return modelapi.RewardResponse{}, fmt.Errorf("conversation %+v does not end in the reply", req.Messages)
 	}
 	s, err := r.score(last.Content)
-	return gateway.RewardResponse{Score: s, Usage: gateway.Usage{PromptTokens: 50}}, err
+	return modelapi.RewardResponse{Score: s, Usage: modelapi.Usage{PromptTokens: 50}}, err
 }
 
 func scalarSample(id, chosen, rejected string) scorers.Sample {
@@ -57,7 +58,7 @@ func TestScalarRewardPath(t *testing.T) {
 	} {
 		t.Run(tc.chosen+" vs "+tc.rejected, func(t *testing.T) {
 			rw := &rewarder{score: func(reply string) (float64, error) { return scores[reply], nil }}
-			env := scorers.Env{Models: rw, Model: "rm/x", ModelKind: gateway.ModelReward}
+			env := scorers.Env{Models: rw, Model: "rm/x", ModelKind: modelapi.ModelReward}
 			o, err := trbench.Task{}.Evaluate(context.Background(), env, scalarSample("p", tc.chosen, tc.rejected))
 			if err != nil {
 				t.Fatal(err)
@@ -88,7 +89,7 @@ func TestScalarRewardPath(t *testing.T) {
 func TestScalarRewardErrors(t *testing.T) {
 	ctx := context.Background()
 	env := func(m scorers.Completer) scorers.Env {
-		return scorers.Env{Models: m, Model: "rm/x", ModelKind: gateway.ModelReward}
+		return scorers.Env{Models: m, Model: "rm/x", ModelKind: modelapi.ModelReward}
 	}
 	// A gateway error keeps its class and names the sample and the reply.
 	fail := &rewarder{score: func(reply string) (float64, error) {
@@ -166,7 +167,7 @@ func TestBaselineRewardModelsOnFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var totals gateway.Totals
+	var totals modelapi.Totals
 	mean := func(model string) (float64, map[string]float64) {
 		env := scorers.Env{Models: g, Model: model, ModelKind: g.Kind(model)}
 		sum, bySource, n := 0.0, map[string]float64{}, map[string]float64{}

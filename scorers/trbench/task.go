@@ -11,7 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -32,7 +32,7 @@ import (
 // as wrong and is reported as the model error "unparseable".
 //
 // When the model under test is a scalar reward model (env.ModelKind is
-// gateway.ModelReward), Evaluate instead scores the conversation ending in
+// modelapi.ModelReward), Evaluate instead scores the conversation ending in
 // the chosen reply and the one ending in the rejected reply, once each,
 // and the pair is right iff chosen > rejected (ScalarCorrect; ties are
 // wrong). A score does not depend on an answer order, so the pair is
@@ -90,7 +90,7 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 	if err != nil {
 		return scorers.Outcome{}, err
 	}
-	if env.ModelKind == gateway.ModelReward {
+	if env.ModelKind == modelapi.ModelReward {
 		return evaluateScalar(ctx, env, s, r)
 	}
 	out := scorers.Outcome{PromptHash: promptHash(r)}

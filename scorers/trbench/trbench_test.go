@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/scorers/trbench"
@@ -102,10 +102,10 @@ type judge struct {
 	calls  int
 }
 
-func (j *judge) Complete(_ context.Context, req gateway.Request) (gateway.Response, error) {
+func (j *judge) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
 	j.calls++
-	return gateway.Response{Choices: []gateway.Choice{{Content: j.answer(req.Messages[len(req.Messages)-1].Content)}},
-		Usage: gateway.Usage{PromptTokens: 100, CompletionTokens: 5}}, nil
+	return modelapi.Response{Choices: []modelapi.Choice{{Content: j.answer(req.Messages[len(req.Messages)-1].Content)}},
+		Usage: modelapi.Usage{PromptTokens: 100, CompletionTokens: 5}}, nil
 }
 
 func samples() []scorers.Sample {
