@@ -127,10 +127,10 @@ type DeferredScorer interface {
 type Reference struct {
 	Messages []openai.ChatCompletionMessage `json:"messages"`
 	// Reward marks a reward reference: the answer the baseline reward
-	// models compare replies to Messages with (baseline.RewardKey), not a
+	// models compare replies to Messages with (refkey.Reward), not a
 	// chat answer.
 	Reward bool `json:"reward,omitempty"`
-	// ToolsHash is baseline.ToolsHash of the tools offered with the
+	// ToolsHash is refkey.ToolsHash of the tools offered with the
 	// prompt, for benchmarks that ask the same question with different
 	// tools (the baseline server then matches on both).
 	ToolsHash string     `json:"tools_hash,omitempty"`

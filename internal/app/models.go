@@ -16,6 +16,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -140,7 +141,7 @@ func (r *StoreReferences) load(ctx context.Context, key string) error {
 			r.mem.AddReward(ref.Messages, br)
 			continue
 		case ref.ToolsHash != "":
-			r.mem.AddKey(baseline.ToolsKey(ref.Messages, ref.ToolsHash), br)
+			r.mem.AddKey(refkey.WithTools(ref.Messages, ref.ToolsHash), br)
 		}
 		r.mem.Add(ref.Messages, br)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/refkey"
 )
 
 // Kind is the behaviour of a baseline model.
@@ -136,7 +138,7 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 	case KindEcho:
 		for j := len(req.Messages) - 1; j >= 0; j-- {
 			if req.Messages[j].Role == openai.ChatMessageRoleUser {
-				return answer{content: messageText(req.Messages[j])}
+				return answer{content: refkey.Text(req.Messages[j])}
 			}
 		}
 		return answer{content: "[benchline baseline/echo] no user message"}
@@ -147,7 +149,7 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 			b, _ := json.Marshal(fillSchema(schema, "", 0, 0))
 			return answer{content: string(b)}
 		}
-		return answer{content: fmt.Sprintf("[benchline baseline/%s] no reference answer for this request (key %s)", m.ID(), Key(req.Messages)[:12])}
+		return answer{content: fmt.Sprintf("[benchline baseline/%s] no reference answer for this request (key %s)", m.ID(), refkey.Conversation(req.Messages)[:12])}
 	}
 	a := answer{content: ref.Content, toolCalls: ref.ToolCalls}
 	if m.Kind == KindNoisy && hashOf(d, "noisy").uniform() < m.P {
@@ -161,14 +163,14 @@ func (s *Server) lookup(msgs []openai.ChatCompletionMessage, tools []openai.Tool
 		return Reference{}, false
 	}
 	if len(tools) > 0 {
-		if ref, ok := s.opts.References.Lookup(ToolsKey(msgs, ToolsHash(tools))); ok {
+		if ref, ok := s.opts.References.Lookup(refkey.WithTools(msgs, refkey.ToolsHash(tools))); ok {
 			return ref, true
 		}
 	}
-	if ref, ok := s.opts.References.Lookup(Key(msgs)); ok {
+	if ref, ok := s.opts.References.Lookup(refkey.Conversation(msgs)); ok {
 		return ref, true
 	}
-	if k := LastUserKey(msgs); k != "" {
+	if k := refkey.LastUser(msgs); k != "" {
 		return s.opts.References.Lookup(k)
 	}
 	return Reference{}, false
@@ -463,7 +465,7 @@ func tokens(s string) int { return (len(s) + 3) / 4 }
 func promptTokens(req *openai.ChatCompletionRequest) int {
 	n := 3
 	for _, m := range req.Messages {
-		n += 4 + tokens(messageText(m))
+		n += 4 + tokens(refkey.Text(m))
 		for _, tc := range m.ToolCalls {
 			n += tokens(tc.Function.Name) + tokens(tc.Function.Arguments)
 		}

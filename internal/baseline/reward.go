@@ -10,6 +10,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/internal/toolcall"
 )
 
@@ -103,7 +104,7 @@ func (s *Server) pooling(w http.ResponseWriter, r *http.Request) {
 func (s *Server) reward(m Model, msgs []openai.ChatCompletionMessage, rd digest) float64 {
 	reply := msgs[len(msgs)-1]
 	if m.Kind == KindRewardLength {
-		n := len(messageText(reply))
+		n := len(refkey.Text(reply))
 		for _, tc := range reply.ToolCalls {
 			n += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
@@ -120,12 +121,12 @@ func (s *Server) reward(m Model, msgs []openai.ChatCompletionMessage, rd digest)
 }
 
 // rewardReference finds the answer the conversation expects: its reward
-// reference (RewardKey), else the chat reference of the same conversation.
+// reference (refkey.Reward), else the chat reference of the same conversation.
 func (s *Server) rewardReference(prefix []openai.ChatCompletionMessage) (Reference, bool) {
 	if s.opts.References == nil {
 		return Reference{}, false
 	}
-	if ref, ok := s.opts.References.Lookup(RewardKey(prefix)); ok {
+	if ref, ok := s.opts.References.Lookup(refkey.Reward(prefix)); ok {
 		return ref, true
 	}
 	return s.lookup(prefix, nil)
@@ -147,7 +148,7 @@ func replyCalls(m openai.ChatCompletionMessage) []toolcall.Call {
 		}
 		return calls
 	}
-	calls, _, err := toolcall.Parse(messageText(m))
+	calls, _, err := toolcall.Parse(refkey.Text(m))
 	if err != nil {
 		return nil
 	}

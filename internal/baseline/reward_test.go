@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/internal/toolcall"
 )
 
@@ -164,10 +165,10 @@ func TestRewardFaultsAndLoadJSONL(t *testing.T) {
 
 	refs, err := LoadJSONL(strings.NewReader(`{"reward": true, "prompt": "Set a timer", "reference": {"tool_calls": [{"name": "timer", "arguments": {"minutes": 5}}]}}` + "\n"))
 	require.NoError(t, err)
-	ref, ok := refs.Lookup(RewardKey(user("Set a timer")))
+	ref, ok := refs.Lookup(refkey.Reward(user("Set a timer")))
 	require.True(t, ok)
 	assert.Equal(t, "timer", ref.ToolCalls[0].Name)
-	_, ok = refs.Lookup(Key(user("Set a timer")))
+	_, ok = refs.Lookup(refkey.Conversation(user("Set a timer")))
 	assert.False(t, ok, "a reward reference does not answer chat requests")
 }
 

@@ -20,6 +20,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/benchline/benchline/internal/refkey"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -324,10 +326,10 @@ func TestLoadJSONL(t *testing.T) {
 	refs, err := LoadJSONL(strings.NewReader(in))
 	require.NoError(t, err)
 	assert.Equal(t, 2, refs.Len())
-	ref, ok := refs.Lookup(Key(user("What is 2+2?")))
+	ref, ok := refs.Lookup(refkey.Conversation(user("What is 2+2?")))
 	require.True(t, ok)
 	assert.Equal(t, "4", ref.Content)
-	ref, ok = refs.Lookup(Key(user("call f")))
+	ref, ok = refs.Lookup(refkey.Conversation(user("call f")))
 	require.True(t, ok)
 	assert.JSONEq(t, `{"a":1}`, string(ref.ToolCalls[0].Arguments))
 

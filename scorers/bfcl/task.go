@@ -11,9 +11,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/internal/toolcall"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -83,7 +83,7 @@ func NewPrompt(category string, messages []openai.ChatCompletionMessage, functio
 // function names, e.g. ReferenceCalls) as tool calls under the tool names
 // sent, keyed by the conversation and the tools offered.
 func (p Prompt) Reference(calls []Call) (scorers.Reference, error) {
-	ref := scorers.Reference{Messages: p.Messages, ToolsHash: baseline.ToolsHash(p.Tools)}
+	ref := scorers.Reference{Messages: p.Messages, ToolsHash: refkey.ToolsHash(p.Tools)}
 	for _, c := range calls {
 		args, err := toolcall.EncodeJSON(nil, c.Args)
 		if err != nil {
@@ -317,7 +317,7 @@ func (Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	if err != nil {
 		return scorers.Reference{}, false
 	}
-	ref := scorers.Reference{Messages: it.Messages, ToolsHash: baseline.ToolsHash(it.Tools)}
+	ref := scorers.Reference{Messages: it.Messages, ToolsHash: refkey.ToolsHash(it.Tools)}
 	switch CategoryKind(it.row.Category) {
 	case KindIrrelevance:
 		ref.Content = "None of the available functions can answer this request."
