@@ -16,7 +16,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
-	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/registry"
@@ -33,7 +33,7 @@ func (g *globals) load() (config.Config, error) {
 }
 
 // store loads the configuration and opens the object store.
-func (g *globals) store(ctx context.Context) (config.Config, *blob.S3, error) {
+func (g *globals) store(ctx context.Context) (config.Config, *s3blob.Store, error) {
 	cfg, err := g.load()
 	if err != nil {
 		return cfg, nil, err
@@ -54,7 +54,7 @@ func (g *globals) dial() (config.Config, client.Client, error) {
 
 // services connects everything a worker-like command needs: Temporal, the
 // object store and the model gateway. Close the client.
-func (g *globals) services(ctx context.Context) (config.Config, client.Client, *blob.S3, *gateway.Gateway, error) {
+func (g *globals) services(ctx context.Context) (config.Config, client.Client, *s3blob.Store, *gateway.Gateway, error) {
 	cfg, c, err := g.dial()
 	if err != nil {
 		return cfg, nil, nil, nil, err

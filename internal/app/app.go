@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/registry"
@@ -44,8 +45,8 @@ func Dial(cfg config.Config, logger *slog.Logger) (client.Client, error) {
 }
 
 // OpenStore returns the configured object store.
-func OpenStore(ctx context.Context, cfg config.Config) (*blob.S3, error) {
-	return blob.NewS3(ctx, cfg.S3)
+func OpenStore(ctx context.Context, cfg config.Config) (*s3blob.Store, error) {
+	return s3blob.New(ctx, cfg.S3)
 }
 
 // S3Opener opens other buckets (s3:// sources) with the same endpoint and
@@ -54,7 +55,7 @@ func S3Opener(cfg config.Config) source.S3Opener {
 	return func(ctx context.Context, bucket, prefix string) (blob.Store, error) {
 		c := cfg.S3
 		c.Bucket, c.Prefix = bucket, prefix
-		return blob.NewS3(ctx, c)
+		return s3blob.New(ctx, c)
 	}
 }
 

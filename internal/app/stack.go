@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/benchline/benchline/internal/baseline"
-	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/gateway"
 )
@@ -24,7 +24,7 @@ import (
 type Running struct {
 	Stack       *devstack.Stack
 	Client      client.Client
-	Store       *blob.S3
+	Store       *s3blob.Store
 	Gateway     *gateway.Gateway
 	Workers     []worker.Worker
 	BaselineURL string // http://127.0.0.1:<port>/v1

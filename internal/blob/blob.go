@@ -1,5 +1,7 @@
 // Package blob is benchline's object-store layer: a small Store interface over
 // S3-protocol servers (AWS S3, MinIO, moto, …) and the helpers built on it.
+// The S3 backend is package s3blob, the in-memory fake package blobtest; this
+// package links neither, so code that only uses a Store stays light.
 //
 // Keys are slash-separated paths relative to the store's prefix; a Store never
 // sees the bucket or the prefix in a key. Every artifact benchline writes goes

@@ -24,7 +24,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 )
 
 // Dev stack credentials (loopback only; never used against a real endpoint).
@@ -36,7 +36,7 @@ const (
 // Config is the whole configuration.
 type Config struct {
 	Temporal Temporal      `yaml:"temporal"`
-	S3       blob.S3Config `yaml:"s3"`
+	S3       s3blob.Config `yaml:"s3"`
 	Models   Models        `yaml:"models"`
 }
 
@@ -69,7 +69,7 @@ type Temporal struct {
 func Default() Config {
 	return Config{
 		Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "benchline"},
-		S3: blob.S3Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "benchline", PathStyle: true,
+		S3: s3blob.Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "benchline", PathStyle: true,
 			AccessKeyID: DevAccessKey, SecretAccessKey: DevSecretKey},
 	}
 }
@@ -105,7 +105,7 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 func parse(r io.Reader, base Config) (Config, bool, error) {
 	var raw struct {
 		Temporal *Temporal      `yaml:"temporal"`
-		S3       *blob.S3Config `yaml:"s3"`
+		S3       *s3blob.Config `yaml:"s3"`
 		Models   *Models        `yaml:"models"`
 	}
 	dec := yaml.NewDecoder(r)
@@ -166,7 +166,7 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) err
 	_, bk := lookup("BENCHLINE_S3_BUCKET")
 	if (ep || bk) && !s3Given {
 		// Leaving the dev defaults: use the AWS chain for credentials.
-		cfg.S3 = blob.S3Config{Bucket: "benchline"}
+		cfg.S3 = s3blob.Config{Bucket: "benchline"}
 	}
 	str("BENCHLINE_S3_ENDPOINT", &cfg.S3.Endpoint)
 	str("BENCHLINE_S3_BUCKET", &cfg.S3.Bucket)

@@ -15,7 +15,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 )
 
@@ -195,7 +195,7 @@ func (s *Stack) startS3(ctx context.Context) error {
 	if err := waitHTTP(ctx, p, url); err != nil {
 		return err
 	}
-	st, err := blob.NewS3(ctx, s.Config.S3)
+	st, err := s3blob.New(ctx, s.Config.S3)
 	if err != nil {
 		return err
 	}

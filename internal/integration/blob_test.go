@@ -8,16 +8,17 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
 )
 
 var prefixSeq atomic.Int64
 
 // freshPrefix gives each subtest its own key space in the shared bucket.
-func freshStore(t *testing.T, cfg blob.S3Config) blob.Store {
+func freshStore(t *testing.T, cfg s3blob.Config) blob.Store {
 	cfg.Prefix = fmt.Sprintf("conformance/%s/%d", t.Name(), prefixSeq.Add(1))
 	cfg.PartSize = 5 << 20 // the S3 minimum, so the large-object case uploads several parts
-	s, err := blob.NewS3(context.Background(), cfg)
+	s, err := s3blob.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/s3blob"
 )
 
 // TestBuildFromEverySourceKind builds the BFCL fixtures from a directory, an
@@ -26,7 +27,7 @@ func TestBuildFromEverySourceKind(t *testing.T) {
 	// Upload the fixtures to another bucket on the same S3 server.
 	cfg := stack.Stack.Config.S3
 	cfg.Bucket = "bfcl-sources"
-	src, err := blob.NewS3(ctx, cfg)
+	src, err := s3blob.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,9 @@
-package blob
+// Package s3blob is the blob.Store of S3-protocol servers (AWS S3, MinIO,
+// moto, ...), on aws-sdk-go-v2. It is apart from package blob so that code
+// that only reads and writes through a blob.Store (tasks, activities,
+// workflows) does not link the AWS SDK; the commands, the dev stack and the
+// integration tests open stores here.
+package s3blob
 
 import (
 	"bytes"
@@ -16,12 +21,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/benchline/benchline/internal/blob"
 )
 
-// S3Config says where a bucket is and how to reach it. Zero values mean the
+// Config says where a bucket is and how to reach it. Zero values mean the
 // AWS defaults: the default credential chain, the region from the
 // environment, virtual-hosted addressing.
-type S3Config struct {
+type Config struct {
 	Endpoint  string `yaml:"endpoint"`   // e.g. http://127.0.0.1:9000 for MinIO; empty for AWS
 	Region    string `yaml:"region"`     // default us-east-1 when unset everywhere
 	Bucket    string `yaml:"bucket"`     // required
@@ -34,9 +41,9 @@ type S3Config struct {
 	PartSize int64 `yaml:"part_size"`
 }
 
-// S3 is a Store backed by one bucket (and optional prefix) of an
+// Store is a blob.Store backed by one bucket (and optional prefix) of an
 // S3-protocol server.
-type S3 struct {
+type Store struct {
 	client *s3.Client
 	// manager.Uploader is deprecated in favour of feature/s3/transfermanager,
 	// which is still v0.x; we move when it reaches v1.
@@ -45,13 +52,13 @@ type S3 struct {
 	prefix   string
 }
 
-var _ Store = (*S3)(nil)
-var _ RangeGetter = (*S3)(nil)
+var _ blob.Store = (*Store)(nil)
+var _ blob.RangeGetter = (*Store)(nil)
 
-// NewS3 returns a Store for cfg. It does not contact the server.
-func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
+// New returns a Store for cfg. It does not contact the server.
+func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
-		return nil, errors.New("blob: s3: bucket is required")
+		return nil, errors.New("s3blob: s3: bucket is required")
 	}
 	var opts []func(*awsconfig.LoadOptions) error
 	region := cfg.Region
@@ -64,7 +71,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("blob: s3: load aws config: %w", err)
+		return nil, fmt.Errorf("s3blob: s3: load aws config: %w", err)
 	}
 	if awsCfg.Region == "" {
 		awsCfg.Region = "us-east-1"
@@ -83,22 +90,22 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if partSize <= 0 {
 		partSize = 8 << 20
 	}
-	//lint:ignore SA1019 manager until transfermanager reaches v1 (see S3.uploader)
+	//lint:ignore SA1019 manager until transfermanager reaches v1 (see Store.uploader)
 	up := manager.NewUploader(client, func(u *manager.Uploader) {
 		u.PartSize = partSize
 		u.Concurrency = 2
 	})
-	return &S3{client: client, uploader: up, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/")}, nil
+	return &Store{client: client, uploader: up, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/")}, nil
 }
 
 // Client returns the underlying S3 client (for set-up such as bucket creation).
-func (s *S3) Client() *s3.Client { return s.client }
+func (s *Store) Client() *s3.Client { return s.client }
 
 // Bucket returns the bucket name.
-func (s *S3) Bucket() string { return s.bucket }
+func (s *Store) Bucket() string { return s.bucket }
 
 // EnsureBucket creates the bucket if it does not exist.
-func (s *S3) EnsureBucket(ctx context.Context) error {
+func (s *Store) EnsureBucket(ctx context.Context) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket})
 	if err == nil {
 		return nil
@@ -107,12 +114,12 @@ func (s *S3) EnsureBucket(ctx context.Context) error {
 	var owned *types.BucketAlreadyOwnedByYou
 	var exists *types.BucketAlreadyExists
 	if err != nil && !errors.As(err, &owned) && !errors.As(err, &exists) {
-		return fmt.Errorf("blob: create bucket %s: %w", s.bucket, err)
+		return fmt.Errorf("s3blob: create bucket %s: %w", s.bucket, err)
 	}
 	return nil
 }
 
-func (s *S3) full(key string) string {
+func (s *Store) full(key string) string {
 	if s.prefix == "" {
 		return key
 	}
@@ -120,7 +127,7 @@ func (s *S3) full(key string) string {
 	return s.prefix + "/" + strings.TrimPrefix(key, "/")
 }
 
-func (s *S3) rel(full string) string {
+func (s *Store) rel(full string) string {
 	if s.prefix == "" {
 		return full
 	}
@@ -128,46 +135,46 @@ func (s *S3) rel(full string) string {
 }
 
 // Put implements Store. Bodies of unknown or large size go up in parts.
-func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
 	k := s.full(key)
 	if size >= 0 && size <= s.uploader.PartSize {
 		b, err := io.ReadAll(r)
 		if err != nil {
-			return fmt.Errorf("blob: put %s: read body: %w", key, err)
+			return fmt.Errorf("s3blob: put %s: read body: %w", key, err)
 		}
 		_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))})
 		if err != nil {
-			return fmt.Errorf("blob: put %s: %w", key, err)
+			return fmt.Errorf("s3blob: put %s: %w", key, err)
 		}
 		return nil
 	}
-	//lint:ignore SA1019 manager until transfermanager reaches v1 (see S3.uploader)
+	//lint:ignore SA1019 manager until transfermanager reaches v1 (see Store.uploader)
 	if _, err := s.uploader.Upload(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: r}); err != nil {
-		return fmt.Errorf("blob: put %s: %w", key, err)
+		return fmt.Errorf("s3blob: put %s: %w", key, err)
 	}
 	return nil
 }
 
 // PutIfAbsent implements Store with a conditional write (If-None-Match: *).
-func (s *S3) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+func (s *Store) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
 	k := s.full(key)
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return fmt.Errorf("blob: put %s: read body: %w", key, err)
+		return fmt.Errorf("s3blob: put %s: read body: %w", key, err)
 	}
 	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b),
 		ContentLength: aws.Int64(int64(len(b))), IfNoneMatch: aws.String("*")})
 	if err != nil {
 		if code := httpStatus(err); code == http.StatusPreconditionFailed || code == http.StatusConflict {
-			return fmt.Errorf("blob: put %s: %w", key, ErrExists)
+			return fmt.Errorf("s3blob: put %s: %w", key, blob.ErrExists)
 		}
-		return fmt.Errorf("blob: put %s: %w", key, err)
+		return fmt.Errorf("s3blob: put %s: %w", key, err)
 	}
 	return nil
 }
 
 // Get implements Store.
-func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	k := s.full(key)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &k})
 	if err != nil {
@@ -177,7 +184,7 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 }
 
 // GetRange implements RangeGetter.
-func (s *S3) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
 	k := s.full(key)
 	rng := fmt.Sprintf("bytes=%d-%d", off, off+n-1)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &k, Range: &rng})
@@ -188,54 +195,54 @@ func (s *S3) GetRange(ctx context.Context, key string, off, n int64) (io.ReadClo
 }
 
 // Head implements Store.
-func (s *S3) Head(ctx context.Context, key string) (Info, error) {
+func (s *Store) Head(ctx context.Context, key string) (blob.Info, error) {
 	k := s.full(key)
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &k})
 	if err != nil {
-		return Info{}, s.wrap("head", key, err)
+		return blob.Info{}, s.wrap("head", key, err)
 	}
-	return Info{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`), Modified: aws.ToTime(out.LastModified)}, nil
+	return blob.Info{Key: key, Size: aws.ToInt64(out.ContentLength), ETag: strings.Trim(aws.ToString(out.ETag), `"`), Modified: aws.ToTime(out.LastModified)}, nil
 }
 
 // List implements Store.
-func (s *S3) List(ctx context.Context, prefix string) ([]Info, error) {
+func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
 	p := s.full(prefix)
 	if prefix == "" && s.prefix != "" {
 		p = s.prefix + "/"
 	}
-	var out []Info
+	var out []blob.Info
 	pg := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &p})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("blob: list %s: %w", prefix, err)
+			return nil, fmt.Errorf("s3blob: list %s: %w", prefix, err)
 		}
 		for _, o := range page.Contents {
-			out = append(out, Info{Key: s.rel(aws.ToString(o.Key)), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`), Modified: aws.ToTime(o.LastModified)})
+			out = append(out, blob.Info{Key: s.rel(aws.ToString(o.Key)), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`), Modified: aws.ToTime(o.LastModified)})
 		}
 	}
 	return out, nil
 }
 
 // Delete implements Store.
-func (s *S3) Delete(ctx context.Context, key string) error {
+func (s *Store) Delete(ctx context.Context, key string) error {
 	k := s.full(key)
 	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &k}); err != nil {
-		if errors.Is(s.wrap("delete", key, err), ErrNotFound) {
+		if errors.Is(s.wrap("delete", key, err), blob.ErrNotFound) {
 			return nil
 		}
-		return fmt.Errorf("blob: delete %s: %w", key, err)
+		return fmt.Errorf("s3blob: delete %s: %w", key, err)
 	}
 	return nil
 }
 
-func (s *S3) wrap(op, key string, err error) error {
+func (s *Store) wrap(op, key string, err error) error {
 	var nsk *types.NoSuchKey
 	var nf *types.NotFound
 	if errors.As(err, &nsk) || errors.As(err, &nf) || httpStatus(err) == http.StatusNotFound {
-		return fmt.Errorf("blob: %s %s: %w", op, key, ErrNotFound)
+		return fmt.Errorf("s3blob: %s %s: %w", op, key, blob.ErrNotFound)
 	}
-	return fmt.Errorf("blob: %s %s: %w", op, key, err)
+	return fmt.Errorf("s3blob: %s %s: %w", op, key, err)
 }
 
 func httpStatus(err error) int {
