@@ -30,6 +30,8 @@ const (
 // inject a map.
 type Env func(key string) (string, bool)
 
+func defaultEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
 // WithBaselineURL returns env with BENCHLINE_BASELINE_URL set to url (the
 // address of a baseline server started in-process or by a test); a nil env
 // has no other variable.
