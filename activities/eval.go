@@ -93,7 +93,7 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, err
 		return PlanRunResult{}, err
 	}
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
-		if errors.Is(err, blob.ErrNotFound) || strings.Contains(err.Error(), "manifest says") {
+		if errors.Is(err, catalog.ErrMismatch) {
 			return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s does not match its manifest: %w", m.Name, m.Version, err))
 		}
 		return PlanRunResult{}, err

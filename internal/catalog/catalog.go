@@ -27,6 +27,13 @@ import (
 // ErrNoDataset is returned when a dataset or version is not in the store.
 var ErrNoDataset = errors.New("catalog: no such dataset version")
 
+// ErrMismatch is returned (wrapped) by Verify and VerifyHashes when a
+// version's files do not match its manifest: a file is missing or has
+// another size or sha256, or the rows do not add up. The message names the
+// version and the file. A store that fails for another reason is not a
+// mismatch.
+var ErrMismatch = errors.New("catalog: files do not match the manifest")
+
 // Source is one input file of a build, fixed by its content hash.
 type Source struct {
 	Name   string `json:"name"` // path relative to the build's source location
@@ -155,16 +162,18 @@ func Verify(ctx context.Context, s blob.Store, m Manifest) error {
 	for _, f := range m.Files {
 		key := Dir(m.Name, m.Version) + f.Path
 		info, err := s.Head(ctx, key)
-		if err != nil {
+		switch {
+		case errors.Is(err, blob.ErrNotFound):
+			return fmt.Errorf("%w: %s@%s: file %s is missing (%w)", ErrMismatch, m.Name, m.Version, f.Path, err)
+		case err != nil:
 			return fmt.Errorf("catalog: %s@%s: file %s named in manifest: %w", m.Name, m.Version, f.Path, err)
-		}
-		if info.Size != f.Bytes {
-			return fmt.Errorf("catalog: %s@%s: file %s is %d bytes, manifest says %d", m.Name, m.Version, f.Path, info.Size, f.Bytes)
+		case info.Size != f.Bytes:
+			return fmt.Errorf("%w: %s@%s: file %s is %d bytes, manifest says %d", ErrMismatch, m.Name, m.Version, f.Path, info.Size, f.Bytes)
 		}
 		rows += f.Rows
 	}
 	if rows != m.Rows {
-		return fmt.Errorf("catalog: %s@%s: files hold %d rows, manifest says %d", m.Name, m.Version, rows, m.Rows)
+		return fmt.Errorf("%w: %s@%s: files hold %d rows, manifest says %d", ErrMismatch, m.Name, m.Version, rows, m.Rows)
 	}
 	return nil
 }
@@ -174,7 +183,10 @@ func VerifyHashes(ctx context.Context, s blob.Store, m Manifest) error {
 	for _, f := range m.Files {
 		key := Dir(m.Name, m.Version) + f.Path
 		rc, err := s.Get(ctx, key)
-		if err != nil {
+		switch {
+		case errors.Is(err, blob.ErrNotFound):
+			return fmt.Errorf("%w: %s@%s: file %s is missing (%w)", ErrMismatch, m.Name, m.Version, f.Path, err)
+		case err != nil:
 			return fmt.Errorf("catalog: %s@%s: %w", m.Name, m.Version, err)
 		}
 		sum, err := sha256Reader(rc)
@@ -183,7 +195,7 @@ func VerifyHashes(ctx context.Context, s blob.Store, m Manifest) error {
 			return fmt.Errorf("catalog: %s@%s: read %s: %w", m.Name, m.Version, f.Path, err)
 		}
 		if sum != f.SHA256 {
-			return fmt.Errorf("catalog: %s@%s: file %s has sha256 %s, manifest says %s", m.Name, m.Version, f.Path, sum, f.SHA256)
+			return fmt.Errorf("%w: %s@%s: file %s has sha256 %s, manifest says %s", ErrMismatch, m.Name, m.Version, f.Path, sum, f.SHA256)
 		}
 	}
 	return nil

@@ -2,7 +2,11 @@ package catalog_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,26 +118,62 @@ func TestPublishResolveList(t *testing.T) {
 	}
 }
 
-func TestVerifyCatchesMismatch(t *testing.T) {
+// downStore fails every read with an error that is not blob.ErrNotFound.
+type downStore struct{ blob.Store }
+
+var errDown = errors.New("store unreachable")
+
+func (downStore) Head(context.Context, string) (blob.Info, error)    { return blob.Info{}, errDown }
+func (downStore) Get(context.Context, string) (io.ReadCloser, error) { return nil, errDown }
+
+func TestVerifyWrapsErrMismatch(t *testing.T) {
 	ctx := context.Background()
 	s := blobtest.NewMemory()
 	m := publish(t, s, "d", "0001", 4, time.Now())
-	bad := m
-	bad.Files = []catalog.File{{Path: "data/part-00009.parquet", Rows: 4, Bytes: 4}}
-	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "part-00009") {
-		t.Errorf("missing file: %v", err)
+	sum := sha256.Sum256([]byte("pppp")) // publish's part of 4 rows
+	m.Files[0].SHA256 = hex.EncodeToString(sum[:])
+	type verify func(context.Context, blob.Store, catalog.Manifest) error
+	tests := []struct {
+		name   string
+		verify verify
+		store  blob.Store
+		edit   func(m *catalog.Manifest)
+		// mismatch: the error wraps ErrMismatch and names want; else the
+		// error (if any, when want is set) is not a mismatch.
+		mismatch bool
+		want     string
+	}{
+		{"files match", catalog.Verify, s, func(*catalog.Manifest) {}, false, ""},
+		{"hashes match", catalog.VerifyHashes, s, func(*catalog.Manifest) {}, false, ""},
+		{"missing file", catalog.Verify, s, func(m *catalog.Manifest) { m.Files[0].Path = "data/part-00009.parquet" }, true, "data/part-00009.parquet is missing"},
+		{"another size", catalog.Verify, s, func(m *catalog.Manifest) { m.Files[0].Bytes = 99 }, true, m.Files[0].Path + " is 4 bytes, manifest says 99"},
+		{"rows do not add up", catalog.Verify, s, func(m *catalog.Manifest) { m.Rows = 5 }, true, "files hold 4 rows, manifest says 5"},
+		{"another sha256", catalog.VerifyHashes, s, func(m *catalog.Manifest) { m.Files[0].SHA256 = "00" }, true, m.Files[0].Path + " has sha256"},
+		{"missing file, hashes", catalog.VerifyHashes, s, func(m *catalog.Manifest) { m.Files[0].Path = "data/part-00009.parquet" }, true, "data/part-00009.parquet is missing"},
+		{"store down is not a mismatch", catalog.Verify, downStore{s}, func(*catalog.Manifest) {}, false, errDown.Error()},
+		{"store down is not a mismatch, hashes", catalog.VerifyHashes, downStore{s}, func(*catalog.Manifest) {}, false, errDown.Error()},
 	}
-	bad = m
-	bad.Files = []catalog.File{{Path: m.Files[0].Path, Rows: 4, Bytes: 99}}
-	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "99") {
-		t.Errorf("size mismatch: %v", err)
-	}
-	bad = m
-	bad.Rows = 5
-	if err := catalog.Verify(ctx, s, bad); err == nil || !strings.Contains(err.Error(), "rows") {
-		t.Errorf("row mismatch: %v", err)
-	}
-	if err := catalog.VerifyHashes(ctx, s, m); err == nil || !strings.Contains(err.Error(), "sha256") {
-		t.Errorf("hash mismatch: %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := m
+			bad.Files = slices.Clone(m.Files)
+			tc.edit(&bad)
+			err := tc.verify(ctx, tc.store, bad)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("got %v, want no error", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got no error, want one naming %q", tc.want)
+			}
+			if got := errors.Is(err, catalog.ErrMismatch); got != tc.mismatch {
+				t.Errorf("errors.Is(%v, ErrMismatch) = %v, want %v", err, got, tc.mismatch)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "d@0001") {
+				t.Errorf("error %q does not name d@0001 and %q", err, tc.want)
+			}
+		})
 	}
 }

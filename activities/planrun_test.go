@@ -1,0 +1,96 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
+)
+
+// planTask is a task PlanRun can plan; it is never evaluated.
+type planTask struct{}
+
+func (planTask) Dataset() string   { return "d" }
+func (planTask) Version() string   { return "1" }
+func (planTask) Metrics() []string { return []string{"m"} }
+func (planTask) ReadSamples(context.Context, blob.Store, string, int64, int64, func(scorers.Sample) error) error {
+	return errors.New("not read")
+}
+func (planTask) Evaluate(context.Context, scorers.Env, scorers.Sample) (scorers.Outcome, error) {
+	return scorers.Outcome{}, errors.New("not evaluated")
+}
+
+// headDown fails Head with an error that is not blob.ErrNotFound.
+type headDown struct{ blob.Store }
+
+func (headDown) Head(context.Context, string) (blob.Info, error) {
+	return blob.Info{}, errors.New("store unreachable")
+}
+
+// TestPlanRunManifestMismatch: a dataset whose files do not match its
+// manifest (catalog.ErrMismatch) stops the run as invalid input naming the
+// file; a store that fails otherwise is left to Temporal's retries.
+func TestPlanRunManifestMismatch(t *testing.T) {
+	tests := []struct {
+		name    string
+		bytes   int64 // the manifest's size of the part (the part is 4 bytes)
+		down    bool
+		invalid bool
+	}{
+		{"files match", 4, false, false},
+		{"another size", 99, false, true},
+		{"store down", 4, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := blobtest.NewMemory()
+			part := catalog.PartPath(0)
+			if err := blob.PutBytes(ctx, mem, catalog.PartKey("d", "0001", 0), []byte("pppp")); err != nil {
+				t.Fatal(err)
+			}
+			m := catalog.Manifest{Name: "d", Version: "0001", Schema: schemas.Table{Name: "t", Version: 1}, Rows: 4,
+				Files: []catalog.File{{Path: part, Rows: 4, Bytes: tc.bytes}}}
+			if err := catalog.Publish(ctx, mem, m, "# card"); err != nil {
+				t.Fatal(err)
+			}
+			tasks := scorers.NewRegistry()
+			if err := tasks.Register(planTask{}); err != nil {
+				t.Fatal(err)
+			}
+			var store blob.Store = mem
+			if tc.down {
+				store = headDown{mem}
+			}
+			a := &Eval{Store: store, Tasks: tasks}
+			_, err := a.PlanRun(ctx, PlanRunInput{Request: runs.Request{Dataset: "d", Model: "baseline/reference"}, CreatedAt: time.Now()})
+			if !tc.invalid && !tc.down {
+				if err != nil {
+					t.Fatalf("PlanRun: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("PlanRun: no error")
+			}
+			var ae *temporal.ApplicationError
+			isInvalid := errors.As(err, &ae) && ae.Type() == ErrTypeInvalidInput && ae.NonRetryable()
+			if isInvalid != tc.invalid {
+				t.Fatalf("PlanRun error %v: invalid input %v, want %v", err, isInvalid, tc.invalid)
+			}
+			if tc.invalid && !strings.Contains(err.Error(), part) {
+				t.Errorf("PlanRun error %q does not name %s", err, part)
+			}
+		})
+	}
+}
