@@ -274,13 +274,18 @@ func isContextLength(t string) bool {
 	return false
 }
 
+// isNetwork reports whether err is a failed connection: refused, reset,
+// closed early or broken. It matches types and sentinels only, never
+// message text: the HTTP client returns every transport failure as a
+// *url.Error, itself a net.Error (net/http's "server closed idle
+// connection", which has no exported sentinel, among them), and go-openai
+// wraps the errors of reading a reply with %w, so the chain reaches them.
 func isNetwork(err error) bool {
 	var ne net.Error
 	var oe *net.OpError
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.As(err, &oe) || errors.As(err, &ne) ||
-		strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "server closed")
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &oe) || errors.As(err, &ne)
 }
 
 // retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).

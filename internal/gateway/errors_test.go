@@ -2,10 +2,16 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,6 +86,26 @@ func TestClassifyHTTP(t *testing.T) {
 	}
 }
 
+// resetMidReply serves the start of a 200 reply, then resets the
+// connection (SO_LINGER 0), and returns its base URL.
+func resetMidReply(t *testing.T) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"choices\": [")
+		_ = buf.Flush()
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		_ = conn.Close()
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/v1"
+}
+
 func TestClassifyNetwork(t *testing.T) {
 	// Connection refused: a port nothing listens on.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -94,6 +120,7 @@ func TestClassifyNetwork(t *testing.T) {
 	}{
 		{"refused", "http://" + addr + "/v1", "", ClassNetwork},
 		{"dropped", url, "drop=1", ClassNetwork},
+		{"reset mid-reply", resetMidReply(t), "", ClassNetwork},
 		{"timeout", url, "timeout=1", ClassTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +132,32 @@ func TestClassifyNetwork(t *testing.T) {
 			assert.Equal(t, tc.class, ge.Class, ge.Error())
 			assert.True(t, ge.Retryable())
 			assert.False(t, IsModelFailure(err))
+		})
+	}
+}
+
+// TestIsNetworkByType: connection failures are recognised by type and
+// sentinel, wrapped as their producers wrap them; message text alone
+// classes nothing.
+func TestIsNetworkByType(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		network bool
+	}{
+		{"reset, from the transport", &url.Error{Op: "Post", URL: "http://x/v1/chat/completions", Err: reset}, true},
+		{"reset, reading the reply (go-openai's wrap)", fmt.Errorf("error, reading response body: %w", reset), true},
+		{"reset, bare errno", fmt.Errorf("read: %w", syscall.ECONNRESET), true},
+		{"refused", fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), true},
+		{"reply cut short", fmt.Errorf("decode: %w", io.ErrUnexpectedEOF), true},
+		{"idle connection closed by the server", &url.Error{Op: "Post", URL: "http://x/v1", Err: errors.New("http: server closed idle connection")}, true},
+		{"text without a cause is not matched", errors.New("read tcp: connection reset by peer"), false},
+		{"a reply that is not JSON", &json.SyntaxError{Offset: 3}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.network, isNetwork(tc.err))
 		})
 	}
 }
