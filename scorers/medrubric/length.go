@@ -9,10 +9,10 @@ import (
 // QuarkMedBench's ≤1000-word setting.
 const DefaultWordLimit = 1000
 
-// isCJK reports whether r is written without spaces between words: Han
-// ideographs, Hiragana, Katakana and Hangul. Each such character counts as
-// one word.
-func isCJK(r rune) bool {
+// IsCJK reports whether r belongs to a script written without spaces
+// between words: Han ideographs, Hiragana, Katakana and Hangul. The
+// length-limited mode counts each such character as one word.
+func IsCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
@@ -28,7 +28,7 @@ func words(s string, fn func(end int) bool) {
 		switch {
 		case unicode.IsSpace(r):
 			i += size
-		case isCJK(r):
+		case IsCJK(r):
 			i += size
 			if !fn(i) {
 				return
@@ -37,7 +37,7 @@ func words(s string, fn func(end int) bool) {
 			hasAlnum := false
 			for i < len(s) {
 				r, size = utf8.DecodeRuneInString(s[i:])
-				if unicode.IsSpace(r) || isCJK(r) {
+				if unicode.IsSpace(r) || IsCJK(r) {
 					break
 				}
 				hasAlnum = hasAlnum || unicode.IsLetter(r) || unicode.IsDigit(r)
