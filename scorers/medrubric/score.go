@@ -47,38 +47,24 @@ func ParseCategory(s string) (Category, error) {
 // Positive reports whether meeting a rubric of category c earns credit.
 func (c Category) Positive() bool { return c == Essential || c == Important || c == Highlight }
 
+// categories holds each category's severity and default weight.
+var categories = map[Category]struct {
+	severity int
+	weight   float64
+}{
+	Pitfall: {4, 3}, Essential: {3, 3}, Important: {2, 2}, Highlight: {1, 1},
+}
+
 // Severity orders categories for tie-breaking (rubric consensus): pitfall 4,
 // essential 3, important 2, highlight 1, anything else 0. A pitfall ranks
 // highest because missing a safety fault costs more than missing credit.
-func (c Category) Severity() int {
-	switch c {
-	case Pitfall:
-		return 4
-	case Essential:
-		return 3
-	case Important:
-		return 2
-	case Highlight:
-		return 1
-	}
-	return 0
-}
+func (c Category) Severity() int { return categories[c].severity }
 
 // DefaultWeight is the weight of a rubric whose source gives none: 3 for
 // essential, 2 for important, 1 for highlight, 3 for pitfall (as heavy as
 // an essential point, which matters in BreakSubtract mode). 0 for an
 // unknown category.
-func DefaultWeight(c Category) float64 {
-	switch c {
-	case Essential, Pitfall:
-		return 3
-	case Important:
-		return 2
-	case Highlight:
-		return 1
-	}
-	return 0
-}
+func DefaultWeight(c Category) float64 { return categories[c].weight }
 
 // Status is the judge's verdict on one rubric.
 type Status string
