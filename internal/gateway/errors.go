@@ -213,15 +213,22 @@ func classify(err error, info *attemptInfo, parent context.Context, model, key s
 	case parent.Err() != nil:
 		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
 		return e
+	case errors.As(err, &reqErr):
+		// go-openai returns a RequestError for an error reply whose body is
+		// not a well-formed OpenAI error, and then wraps the half-decoded
+		// APIError (status 0) in it: read the status and body from here.
+		status := reqErr.HTTPStatusCode
+		if status == 0 {
+			status = e.Status
+		}
+		return httpError(status, reqErr.Body, info, model, key)
 	case errors.As(err, &apiErr):
-		e.Status = apiErr.HTTPStatusCode
+		if apiErr.HTTPStatusCode != 0 {
+			e.Status = apiErr.HTTPStatusCode
+		}
 		code := fmt.Sprint(apiErr.Code)
 		e.Message = scrub(fmt.Sprintf("%s (type %q, code %q)", apiErr.Message, apiErr.Type, code), key)
-		e.Class = classifyStatus(apiErr.HTTPStatusCode, apiErr.Message+" "+apiErr.Type+" "+code)
-	case errors.As(err, &reqErr):
-		e.Status = reqErr.HTTPStatusCode
-		e.Message = scrub(truncate(string(reqErr.Body), 300), key)
-		e.Class = classifyStatus(reqErr.HTTPStatusCode, string(reqErr.Body))
+		e.Class = classifyStatus(e.Status, apiErr.Message+" "+apiErr.Type+" "+code)
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Class, e.Message = ClassTimeout, "attempt timed out"
 	case isNetwork(err):
