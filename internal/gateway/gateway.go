@@ -112,6 +112,20 @@ type core struct {
 	redMu  sync.Mutex
 	red    *Redactor
 	redSum [sha256.Size]byte // of the keys red was built for
+
+	noUsage sync.Map // provider name → true once warned that it reports no usage
+}
+
+// checkUsage warns, once per provider, when an answer has no token usage
+// (every real call has at least one prompt token): its tokens and cost are
+// then unknown, and run summaries say so (aggregate.Summary.UsageUnknown).
+func (c *core) checkUsage(ctx context.Context, provider string, promptTokens, completionTokens int) {
+	if promptTokens != 0 || completionTokens != 0 {
+		return
+	}
+	if _, warned := c.noUsage.LoadOrStore(provider, true); !warned {
+		c.log.WarnContext(ctx, "provider reported no token usage: its tokens and cost are unknown, counted as 0", "provider", provider)
+	}
 }
 
 // redactor returns a Redactor for the keys of every provider, as the
@@ -375,7 +389,8 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 	if len(resp.Choices) == 0 {
 		return modelapi.Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
 	}
-	_, model, _ := ParseModel(name)
+	pname, model, _ := ParseModel(name)
+	g.checkUsage(ctx, pname, out.Usage.PromptTokens, out.Usage.CompletionTokens)
 	resp.Usage = modelapi.Usage{
 		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
 		CostUSD: p.cfg.PricesFor(model).Cost(out.Usage.PromptTokens, out.Usage.CompletionTokens),

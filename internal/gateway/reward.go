@@ -225,7 +225,8 @@ func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, b
 		return modelapi.RewardResponse{}, &Error{Class: ClassServer, Model: name, Status: status,
 			Message: "malformed reward response: " + scrub(err.Error(), g.redactor(), 300)}
 	}
-	_, model, _ := ParseModel(name)
+	pname, model, _ := ParseModel(name)
+	g.checkUsage(ctx, pname, resp.Usage.PromptTokens, 0)
 	resp.Usage.CostUSD = p.cfg.PricesFor(model).Cost(resp.Usage.PromptTokens, 0)
 	resp.Usage.Latency = lat
 	return resp, nil
