@@ -45,6 +45,6 @@ configuration (the default addresses are the dev stack's).`,
 	cmd.Flags().IntVar(&o.S3Port, "s3-port", 9000, "S3 server port")
 	cmd.Flags().StringVar(&s3, "s3", string(devstack.MinIO), "S3 server: minio (file-backed) or moto (in memory)")
 	cmd.Flags().IntVar(&o.BaselinePort, "baseline-port", 8400, "baseline model server port")
-	cmd.Flags().BoolVar(&o.NoWorker, "no-worker", false, "start no in-process worker (run `benchline worker` separately)")
+	cmd.Flags().BoolVar(&o.NoWorker, "no-worker", false, "start no in-process worker (run 'benchline worker' separately)")
 	return cmd
 }
