@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -23,6 +24,14 @@ datasets and runs survive a restart. Other benchline commands reach it with no
 configuration (the default addresses are the dev stack's).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(checkFlags(cmd,
+				port("temporal-port", o.TemporalPort), port("ui-port", o.UIPort),
+				port("s3-port", o.S3Port), port("baseline-port", o.BaselinePort),
+			), oneOf("s3", []string{s3}, string(devstack.MinIO), string(devstack.Moto)),
+				distinctPorts(map[string]int{"temporal-port": o.TemporalPort, "ui-port": o.UIPort, "s3-port": o.S3Port, "baseline-port": o.BaselinePort}),
+			); err != nil {
+				return fmt.Errorf("dev: %w", err)
+			}
 			o.S3 = devstack.S3Server(s3)
 			ctx := cmd.Context()
 			r, err := app.StartStack(ctx, o, g.logger())

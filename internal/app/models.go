@@ -24,6 +24,23 @@ import (
 // environment alone). baselineURL, when set, points the built-in baseline
 // provider at an embedded server.
 func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*gateway.Gateway, error) {
+	gcfg, err := LoadProviders(cfg, baselineURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
+	if err != nil {
+		return nil, err
+	}
+	// Ride out short outages inside a sample; longer ones go back to
+	// Temporal, which retries the shard from its last checkpoint.
+	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
+}
+
+// LoadProviders reads the providers the gateway would use: the providers
+// file (or the environment alone) plus the implicit ones. baselineURL,
+// when set, points the built-in baseline provider at an embedded server.
+func LoadProviders(cfg config.Config, baselineURL string) (*gateway.Config, error) {
 	var r io.Reader
 	if cfg.Models.ProvidersFile != "" {
 		f, err := os.Open(cfg.Models.ProvidersFile)
@@ -38,16 +55,10 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 		env = gateway.WithBaselineURL(baselineURL, env)
 	}
 	gcfg, err := gateway.LoadConfig(r, env)
-	if err != nil {
-		return nil, err
+	if err != nil && cfg.Models.ProvidersFile != "" {
+		return nil, fmt.Errorf("providers file %s: %w", cfg.Models.ProvidersFile, err)
 	}
-	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
-	if err != nil {
-		return nil, err
-	}
-	// Ride out short outages inside a sample; longer ones go back to
-	// Temporal, which retries the shard from its last checkpoint.
-	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
+	return gcfg, err
 }
 
 // StoreReferences serves baseline/reference answers (and the reward
