@@ -57,7 +57,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
-	if err := r.startBaselines(o.BaselinePort); err != nil {
+	if err := r.startBaselines(o.BaselinePort, logger); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -83,8 +83,8 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	return r, nil
 }
 
-func (r *Running) startBaselines(port int) error {
-	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store}})
+func (r *Running) startBaselines(port int, logger *slog.Logger) error {
+	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store, Logger: logger}})
 	if err != nil {
 		return err
 	}
