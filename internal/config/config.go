@@ -443,17 +443,7 @@ func boolean(dst func(*Config) *bool) rule {
 }
 
 func positive(dst func(*Config) *int) rule {
-	return rule{
-		set: func(c *Config, v string) string {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return "want a positive integer"
-			}
-			*dst(c) = n
-			return ""
-		},
-		get: func(c *Config) string { return intOrEmpty(int64(*dst(c))) },
-	}
+	return intRule(dst, 1, "want a positive integer")
 }
 
 func duration(dst func(*Config) *time.Duration) rule {
@@ -474,16 +464,21 @@ func duration(dst func(*Config) *time.Duration) rule {
 const minPartSize = 5 << 20
 
 func partSize(dst func(*Config) *int64) rule {
+	return intRule(dst, minPartSize, fmt.Sprintf("want a size in bytes of at least %d (5 MiB, S3's smallest part)", minPartSize))
+}
+
+// intRule is an integer of at least min; 0 reads back as unset.
+func intRule[T int | int64](dst func(*Config) *T, min T, want string) rule {
 	return rule{
 		set: func(c *Config, v string) string {
 			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < minPartSize {
-				return fmt.Sprintf("want a size in bytes of at least %d (5 MiB, S3's smallest part)", minPartSize)
+			if err != nil || T(n) < min || int64(T(n)) != n {
+				return want
 			}
-			*dst(c) = n
+			*dst(c) = T(n)
 			return ""
 		},
-		get: func(c *Config) string { return intOrEmpty(*dst(c)) },
+		get: func(c *Config) string { return intOrEmpty(int64(*dst(c))) },
 	}
 }
 
