@@ -111,20 +111,6 @@ func (r *Redactor) Redact(s string) string {
 	return r.re.ReplaceAllString(s, redacted)
 }
 
-// RedactTruncate redacts s and cuts the result to at most n bytes (plus an
-// ellipsis). It redacts before cutting, so a cut never leaves part of a key
-// behind.
-func (r *Redactor) RedactTruncate(s string, n int) string {
-	margin := 0
-	if r != nil {
-		margin = r.margin
-	}
-	if len(s) > n+margin+len(redacted) {
-		s = s[:n+margin+len(redacted)]
-	}
-	return truncate(r.Redact(s), n)
-}
-
 const (
 	base64Std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
