@@ -116,6 +116,22 @@ func repoRoot(t *testing.T) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// waitFor polls cond until it holds or timeout passes, and reports whether
+// it held. The timeout only bounds a failing test: a passing one goes on as
+// soon as cond holds.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
+
 // liveness ticks every 50ms in the test process and records the largest
 // gap between ticks: a liveness check of the host, not a benchmark.
 type liveness struct {
