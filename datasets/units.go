@@ -21,6 +21,18 @@ import (
 // endpoint.
 const CallsInFlight = 16
 
+// Units splits items into generation units of at most perUnit items each,
+// labelled "<id>/unit-NNNNN": id must identify everything that determines
+// the units' calls (see GeneratedKey).
+func Units(id string, items, perUnit int) []Part {
+	var out []Part
+	for start, u := 0, 0; start < items; start, u = start+perUnit, u+1 {
+		n := min(perUnit, items-start)
+		out = append(out, Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", id, u), Start: int64(start), Rows: int64(n)})
+	}
+	return out
+}
+
 // AllParams returns the plan's parameters together with its runtime
 // settings, for a Generator to parse both.
 func (p Plan) AllParams() map[string]string {

@@ -53,9 +53,26 @@ func TestEachCall(t *testing.T) {
 	}
 }
 
+func TestUnits(t *testing.T) {
+	got := datasets.Units("abc", 8, 3)
+	want := []datasets.Part{{Index: 0, Label: "abc/unit-00000", Start: 0, Rows: 3},
+		{Index: 1, Label: "abc/unit-00001", Start: 3, Rows: 3}, {Index: 2, Label: "abc/unit-00002", Start: 6, Rows: 2}}
+	if len(got) != len(want) {
+		t.Fatalf("Units = %+v", got)
+	}
+	for i := range want {
+		if got[i].Index != want[i].Index || got[i].Label != want[i].Label || got[i].Start != want[i].Start || got[i].Rows != want[i].Rows {
+			t.Errorf("unit %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if len(datasets.Units("x", 0, 3)) != 0 {
+		t.Error("units for no items")
+	}
+}
+
 func TestAllParamsAndFinishSources(t *testing.T) {
 	plan := datasets.Plan{Dataset: "d", Params: map[string]string{"a": "1"}, Runtime: map[string]string{"unit": "4"},
-		Sources: []catalog.Source{{Name: "items.jsonl"}, {Name: "gen/unit-00000.jsonl"}},
+		Sources:  []catalog.Source{{Name: "items.jsonl"}, {Name: "gen/unit-00000.jsonl"}},
 		Generate: []datasets.Part{{Index: 0, Label: "x/unit-00000"}}}
 	if p := plan.AllParams(); len(p) != 2 || p["a"] != "1" || p["unit"] != "4" {
 		t.Errorf("AllParams = %v", p)

@@ -11,6 +11,7 @@ import (
 
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
@@ -88,6 +89,11 @@ func (l *Live) Build(t testing.TB, req datasets.Request) (workflows.BuildDataset
 	suite.SetLogger(quiet)
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
+	// The test environment runs the activities in the workflow's process;
+	// on a loaded machine (tests of several packages at once on two cores)
+	// a workflow task can wait over the default 1 s for the CPU, which the
+	// deadlock detector (TMPRL1101) takes for a workflow that never yields.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterActivity(l.Activities())
 	env.ExecuteWorkflow(workflows.BuildDataset, workflows.BuildDatasetInput{Dataset: l.Builder.Name(), Request: req, MaxParallel: 2})
 	if !env.IsWorkflowCompleted() {

@@ -83,10 +83,7 @@ func (b Builder) planGeneration(ctx context.Context, env datasets.Env, srcs []ca
 		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(o.UnitItems)}
 	}
 	gid := generationID(srcs, norm, o.UnitItems)
-	for start, u := 0, 0; start < len(items); start, u = start+o.UnitItems, u+1 {
-		n := min(o.UnitItems, len(items)-start)
-		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", gid, u), Start: int64(start), Rows: int64(n)})
-	}
+	plan.Generate = datasets.Units(gid, len(items), o.UnitItems)
 	return plan, nil
 }
 

@@ -94,10 +94,7 @@ func (b Builder) planSampling(ctx context.Context, env datasets.Env, srcs []cata
 		plan.Runtime = map[string]string{"sample_unit": unit}
 	}
 	sid := samplingID(srcs, norm, o.UnitItems)
-	for start, u := 0, 0; start < len(items); start, u = start+o.UnitItems, u+1 {
-		n := min(o.UnitItems, len(items)-start)
-		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", sid, u), Start: int64(start), Rows: int64(n)})
-	}
+	plan.Generate = datasets.Units(sid, len(items), o.UnitItems)
 	return plan, nil
 }
 
