@@ -426,6 +426,11 @@ func TestRolesOf(t *testing.T) {
 				if !errors.Is(err, ErrRoles) {
 					t.Errorf("err = %v, want ErrRoles", err)
 				}
+				// Evaluate reports it on the row, not scored, never retried.
+				_, err := Task{}.Evaluate(context.Background(), env(&fake{}, tc.judges), item(t))
+				if !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
+					t.Errorf("Evaluate: err = %v, want ErrRoles and ErrBadSample", err)
+				}
 				return
 			}
 			if err != nil || !reflect.DeepEqual(got, tc.want) {
