@@ -50,7 +50,7 @@ type MedRubric struct {
 	Text string `json:"text"`
 	// Keywords are lower-case words or phrases whose presence in an answer
 	// shows the rubric is met (every one of them; see
-	// datasets/medrubric.KeywordsMet): what a lexical baseline judge reads.
+	// scorers/medrubric.KeywordsMet): what a lexical baseline judge reads.
 	Keywords []string `json:"keywords,omitempty"`
 	// ProposedBy names the writers (models, or people) that proposed the
 	// rubric, sorted; empty for hand-written rubrics that do not say.

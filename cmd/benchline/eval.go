@@ -118,7 +118,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	f := cmd.Flags()
 	f.StringVar(&req.Dataset, "dataset", "", "dataset name, optionally @version (default: latest)")
 	f.StringVar(&req.Model, "model", "", "model under test, <provider>/<model>")
-	f.StringArrayVar(&judges, "judge", nil, "judge model, [role=]<provider>/<model> (repeatable)")
+	f.StringArrayVar(&judges, "judge", nil, "judge model, [role=]<provider>/<model>[,<provider>/<model>...] (repeatable; several models for one role form a panel)")
 	f.Float32Var(&temperature, "temperature", 0, "sampling temperature (default: the endpoint's)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "max completion tokens (default: the endpoint's)")
 	f.IntVar(&seed, "seed", 0, "seed sent with every request and used for the bootstrap")

@@ -60,12 +60,12 @@ func TestFixtures(t *testing.T) {
 				}
 				switch cat {
 				case scorer.Essential, scorer.Important:
-					if !KeywordsMet(turn.Reference, r.Keywords) {
+					if !scorer.KeywordsMet(turn.Reference, r.Keywords) {
 						t.Errorf("%s rubric %s (%s): reference lacks a keyword of %q", where, r.ID, cat, r.Keywords)
 					}
 				case scorer.Pitfall:
 					for _, k := range r.Keywords {
-						if ContainsKeyword(turn.Reference, k) {
+						if scorer.ContainsKeyword(turn.Reference, k) {
 							t.Errorf("%s rubric %s: reference contains pitfall keyword %q", where, r.ID, k)
 						}
 					}
@@ -89,7 +89,7 @@ func TestFixtures(t *testing.T) {
 }
 
 // TestFixturesScoreFullMarks judges every reference answer lexically
-// (KeywordsMet) and scores it: the reference meets every essential and
+// (scorer.KeywordsMet) and scores it: the reference meets every essential and
 // important rubric and trips no pitfall, so its coverage is 1 and, with
 // highlights possibly missed, its score is at least the essential and
 // important share of the positive weight.
@@ -104,7 +104,7 @@ func TestFixturesScoreFullMarks(t *testing.T) {
 			var judged []scorer.Judged
 			for _, r := range turn.Rubrics {
 				st := scorer.NotMet
-				if KeywordsMet(turn.Reference, r.Keywords) {
+				if scorer.KeywordsMet(turn.Reference, r.Keywords) {
 					st = scorer.Met
 				}
 				judged = append(judged, scorer.Judged{ID: r.ID, Category: scorer.Category(r.Category), Weight: r.Weight, Status: st})

@@ -1,8 +1,10 @@
 // Package medrubric reads QuarkMedBench-style rubric files (one medical
 // query, or one multi-turn session, per JSON line, each turn with its
 // rubrics) into schemas.MedRubricItem rows, bundles fixtures written for
-// benchline, and merges rubrics proposed by several writers (Consensus).
-// The dataset builder that uses them is registered elsewhere.
+// benchline, merges rubrics proposed by several writers (Consensus), and
+// builds the dataset (Builder): from hand-written rubric files, or from
+// rubrics writer models propose at build time (a datasets.Generator; see
+// generate.go). Benchmark registers it.
 //
 // A line:
 //
@@ -57,6 +59,9 @@ func FixtureItems() ([]schemas.MedRubricItem, error) {
 	var p Parser
 	var items []schemas.MedRubricItem
 	for _, n := range names {
+		if !IsRubricFile(path.Base(n)) {
+			continue
+		}
 		b, err := fixtures.ReadFile(n)
 		if err != nil {
 			return nil, fmt.Errorf("medrubric: fixtures: %w", err)
@@ -82,6 +87,12 @@ func Turns(it schemas.MedRubricItem) ([]schemas.MedRubricTurn, error) {
 // Parser parses rubric files, keeping item ids unique across every file it
 // reads. The zero value is ready to use.
 type Parser struct {
+	// RubricsOptional accepts turns without rubrics, and without an
+	// essential one: the queries of a build whose rubrics writer models
+	// propose (a turn's own rubrics, if any, are then only what baseline
+	// writers answer from).
+	RubricsOptional bool
+
 	seen map[string]string // id -> file:line
 }
 
@@ -100,7 +111,7 @@ func (p *Parser) Parse(r io.Reader, uri string) ([]schemas.MedRubricItem, error)
 	}
 	var items []schemas.MedRubricItem
 	err := datasets.EachLine(r, uri, func(n int, raw []byte) error {
-		it, msg := parseLine(raw)
+		it, msg := parseLine(raw, p.RubricsOptional)
 		if msg != "" {
 			return &datasets.InputError{File: uri, Line: n, Msg: msg}
 		}
@@ -148,8 +159,8 @@ var (
 )
 
 // parseLine validates one line and returns its row, or a message saying
-// which rule it breaks.
-func parseLine(raw []byte) (schemas.MedRubricItem, string) {
+// which rule it breaks; rubricsOptional as Parser.RubricsOptional.
+func parseLine(raw []byte, rubricsOptional bool) (schemas.MedRubricItem, string) {
 	var l lineJSON
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -190,7 +201,7 @@ func parseLine(raw []byte) (schemas.MedRubricItem, string) {
 		if t.Reference != nil {
 			turn.Reference = *t.Reference
 		}
-		if len(t.Rubrics) == 0 {
+		if len(t.Rubrics) == 0 && !rubricsOptional {
 			return bad(`turn %d: "rubrics" is missing or empty`, tn)
 		}
 		essential := false
@@ -206,23 +217,37 @@ func parseLine(raw []byte) (schemas.MedRubricItem, string) {
 			essential = essential || r.Category == string(scorer.Essential)
 			turn.Rubrics = append(turn.Rubrics, r)
 		}
-		if !essential {
+		if !essential && !rubricsOptional {
 			return bad("turn %d: no essential rubric (every turn needs one to be scored)", tn)
 		}
 		rubrics += len(turn.Rubrics)
 		turns[ti] = turn
 	}
+	it, err := newItem(id, *l.Domain, *l.Language, turns)
+	if err != nil {
+		return bad("%v", err)
+	}
+	return it, ""
+}
+
+// newItem is the row of an item with these turns (TurnsJSON encoded
+// without HTML escaping).
+func newItem(id, domain, language string, turns []schemas.MedRubricTurn) (schemas.MedRubricItem, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(turns); err != nil {
-		return bad("encode turns: %v", err)
+		return schemas.MedRubricItem{}, fmt.Errorf("encode turns: %w", err)
+	}
+	rubrics := 0
+	for _, t := range turns {
+		rubrics += len(t.Rubrics)
 	}
 	return schemas.MedRubricItem{
-		ID: id, Domain: *l.Domain, Language: *l.Language,
+		ID: id, Domain: domain, Language: language,
 		NumTurns: int32(len(turns)), NumRubrics: int32(rubrics),
 		TurnsJSON: strings.TrimSuffix(buf.String(), "\n"),
-	}, ""
+	}, nil
 }
 
 // parseRubric validates one rubric; its messages name the rubric.

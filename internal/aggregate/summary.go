@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
@@ -42,6 +43,9 @@ type Summary struct {
 	UsageUnknown int64     `json:"usage_unknown,omitempty"`
 	LatencyMS    Latency   `json:"latency_ms"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Agreement is, for runs with judges whose task stores panel ratings,
+	// how far each panel agreed over the run (see Agreement).
+	Agreement []judge.Agreement `json:"agreement,omitempty"`
 }
 
 // CategoryStats are the metrics of one category.
@@ -168,6 +172,13 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 	}
 	if len(latencies) > 0 {
 		s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99 = Percentiles(latencies)
+	}
+	if len(plan.Judges) > 0 {
+		a, err := Agreement(ctx, store, plan)
+		if err != nil {
+			return s, err
+		}
+		s.Agreement = a
 	}
 	return s, nil
 }

@@ -91,7 +91,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		for _, model := range demo.Models {
 			fmt.Fprintf(out, "\n-- evaluating %s on %s@%s\n", ModelLabel(model), res.Dataset, res.Version)
 			run, plan, err := StartEval(ctx, r.Client, r.Stack.Config, r.Store, workflows.EvaluateModelInput{
-				Request: runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: 100}})
+				Request: runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: demo.Judges, ShardSize: 100}})
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/judge"
 )
 
 // ErrBadModel is wrapped by every error of ParseJudges and CheckModels: a
@@ -25,28 +26,33 @@ type ModelName struct {
 
 var roleRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// ParseJudges parses --judge values, each [ROLE=]PROVIDER/MODEL (the role
-// defaults to "judge"), into roles and models. A role is letters, digits,
-// "_" and "-", and is given once.
+// ParseJudges parses --judge values, each [ROLE=]PROVIDER/MODEL[,PROVIDER/MODEL...]
+// (the role defaults to "judge"), into roles and models. A role is
+// letters, digits, "_" and "-". Several models for one role, listed with
+// commas or by repeating the role, form a panel: the role's value is the
+// panel as judge.Panel reads it (sorted, repeats dropped), so the run id
+// does not depend on the order the judges were listed in.
 func ParseJudges(values []string) (map[string]string, []ModelName, error) {
 	var judges map[string]string
 	var names []ModelName
 	for _, v := range values {
-		role, model, ok := strings.Cut(v, "=")
+		role, list, ok := strings.Cut(v, "=")
 		if !ok {
-			role, model = "judge", v
+			role, list = "judge", v
 		}
 		if !roleRE.MatchString(role) {
 			return nil, nil, fmt.Errorf("--judge %q: want [ROLE=]PROVIDER/MODEL, ROLE of letters, digits, _ and -: %w", v, ErrBadModel)
 		}
-		if _, dup := judges[role]; dup {
-			return nil, nil, fmt.Errorf("--judge %q: role %q given twice: %w", v, role, ErrBadModel)
+		for _, model := range strings.Split(list, ",") {
+			names = append(names, ModelName{Flag: "--judge", Given: v, Model: strings.TrimSpace(model)})
 		}
 		if judges == nil {
 			judges = map[string]string{}
 		}
-		judges[role] = model
-		names = append(names, ModelName{Flag: "--judge", Given: v, Model: model})
+		if prev := judges[role]; prev != "" {
+			list = prev + "," + list
+		}
+		judges[role] = strings.Join(judge.Panel(map[string]string{role: list}, role), ",")
 	}
 	return judges, names, nil
 }

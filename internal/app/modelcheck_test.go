@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,8 @@ func TestCheckModels(t *testing.T) {
 		{"bad role", none, "baseline/reference", []string{"my role=baseline/first"}, `ROLE of letters`},
 		{"empty judge model", none, "baseline/reference", []string{"j=baseline/"}, `--judge "j=baseline/": want [ROLE=]PROVIDER/MODEL`},
 		{"unknown judge provider", none, "baseline/reference", []string{"nosuch/x"}, `--judge "nosuch/x": unknown provider "nosuch"`},
-		{"role twice", none, "baseline/reference", []string{"baseline/first", "judge=baseline/second"}, `role "judge" given twice`},
+		{"empty model in a panel", none, "baseline/reference", []string{"judge=baseline/judge,,baseline/judge-yes"}, `--judge "judge=baseline/judge,,baseline/judge-yes": want [ROLE=]PROVIDER/MODEL`},
+		{"unknown model in a panel", none, "baseline/reference", []string{"judge=baseline/judge,nosuch/x"}, `unknown provider "nosuch"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,5 +78,32 @@ func TestCheckModels(t *testing.T) {
 				t.Errorf("errors.Is(%v, ErrBadModel) is false", err)
 			}
 		})
+	}
+}
+
+// TestParseJudgesPanels checks that a role given several models, with
+// commas or repeated, is one panel whatever the order.
+func TestParseJudgesPanels(t *testing.T) {
+	cases := []struct {
+		values []string
+		want   map[string]string
+	}{
+		{[]string{"baseline/judge"}, map[string]string{"judge": "baseline/judge"}},
+		{[]string{"judge=baseline/judge-yes,baseline/judge"}, map[string]string{"judge": "baseline/judge,baseline/judge-yes"}},
+		{[]string{"baseline/judge-yes", "judge=baseline/judge"}, map[string]string{"judge": "baseline/judge,baseline/judge-yes"}},
+		{[]string{"baseline/judge", "baseline/judge"}, map[string]string{"judge": "baseline/judge"}},
+		{[]string{"proposer=baseline/judge", "checker=baseline/judge-yes"}, map[string]string{"proposer": "baseline/judge", "checker": "baseline/judge-yes"}},
+	}
+	for _, tc := range cases {
+		got, names, err := app.ParseJudges(tc.values)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.values, err)
+		}
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%v: judges %v, want %v", tc.values, got, tc.want)
+		}
+		if err := app.CheckModels(config.Config{}, names...); err != nil {
+			t.Errorf("%v: %v", tc.values, err)
+		}
 	}
 }

@@ -54,6 +54,7 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 		}
 		fmt.Fprintf(w, "errors: %s\n", strings.Join(parts, " "))
 	}
+	printAgreement(w, s.Agreement)
 	fmt.Fprintf(w, "calls %d (cache hits %d), tokens %d in / %d out, cost $%.4f, latency p50 %.0f ms p90 %.0f ms p99 %.0f ms\n",
 		s.Calls, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99)
 	if s.UsageUnknown > 0 {

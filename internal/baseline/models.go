@@ -44,6 +44,20 @@ const (
 	// KindRewardLength scores a reply by its length: the classic length
 	// bias of reward models, as a floor to beat.
 	KindRewardLength Kind = "reward-length"
+
+	// The judges that answer from the request's oracle reply (judges.go).
+
+	// KindJudge replies with the oracle verbatim.
+	KindJudge Kind = "judge"
+	// KindJudgeYes sets every JSON boolean of the oracle to true: a judge
+	// biased to "met".
+	KindJudgeYes Kind = "judge-yes"
+	// KindJudgeNoisy flips each JSON boolean of the oracle with
+	// probability P.
+	KindJudgeNoisy Kind = "judge-noisy"
+	// KindJudgeMalformed replies, with probability P, with something that
+	// does not parse (truncated JSON or prose), else with the oracle.
+	KindJudgeMalformed Kind = "judge-malformed"
 )
 
 // Model is a parsed baseline model id.
@@ -55,7 +69,7 @@ type Model struct {
 
 // ID is the model id without the provider prefix, e.g. "noisy-0.2".
 func (m Model) ID() string {
-	if m.Kind == KindNoisy || m.Kind == KindRewardNoisy {
+	if m.Kind == KindNoisy || m.Kind == KindRewardNoisy || m.Kind == KindJudgeNoisy || m.Kind == KindJudgeMalformed {
 		return string(m.Kind) + "-" + strconv.FormatFloat(m.P, 'f', -1, 64)
 	}
 	return string(m.Kind)
@@ -67,16 +81,22 @@ func (m Model) IsReward() bool {
 	return m.Kind == KindRewardReference || m.Kind == KindRewardNoisy || m.Kind == KindRewardLength
 }
 
+// IsJudge reports whether m answers from the request's oracle reply.
+func (m Model) IsJudge() bool {
+	return m.Kind == KindJudge || m.Kind == KindJudgeYes || m.Kind == KindJudgeNoisy || m.Kind == KindJudgeMalformed
+}
+
 // ParseModel parses "reference", "noisy-0.2", "first", "second", "echo",
-// "reward-reference", "reward-noisy-0.3" or "reward-length", with or
-// without a "baseline/" prefix.
+// "reward-reference", "reward-noisy-0.3", "reward-length", "judge",
+// "judge-yes", "judge-noisy-0.2" or "judge-malformed-0.2", with or without
+// a "baseline/" prefix.
 func ParseModel(name string) (Model, error) {
 	name = strings.TrimPrefix(name, "baseline/")
 	switch Kind(name) {
-	case KindReference, KindFirst, KindSecond, KindEcho, KindRewardReference, KindRewardLength:
+	case KindReference, KindFirst, KindSecond, KindEcho, KindRewardReference, KindRewardLength, KindJudge, KindJudgeYes:
 		return Model{Kind: Kind(name)}, nil
 	}
-	for _, k := range []Kind{KindNoisy, KindRewardNoisy} {
+	for _, k := range []Kind{KindNoisy, KindRewardNoisy, KindJudgeNoisy, KindJudgeMalformed} {
 		if rest, ok := strings.CutPrefix(name, string(k)+"-"); ok {
 			p, err := strconv.ParseFloat(rest, 64)
 			if err != nil || p < 0 || p > 1 {
@@ -85,7 +105,7 @@ func ParseModel(name string) (Model, error) {
 			return Model{Kind: k, P: p}, nil
 		}
 	}
-	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second, echo, reward-reference, reward-noisy-<p> or reward-length)", name)
+	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second, echo, reward-reference, reward-noisy-<p>, reward-length, judge, judge-yes, judge-noisy-<p> or judge-malformed-<p>)", name)
 }
 
 // digest is a 32-byte hash used as the source of every deterministic choice.
@@ -125,13 +145,17 @@ type answer struct {
 	toolCalls []ToolCall
 }
 
-// generate produces choice i of req for model m.
-func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest, i int) answer {
+// generate produces choice i of req for model m; oracle is the request's
+// oracle reply ("" when it has none).
+func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest, i int, oracle string) answer {
 	seed := 0
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
 	d := hashOf(rd, s.opts.Seed, seed, i)
+	if m.IsJudge() {
+		return answer{content: oracleReply(m, oracle, d)}
+	}
 	switch m.Kind {
 	case KindFirst, KindSecond:
 		return judgeAnswer(req, m.Kind)

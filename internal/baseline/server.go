@@ -16,6 +16,12 @@
 //     "<choice>\n1\n</choice>" (the TRBench format) or, when the request asks
 //     for JSON, a document filled from the JSON schema.
 //   - echo: repeats the last user message.
+//   - judge, judge-yes, judge-noisy-<p>, judge-malformed-<p>: judges that
+//     answer from the request's oracle reply (the X-Benchline-Oracle header
+//     the gateway sets from modelapi.Request.Oracle): verbatim, with every
+//     JSON boolean true, with each boolean flipped with probability p, or
+//     with probability p a reply that does not parse. Without an oracle
+//     they reply with a labelled error text (see judges.go).
 //
 // Scalar reward models, served on POST /pooling (vLLM's pooling API in its
 // chat form: a conversation ending in the assistant reply to score; the
@@ -53,6 +59,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // Owner is the owned_by of every model the server lists.
@@ -176,7 +184,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 // ListedModels are the ids /v1/models returns. noisy-<p> accepts any p in
 // [0, 1]; the list shows common ones.
 var ListedModels = []string{"reference", "noisy-0.1", "noisy-0.2", "noisy-0.5", "first", "second", "echo",
-	"reward-reference", "reward-noisy-0.3", "reward-length"}
+	"reward-reference", "reward-noisy-0.3", "reward-length",
+	"judge", "judge-yes", "judge-noisy-0.2", "judge-malformed-0.2"}
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	type model struct {
@@ -220,6 +229,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: messages must not be empty")
 		return
 	}
+	oracle, err := decodeOracle(r.Header.Get(modelapi.OracleHeader))
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", err.Error())
+		return
+	}
 	if req.Stream {
 		s.fail(w, http.StatusBadRequest, "invalid_request_error", "", "baseline: streaming is not supported")
 		return
@@ -239,7 +253,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		Usage:             wireUsage{PromptTokens: pt},
 	}
 	for i := range n {
-		a := s.generate(&req, m, rd, i)
+		a := s.generate(&req, m, rd, i, oracle)
 		msg := wireMessage{Role: openai.ChatMessageRoleAssistant}
 		if a.content != "" || len(a.toolCalls) == 0 {
 			msg.Content = &a.content

@@ -185,7 +185,7 @@ func TestNoisyShare(t *testing.T) {
 		corrupted := 0
 		for i := range n {
 			req := openai.ChatCompletionRequest{Model: fmt.Sprintf("noisy-%v", p), Messages: user(fmt.Sprintf("q%d", i))}
-			a := s.generate(&req, Model{Kind: KindNoisy, P: p}, requestDigest(&req), 0)
+			a := s.generate(&req, Model{Kind: KindNoisy, P: p}, requestDigest(&req), 0, "")
 			if a.content != fmt.Sprintf("answer number %d is a fine answer to the question", i) {
 				corrupted++
 			}

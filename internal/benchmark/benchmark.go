@@ -58,6 +58,10 @@ type Demo struct {
 	// Models are the baseline models evaluated; none for a dataset that is
 	// built but not evaluated.
 	Models []string
+	// Judges are the judge models of every evaluation, by role, as
+	// runs.Request.Judges (a panel is several models for one role, comma
+	// separated; see judge.Panel).
+	Judges map[string]string
 	// Note, when set, is printed before the build (e.g. that candidates
 	// are sampled live from baseline models).
 	Note string

@@ -187,7 +187,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		oc := openai.DefaultConfig("") // the key is added per request by authTransport
 		oc.BaseURL = p.BaseURL
-		hc := &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv}}
+		hc := &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv, oracle: name == BaselineProvider}}
 		oc.HTTPClient = hc
 		c.providers[name] = &provider{cfg: p, client: openai.NewClientWithConfig(oc), http: hc, limiter: NewLimiter(p, opts.WorkerShare)}
 	}
@@ -228,12 +228,18 @@ func (g *Gateway) Complete(ctx context.Context, req modelapi.Request) (modelapi.
 			"a reward model (reward_models of provider %q): it scores replies through Reward and has no chat completions", pname)}
 	}
 	oreq := p.build(model, req)
+	oracle, gerr := oracleFor(pname, req)
+	if gerr != nil {
+		return modelapi.Response{}, gerr
+	}
+	ctx = withOracle(ctx, oracle)
 	var key string
 	if !req.NoCache {
 		var err error
 		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
 			return modelapi.Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 		}
+		key = oracleCacheKey(key, oracle)
 		if e, ok := g.lookup(ctx, key); ok && e.Reward == nil {
 			if g.log.Enabled(ctx, slog.LevelDebug) {
 				g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
@@ -460,10 +466,13 @@ func (p *provider) build(model string, r modelapi.Request) openai.ChatCompletion
 
 // authTransport adds the provider's key, read from the environment at call
 // time, and records the status and headers of each attempt for Retry-After.
+// The baseline provider's transport (oracle) also sends a request's oracle
+// reply; no other provider's ever does.
 type authTransport struct {
 	base   http.RoundTripper
 	env    Env
 	keyEnv string
+	oracle bool
 }
 
 func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -474,6 +483,12 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r2.Header.Set("Authorization", "Bearer "+key)
 			r = &r2
 		}
+	}
+	if o := oracleHeader(r); t.oracle && o != "" {
+		r2 := *r
+		r2.Header = r.Header.Clone()
+		r2.Header.Set(modelapi.OracleHeader, o)
+		r = &r2
 	}
 	resp, err := t.base.RoundTrip(r)
 	if info, ok := r.Context().Value(infoKey{}).(*attemptInfo); ok && resp != nil {

@@ -49,7 +49,7 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 	}
 	tasks := reg.Tasks(benchmark.Deps{})
 	for _, model := range b.Demo.Models {
-		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: 100}
+		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: b.Demo.Judges, ShardSize: 100}
 		plan, err := app.ResolveRun(ctx, stack.Store, tasks, req)
 		if err != nil {
 			t.Fatal(err)

@@ -40,6 +40,10 @@ type Request struct {
 	Seed   *int
 	// NoCache bypasses the gateway's response cache.
 	NoCache bool
+	// Oracle, when set, is the reply a deterministic oracle of the task
+	// would give (modelapi.Request.Oracle): the baseline judges answer
+	// from it; real providers never receive it.
+	Oracle string
 }
 
 // MaxAttempts is how many times Ask asks: once, and once more when the
@@ -84,6 +88,7 @@ func Ask(ctx context.Context, c Completer, req Request, v any) (Verdict, error) 
 	out := Verdict{Judge: req.Judge, PromptVersion: req.PromptVersion}
 	greq := modelapi.Request{
 		Model: req.Judge, Messages: req.Messages, Params: req.Params, Seed: req.Seed, NoCache: req.NoCache,
+		Oracle: req.Oracle,
 	}
 	if req.Schema != nil {
 		greq.Params.ResponseFormat = &openai.ChatCompletionResponseFormat{

@@ -59,7 +59,7 @@ func TestAsk(t *testing.T) {
 			req := Request{
 				Judge: "baseline/judge", PromptVersion: "test/1",
 				Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "judge this"}},
-				NoCache:  true,
+				NoCache:  true, Oracle: `{"verdicts":[]}`,
 			}
 			var v rubricReply
 			got, err := Ask(context.Background(), c, req, &v)
@@ -79,7 +79,7 @@ func TestAsk(t *testing.T) {
 				t.Errorf("Usage = %+v after %d calls", got.Usage, got.Attempts)
 			}
 			for i, r := range c.got {
-				if r.SampleIndex != i || r.Model != "baseline/judge" || !r.NoCache || r.Params.ResponseFormat != nil {
+				if r.SampleIndex != i || r.Model != "baseline/judge" || !r.NoCache || r.Params.ResponseFormat != nil || r.Oracle != req.Oracle {
 					t.Errorf("call %d: request %+v", i, r)
 				}
 			}

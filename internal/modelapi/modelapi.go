@@ -50,7 +50,25 @@ type Request struct {
 	SampleIndex int `json:"sample_index,omitempty"`
 	// NoCache neither reads nor writes the cache.
 	NoCache bool `json:"no_cache,omitempty"`
+	// Oracle, when set, is the reply a deterministic oracle of the task
+	// would give to this request (a judge's verdict computed by a lexical
+	// rule, say), as the reply's text. The gateway sends it only to the
+	// baseline provider, as the OracleHeader header, whose judge models
+	// answer from it; real providers never receive it. It is part of the
+	// response cache key only when it is sent.
+	Oracle string `json:"oracle,omitempty"`
 }
+
+// OracleHeader is the HTTP request header that carries Request.Oracle to
+// the baseline provider, base64-encoded (standard encoding, padded). A
+// header, not a body field, because the body is what a real provider
+// would read: nothing of the oracle can reach one by mistake.
+const OracleHeader = "X-Benchline-Oracle"
+
+// MaxOracleBytes bounds Request.Oracle; the gateway refuses a longer one
+// as a bad request (HTTP servers limit header sizes, the baseline's to
+// 1 MiB).
+const MaxOracleBytes = 256 << 10
 
 // Choice is one generated answer.
 type Choice struct {

@@ -34,7 +34,7 @@ func TestJSONEncoding(t *testing.T) {
 			func() any { return new(Params) }},
 		{"Request", Request{Model: "baseline/reference", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}},
 			Tools:  []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "f"}}},
-			Params: Params{MaxTokens: 8}, Seed: &seed, SampleIndex: 3, NoCache: true},
+			Params: Params{MaxTokens: 8}, Seed: &seed, SampleIndex: 3, NoCache: true, Oracle: `{"verdicts":[]}`},
 			func() any { return new(Request) }},
 		{"Response", Response{ID: "c1", Model: "reference", Choices: []Choice{{Content: "hello", ToolCalls: []openai.ToolCall{call},
 			Refusal: "no", ReasoningContent: "because", FinishReason: "stop"}}, Usage: usage},

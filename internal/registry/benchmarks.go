@@ -3,6 +3,7 @@ package registry
 import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/ifevalcode"
+	"github.com/benchline/benchline/datasets/medrubric"
 	"github.com/benchline/benchline/datasets/reporteval"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/datasets/toolpref"
@@ -19,6 +20,7 @@ func benchmarks() []benchmark.Benchmark {
 		ifevalcode.Benchmark,
 		toolpref.Benchmark,
 		trbench.Benchmark,
+		medrubric.Benchmark,
 		reporteval.Benchmark,
 		synthetic.Benchmark,
 	}

@@ -4,13 +4,12 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	scorer "github.com/benchline/benchline/scorers/medrubric"
 )
 
 // KeywordsMet reports whether answer contains every keyword (see
 // ContainsKeyword): the rule a lexical judge applies to a rubric's
-// keywords. A rubric without keywords is never met this way.
+// keywords, and the oracle the task attaches to its judge requests (see
+// Oracle). A rubric without keywords is never met this way.
 func KeywordsMet(answer string, keywords []string) bool {
 	if len(keywords) == 0 {
 		return false
@@ -65,7 +64,7 @@ func containsNormalised(text, kw string) bool {
 // n of the text would be one word: both letters or digits, neither CJK.
 func joins(k, n rune) bool {
 	word := func(r rune) bool {
-		return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !scorer.IsCJK(r)
+		return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !IsCJK(r)
 	}
 	return word(k) && word(n)
 }

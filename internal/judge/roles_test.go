@@ -1,0 +1,94 @@
+package judge
+
+import (
+	"math"
+	"reflect"
+	"testing"
+)
+
+func TestPanel(t *testing.T) {
+	tests := []struct {
+		name   string
+		judges map[string]string
+		role   string
+		want   []string
+	}{
+		{"one judge", map[string]string{"judge": "openai/gpt-4o"}, "judge", []string{"openai/gpt-4o"}},
+		{"a panel, sorted", map[string]string{"judge": "baseline/judge-yes,baseline/judge"}, "judge",
+			[]string{"baseline/judge", "baseline/judge-yes"}},
+		{"spaces, empties and repeats", map[string]string{"judge": " b/x , ,a/y,b/x,"}, "judge", []string{"a/y", "b/x"}},
+		{"another role", map[string]string{"judge": "a/j", "checker": "c/k"}, "checker", []string{"c/k"}},
+		{"a missing role", map[string]string{"judge": "a/j"}, "proposer", nil},
+		{"no judges", nil, "judge", nil},
+		{"only commas", map[string]string{"judge": ",,"}, "judge", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Panel(tc.judges, tc.role); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Panel = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The order the user lists a panel in changes nothing.
+	a := Panel(map[string]string{"judge": "x/1,y/2,z/3"}, "judge")
+	b := Panel(map[string]string{"judge": "z/3,x/1,y/2"}, "judge")
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("order-dependent: %q vs %q", a, b)
+	}
+}
+
+func TestRatingsOf(t *testing.T) {
+	tests := []struct {
+		name    string
+		details string
+		want    int
+		err     bool
+	}{
+		{"empty", "", 0, false},
+		{"no ratings", `{"turns":[]}`, 0, false},
+		{"two sets", `{"panel_ratings":[{"set":"score","judges":["a","b"],"items":[["met","met"]]},{"set":"score_asym","judges":["c"],"items":[["not_met"]]}]}`, 2, false},
+		{"not JSON", `{"panel_ratings":`, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RatingsOf(tc.details)
+			if (err != nil) != tc.err || len(got) != tc.want {
+				t.Errorf("RatingsOf = %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestRunAgreement(t *testing.T) {
+	const m, n = "met", "not_met"
+	ab := []string{"a", "b"}
+	// Two samples of the same panel pool into one set of units: (m,m),
+	// (n,n), (m,n) and (n,""). By hand: the unit with one label is left
+	// out; coincidences o_mm = 2, o_nn = 2, o_mn = o_nm = 1, n_m = n_n = 3,
+	// n = 6; alpha = 1 − 5 · 2 / (2 · 3 · 3) = 1 − 10/18 = 4/9.
+	ratings := []Ratings{
+		{Set: "score", Judges: ab, Items: [][]string{{m, m}, {n, n}}},
+		{Set: "score", Judges: ab, Items: [][]string{{m, n}, {n, ""}}},
+		// Another set: a single checker, so alpha is undefined.
+		{Set: "score_asym", Judges: []string{"c"}, Items: [][]string{{m}, {n}}},
+		// A panel that always agrees on one label: no variance.
+		{Set: "score_z", Judges: ab, Items: [][]string{{m, m}, {m, m}}},
+	}
+	got := RunAgreement(ratings)
+	if len(got) != 3 {
+		t.Fatalf("got %d pools, want 3: %+v", len(got), got)
+	}
+	s := got[0]
+	if s.Set != "score" || s.Samples != 2 || s.Items != 4 || s.Paired != 3 || s.Unanimous != 2 || s.Alpha == nil {
+		t.Fatalf("score pool = %+v", s)
+	}
+	if math.Abs(*s.Alpha-4.0/9) > 1e-12 {
+		t.Errorf("alpha = %v, want 4/9", *s.Alpha)
+	}
+	if a := got[1]; a.Set != "score_asym" || a.Alpha != nil || a.Note == "" || a.Paired != 0 {
+		t.Errorf("single judge = %+v, want no alpha and a note", a)
+	}
+	if z := got[2]; z.Alpha != nil || z.Unanimous != 2 || z.Note != "n/a (no variance: every label is the same)" {
+		t.Errorf("no variance = %+v", z)
+	}
+}
