@@ -76,6 +76,7 @@ type PlanRunResult struct {
 // PlanRun pins the dataset version, checks it against its manifest, and
 // writes runs/<run-id>/plan.json (once: a plan is never rewritten).
 func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, error) {
+	defer heartbeatEvery(ctx, 5*time.Second, nil)() // writing references can take minutes
 	req := in.Request
 	name, _, _ := strings.Cut(req.Dataset, "@")
 	task, err := a.Tasks.Get(name)
@@ -650,6 +651,7 @@ type AggregateInput struct {
 // Aggregate reads every result shard and writes summary.json and
 // summary.parquet. It returns the summary (a few KB).
 func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (aggregate.Summary, error) {
+	defer heartbeatEvery(ctx, 5*time.Second, nil)() // a million samples take minutes to read
 	plan, err := a.plan(ctx, in.RunID)
 	if err != nil {
 		return aggregate.Summary{}, err
