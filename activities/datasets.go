@@ -226,7 +226,7 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 		m.Rows += f.Rows
 	}
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
-		return catalog.Manifest{}, err
+		return catalog.Manifest{}, classify(err) // parts that do not match what was written will not on a retry
 	}
 	if err := catalog.Publish(ctx, a.Store, m, b.Card(m)); err != nil {
 		return catalog.Manifest{}, err
@@ -234,12 +234,24 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 	return m, nil
 }
 
-// classify turns bad input into a non-retryable failure; anything else is
-// retried by Temporal.
+// classify sorts a failure by its class (the failure table in
+// docs/ARCHITECTURE.md). Failures a retry cannot fix end the workflow at
+// once, as non-retryable InvalidInput errors whose message names the file,
+// row, URL or name: bad input (*datasets.InputError), a source that is
+// missing, refuses or is unusable (source.Permanent), data that does not
+// match its manifest (catalog.ErrMismatch), and an unknown dataset (catalog.ErrNoDataset). Anything
+// else (S3 or a source URL down, a 5xx) is returned as it is, for Temporal's
+// bounded retries. An error already typed for Temporal is left alone.
 func classify(err error) error {
+	var ae *temporal.ApplicationError
 	var ie *datasets.InputError
-	if errors.As(err, &ie) {
+	switch {
+	case err == nil || errors.As(err, &ae):
+		return err
+	case errors.As(err, &ie):
 		return temporal.NewNonRetryableApplicationError(ie.Error(), ErrTypeInvalidInput, err)
+	case source.Permanent(err), errors.Is(err, catalog.ErrMismatch), errors.Is(err, catalog.ErrNoDataset):
+		return invalid(err)
 	}
 	return err
 }
