@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -103,4 +104,43 @@ func TestBuildURLSourceStatuses(t *testing.T) {
 			t.Errorf("the server answered 503 %d times, want 2", failed.Load())
 		}
 	})
+}
+
+// TestBuildInvalidUTF8PublishesNothing is finding 3 of issue 11: a source
+// line with the bytes \xff\xfe inside a JSON string is bad input naming
+// the file and line; the build fails at once and writes nothing under
+// datasets/.
+func TestBuildInvalidUTF8PublishesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	q, err := os.ReadFile("../../datasets/bfcl/fixtures/BFCL_v4_multiple.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := os.ReadFile("../../datasets/bfcl/fixtures/possible_answer/BFCL_v4_multiple.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(q), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[1], `"content": "`) {
+		t.Fatalf("fixture line 2 has no content string: %q", lines[1])
+	}
+	lines[1] = strings.Replace(lines[1], `"content": "`, "\"content\": \"\xff\xfe", 1)
+	writeFiles(t, dir, map[string]string{
+		"BFCL_v4_multiple.json":                 strings.Join(lines, ""),
+		"possible_answer/BFCL_v4_multiple.json": string(a),
+	})
+	before, err := stack.Store.List(ctx, "datasets/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buildFailsAtOnce(t, bfcl.Name, datasets.Request{Source: dir},
+		filepath.Join(dir, "BFCL_v4_multiple.json")+":2:", "invalid UTF-8")
+	after, err := stack.Store.List(ctx, "datasets/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("a failed build wrote %d objects under datasets/", len(after)-len(before))
+	}
 }
