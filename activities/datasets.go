@@ -16,6 +16,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
 
@@ -239,7 +240,8 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 // once, as non-retryable InvalidInput errors whose message names the file,
 // row, URL or name: bad input (*datasets.InputError), a source that is
 // missing, refuses or is unusable (source.Permanent), data that does not
-// match its manifest (catalog.ErrMismatch), and an unknown dataset (catalog.ErrNoDataset). Anything
+// match its manifest or is not the Parquet it should be (catalog.ErrMismatch,
+// pq.ErrCorrupt), and an unknown dataset (catalog.ErrNoDataset). Anything
 // else (S3 or a source URL down, a 5xx) is returned as it is, for Temporal's
 // bounded retries. An error already typed for Temporal is left alone.
 func classify(err error) error {
@@ -250,7 +252,8 @@ func classify(err error) error {
 		return err
 	case errors.As(err, &ie):
 		return temporal.NewNonRetryableApplicationError(ie.Error(), ErrTypeInvalidInput, err)
-	case source.Permanent(err), errors.Is(err, catalog.ErrMismatch), errors.Is(err, catalog.ErrNoDataset):
+	case source.Permanent(err), errors.Is(err, catalog.ErrMismatch), errors.Is(err, pq.ErrCorrupt),
+		errors.Is(err, catalog.ErrNoDataset):
 		return invalid(err)
 	}
 	return err

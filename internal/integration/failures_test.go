@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,9 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -142,5 +146,72 @@ func TestBuildInvalidUTF8PublishesNothing(t *testing.T) {
 	}
 	if len(after) != len(before) {
 		t.Errorf("a failed build wrote %d objects under datasets/", len(after)-len(before))
+	}
+}
+
+// TestEvalCorruptPartFailsAtOnce is finding 2 of issue 11 on the real
+// stack: a published part overwritten with random bytes of the same size
+// (which catalog.Verify's size check cannot see) ends an evaluation at
+// once, non-retryably, naming the file; the progress never sits at 0/0.
+func TestEvalCorruptPartFailsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	built, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := catalog.ReadManifest(ctx, stack.Store, built.Dataset, built.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Files[0]
+	key := catalog.Dir(m.Name, m.Version) + f.Path
+	good, err := blob.GetBytes(ctx, stack.Store, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // other tests evaluate this version
+		if err := blob.PutBytes(context.Background(), stack.Store, key, good); err != nil {
+			t.Errorf("restore %s: %v", key, err)
+		}
+	})
+	bad := make([]byte, len(good))
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range bad {
+		bad[i] = byte(r.Uint32())
+	}
+	if err := blob.PutBytes(ctx, stack.Store, key, bad); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Verify(ctx, stack.Store, m); err != nil {
+		t.Fatalf("the size check sees the corruption (the test means the same size): %v", err)
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl@" + m.Version, Model: "baseline/reference", Limit: 5}}
+	run, plan, err := app.StartEval(wctx, stack.Client, stack.Stack.Config, stack.Store, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = app.WaitEval(wctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	if err == nil {
+		t.Fatal("evaluation of a corrupt version succeeded")
+	}
+	if wctx.Err() != nil {
+		t.Fatalf("evaluation still not finished after 45 s: %v", err)
+	}
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != activities.ErrTypeInvalidInput || !ae.NonRetryable() {
+		t.Errorf("error %v is not a non-retryable %s", err, activities.ErrTypeInvalidInput)
+	}
+	if !strings.Contains(err.Error(), f.Path) || !strings.Contains(err.Error(), "bfcl@"+m.Version) {
+		t.Errorf("error %q does not name bfcl@%s and %s", err, m.Version, f.Path)
+	}
+	desc, err := stack.Client.DescribeWorkflowExecution(ctx, run.GetID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+		t.Errorf("workflow status %v, want failed", st)
 	}
 }
