@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,10 +65,18 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
 	stop := heartbeatEvery(ctx, 5*time.Second, nil)
-	plan, err := b.Plan(ctx, a.env(), in.Request)
+	staged := &stagingLog{Store: a.Store}
+	env := a.env()
+	env.Store = staged
+	plan, err := b.Plan(ctx, env, in.Request)
 	stop()
 	if err != nil {
-		return PlanBuildResult{}, classify(err)
+		err = classify(err)
+		if !isNonRetryable(err) {
+			return PlanBuildResult{}, err // a retry reuses what was staged
+		}
+		// The build is over: remove the staged sources this attempt wrote.
+		return PlanBuildResult{}, staged.discard(ctx, err)
 	}
 	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.Version)
 	if errors.Is(err, catalog.ErrNoDataset) {
@@ -75,6 +86,50 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 		return PlanBuildResult{}, err
 	}
 	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
+}
+
+// stagingLog is a store that notes the staged sources (datasets.StagedKey)
+// written through it, so a build that fails for good can delete them.
+// Sources some other build staged first are not written again, so they are
+// not noted and never deleted.
+type stagingLog struct {
+	blob.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (s *stagingLog) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	err := s.Store.Put(ctx, key, r, size)
+	if err == nil && strings.HasPrefix(key, datasets.StagedKey("")) {
+		s.mu.Lock()
+		s.keys = append(s.keys, key)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// discard deletes the noted staged sources and returns cause; a deletion
+// that fails is logged, not returned: the build's own error is the one
+// the user needs.
+func (s *stagingLog) discard(ctx context.Context, cause error) error {
+	s.mu.Lock()
+	keys := s.keys
+	s.mu.Unlock()
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for _, k := range keys {
+		if err := s.Store.Delete(dctx, k); err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("discard staged source", "key", k, "error", err)
+		}
+	}
+	return cause
+}
+
+// isNonRetryable reports whether err is an application error Temporal
+// does not retry.
+func isNonRetryable(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.NonRetryable()
 }
 
 // GenerateInput is one generation unit of a plan. Plan.Generate may be left

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
@@ -119,6 +123,78 @@ func TestClassify(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.err.Error()) {
 				t.Errorf("classify(%v) lost the message: %v", tc.err, err)
+			}
+		})
+	}
+}
+
+// stagingBuilder stages its source's files, then fails with err.
+type stagingBuilder struct {
+	sourceBuilder
+	err error
+}
+
+func (b stagingBuilder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	loc, err := source.Parse(ctx, req.Source, env.OpenS3)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	for _, n := range []string{"a.json", "b.json"} {
+		if _, err := datasets.Stage(ctx, env, loc, n); err != nil {
+			return datasets.Plan{}, err
+		}
+	}
+	return datasets.Plan{}, b.err
+}
+
+// TestFailedPlanBuildRemovesWhatItStaged: a build that fails for good
+// (bad input) deletes the staged sources it wrote, and only those (a file
+// another build staged before stays); a failure Temporal retries keeps
+// them for the retry.
+func TestFailedPlanBuildRemovesWhatItStaged(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.json": "{\"a\": 1}\n", "b.json": "{\"b\": 2}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		err  error
+		kept int // staged objects left, besides the one staged before
+	}{
+		{"bad input", &datasets.InputError{File: "b.json", Line: 1, Msg: "bad row"}, 0},
+		{"store down", errors.New("s3blob: put: connection refused"), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := blobtest.NewMemory()
+			other := datasets.StagedKey("0000000000000000000000000000000000000000000000000000000000000000")
+			if err := blob.PutBytes(ctx, mem, other, []byte("staged by another build")); err != nil {
+				t.Fatal(err)
+			}
+			reg := datasets.NewRegistry()
+			if err := reg.Register(stagingBuilder{err: tc.err}); err != nil {
+				t.Fatal(err)
+			}
+			a := &Datasets{Store: mem, Builders: reg}
+			if _, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}}); err == nil {
+				t.Fatal("PlanBuild succeeded")
+			}
+			infos, err := mem.List(ctx, "staging/sources/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, i := range infos {
+				keys = append(keys, i.Key)
+			}
+			if !slices.Contains(keys, other) {
+				t.Errorf("the file another build staged was deleted: %v", keys)
+			}
+			if len(keys)-1 != tc.kept {
+				t.Errorf("staged objects left: %v, want %d besides %s", keys, tc.kept, other)
 			}
 		})
 	}

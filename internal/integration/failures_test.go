@@ -112,8 +112,8 @@ func TestBuildURLSourceStatuses(t *testing.T) {
 
 // TestBuildInvalidUTF8PublishesNothing is finding 3 of issue 11: a source
 // line with the bytes \xff\xfe inside a JSON string is bad input naming
-// the file and line; the build fails at once and writes nothing under
-// datasets/.
+// the file and line; the build fails at once, writes nothing under
+// datasets/ and leaves no staged source behind.
 func TestBuildInvalidUTF8PublishesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -134,18 +134,22 @@ func TestBuildInvalidUTF8PublishesNothing(t *testing.T) {
 		"BFCL_v4_multiple.json":                 strings.Join(lines, ""),
 		"possible_answer/BFCL_v4_multiple.json": string(a),
 	})
-	before, err := stack.Store.List(ctx, "datasets/")
-	if err != nil {
-		t.Fatal(err)
+	var before [2][]blob.Info
+	for i, prefix := range []string{"datasets/", "staging/sources/"} {
+		if before[i], err = stack.Store.List(ctx, prefix); err != nil {
+			t.Fatal(err)
+		}
 	}
 	buildFailsAtOnce(t, bfcl.Name, datasets.Request{Source: dir},
 		filepath.Join(dir, "BFCL_v4_multiple.json")+":2:", "invalid UTF-8")
-	after, err := stack.Store.List(ctx, "datasets/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(after) != len(before) {
-		t.Errorf("a failed build wrote %d objects under datasets/", len(after)-len(before))
+	for i, prefix := range []string{"datasets/", "staging/sources/"} {
+		after, err := stack.Store.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != len(before[i]) {
+			t.Errorf("a failed build left %d objects under %s", len(after)-len(before[i]), prefix)
+		}
 	}
 }
 
