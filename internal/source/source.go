@@ -209,16 +209,16 @@ type storeLoc struct {
 
 func (l *storeLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	rc, err := l.store.Get(ctx, name)
-	if errors.Is(err, blob.ErrNotFound) {
-		return nil, fmt.Errorf("source: %s: %w", l.URI(name), ErrNotFound)
+	if err != nil {
+		return nil, storeError("get "+l.URI(name), err)
 	}
-	return rc, err
+	return rc, nil
 }
 
 func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 	infos, err := l.store.List(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("source: list %s: %w", l.base, err)
+		return nil, storeError("list "+l.base, err)
 	}
 	names := make([]string, 0, len(infos))
 	for _, i := range infos {
@@ -228,6 +228,27 @@ func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 }
 
 func (l *storeLoc) URI(name string) string { return l.base + "/" + name }
+
+// storeError names what failed (op, with the URL) and classes an object
+// store's error: a missing key or bucket (blob.ErrNotFound, HTTP 404) is
+// ErrNotFound, HTTP 401 or 403 (the worker's credentials refused) is
+// ErrRefused; anything else may pass on a retry. The status comes from the
+// S3 client's error (an HTTPStatusCode method), so this package does not
+// link the AWS SDK.
+func storeError(op string, err error) error {
+	var st interface{ HTTPStatusCode() int }
+	code := 0
+	if errors.As(err, &st) {
+		code = st.HTTPStatusCode()
+	}
+	switch {
+	case errors.Is(err, blob.ErrNotFound) || code == http.StatusNotFound:
+		return fmt.Errorf("source: %s: %w (%w)", op, ErrNotFound, err)
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return fmt.Errorf("source: %s: %w (%w)", op, ErrRefused, err)
+	}
+	return fmt.Errorf("source: %s: %w", op, err)
+}
 
 // Probe opens each of names at loc and returns, in order, those that
 // exist: how builders find their files where a location cannot be listed

@@ -3,12 +3,17 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
 )
 
 // TestParseMissingDirectory: a --source directory that does not exist is a
@@ -138,5 +143,65 @@ func TestProbe(t *testing.T) {
 	loc, _ = Parse(ctx, srv.URL+"/down", nil)
 	if _, err = Probe(ctx, loc, names); err == nil || Permanent(err) || !strings.Contains(err.Error(), "502") {
 		t.Fatalf("Probe of a failing server = %v: want the 502, not permanent", err)
+	}
+}
+
+// statusErr is an S3 client's error carrying the HTTP status, as the AWS
+// SDK's response errors do.
+type statusErr int
+
+func (e statusErr) Error() string       { return fmt.Sprintf("api error: status %d", int(e)) }
+func (e statusErr) HTTPStatusCode() int { return int(e) }
+
+// failingStore fails every call with err.
+type failingStore struct {
+	blob.Store
+	err error
+}
+
+func (s failingStore) Get(context.Context, string) (io.ReadCloser, error) { return nil, s.err }
+func (s failingStore) List(context.Context, string) ([]blob.Info, error) { return nil, s.err }
+
+// TestS3Statuses: an s3:// source whose bucket refuses the worker's
+// credentials (403) or does not exist (404) is a permanent failure naming
+// the URL; a server error is not.
+func TestS3Statuses(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		want      error
+		permanent bool
+	}{
+		{"access denied", fmt.Errorf("s3blob: get k: %w", statusErr(403)), ErrRefused, true},
+		{"no such bucket", fmt.Errorf("s3blob: list: %w", statusErr(404)), ErrNotFound, true},
+		{"no such key", fmt.Errorf("s3blob: get k: %w", blob.ErrNotFound), ErrNotFound, true},
+		{"server error", fmt.Errorf("s3blob: get k: %w", statusErr(500)), nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			open := func(context.Context, string, string) (blob.Store, error) {
+				return failingStore{blobtest.NewMemory(), tc.err}, nil
+			}
+			loc, err := Parse(context.Background(), "s3://bucket/mirror", open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, oerr := loc.Open(context.Background(), "a.json")
+			_, lerr := loc.List(context.Background())
+			for _, err := range []error{oerr, lerr} {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if tc.want != nil && !errors.Is(err, tc.want) {
+					t.Errorf("error %v does not wrap %v", err, tc.want)
+				}
+				if Permanent(err) != tc.permanent {
+					t.Errorf("Permanent(%v) = %v, want %v", err, Permanent(err), tc.permanent)
+				}
+				if !strings.Contains(err.Error(), "s3://bucket/mirror") {
+					t.Errorf("error %q does not name the URL", err)
+				}
+			}
+		})
 	}
 }
