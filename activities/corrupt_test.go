@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -126,7 +127,7 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 			_, err := e.planRun(t)
 			return err
 		}, catalog.PartPath(0)},
-		{"PlanRun writing references", false, "baseline/reference", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"PlanRun for a baseline model (references)", false, "baseline/reference", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
 			corrupt(catalog.PartKey("d", "0001", 1))
 			_, err := e.planRun(t)
 			return err
@@ -137,36 +138,22 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 			return e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0})
 		}, part0},
 		{"RunShard over a finished shard", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
-			e.mustPlan(t)
-			if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0}); err != nil {
-				t.Fatal(err)
-			}
+			e.shardDone(t, 0)
 			corrupt(runs.ShardKey(e.run, 0))
 			return e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0})
 		}, "results/shard-00000.parquet"},
 		{"ScoreShard", true, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
-			e.mustPlan(t)
-			if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0}); err != nil {
-				t.Fatal(err)
-			}
+			e.shardDone(t, 0)
 			corrupt(part0)
 			return e.exec(t, e.a.ScoreShard, ScoreShardInput{RunID: e.run, Shard: 0})
 		}, part0},
 		{"ScoreShard over a corrupt shard file", true, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
-			e.mustPlan(t)
-			if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0}); err != nil {
-				t.Fatal(err)
-			}
+			e.shardDone(t, 0)
 			corrupt(runs.ShardKey(e.run, 0))
 			return e.exec(t, e.a.ScoreShard, ScoreShardInput{RunID: e.run, Shard: 0})
 		}, "results/shard-00000.parquet"},
 		{"Aggregate", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
-			e.mustPlan(t)
-			for s := range 2 {
-				if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: s}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.shardDone(t, 0, 1)
 			corrupt(runs.ShardKey(e.run, 1))
 			return e.exec(t, e.a.Aggregate, AggregateInput{RunID: e.run})
 		}, "results/shard-00001.parquet"},
@@ -240,8 +227,41 @@ func (e *activityEnv) mustPlan(t *testing.T) {
 	}
 }
 
+// shardDone plans the run and runs the given shards, which must succeed.
+func (e *activityEnv) shardDone(t *testing.T, shards ...int) {
+	t.Helper()
+	e.mustPlan(t)
+	for _, s := range shards {
+		if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (e *activityEnv) exec(t *testing.T, activity any, in any) error {
 	t.Helper()
 	_, err := e.env.ExecuteActivity(activity, in)
 	return err
+}
+
+// TestReferencesWriterReadsThroughTheManifest: the references writer
+// reads samples through the store PlanRun gives it (catalog.Checked), so a
+// part that breaks its manifest's promise fails the write with
+// pq.ErrCorrupt naming the part, and no references file is left.
+func TestReferencesWriterReadsThroughTheManifest(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	m := publishRows(t, store)
+	task := rowsTask{}
+	plan := NewPlan(runs.Request{Dataset: "d", Model: "baseline/reference"}, m, task, time.Unix(0, 0))
+	part := catalog.PartKey("d", "0001", 1)
+	overwriteSameSize(t, store, part)
+	a := &Eval{Store: store}
+	err := a.writeReferences(ctx, catalog.Checked(store, m), task, task, plan)
+	if !errors.Is(err, pq.ErrCorrupt) || !strings.Contains(err.Error(), part) {
+		t.Fatalf("writeReferences = %v: want pq.ErrCorrupt naming %s", err, part)
+	}
+	if ok, _ := blob.Exists(ctx, store, ReferencesKey("d", "0001", task.Version())); ok {
+		t.Error("a references file was left")
+	}
 }
