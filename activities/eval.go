@@ -532,8 +532,7 @@ type ScoreShardInput struct {
 // rerun only does what is left. The file is rewritten once, at the end: a
 // retry after a crash scores the shard's rows again (sandbox runs only; the
 // model answers are in the file). Heartbeats carry the rows scored.
-func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (_ ShardResult, err error) {
-	defer func() { err = classify(err) }()
+func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
 		return ShardResult{}, err
@@ -545,7 +544,7 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (_ ShardResul
 	key := runs.ShardKey(plan.RunID, in.Shard)
 	rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, key)
 	if err != nil {
-		return ShardResult{}, err
+		return ShardResult{}, classify(err)
 	}
 	todo := 0
 	for _, r := range rows {
@@ -559,13 +558,13 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (_ ShardResul
 	samples := make([]scorers.Sample, 0, rng.Rows)
 	dataset, err := a.dataset(ctx, plan)
 	if err != nil {
-		return ShardResult{}, err
+		return ShardResult{}, classify(err)
 	}
 	if err := task.ReadSamples(ctx, dataset, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
 		samples = append(samples, s)
 		return nil
 	}); err != nil {
-		return ShardResult{}, err
+		return ShardResult{}, classify(err)
 	}
 	if len(samples) != len(rows) {
 		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %d results for %d samples", plan.RunID, in.Shard, len(rows), len(samples)))
