@@ -65,7 +65,7 @@ func EachLine(r io.Reader, uri string, fn func(line int, raw []byte) error) erro
 		raw, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(raw)) > 0 {
 			if at := invalidUTF8(raw); at >= 0 {
-				return &InputError{File: uri, Line: line, Msg: fmt.Sprintf("invalid UTF-8 at byte %d", at+1)}
+				return &InputError{File: uri, Line: line, Msg: fmt.Sprintf("not valid UTF-8 at byte %d", at+1)}
 			}
 			if ferr := fn(line, raw); ferr != nil {
 				return ferr
@@ -198,7 +198,7 @@ func checkValue(v reflect.Value, column string, isJSON bool) (string, string) {
 	case reflect.String:
 		s := v.String()
 		if at := invalidUTF8([]byte(s)); at >= 0 {
-			return column, fmt.Sprintf("invalid UTF-8 at byte %d", at+1)
+			return column, fmt.Sprintf("not valid UTF-8 at byte %d", at+1)
 		}
 		if isJSON && s != "" && !json.Valid([]byte(s)) {
 			return column, "not JSON"

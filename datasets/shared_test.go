@@ -86,7 +86,7 @@ func TestEachLineRejectsInvalidUTF8(t *testing.T) {
 		t.Fatalf("EachLine = %v, want an *InputError", err)
 	}
 	if ie.File != "mem://f.json" || ie.Line != 2 || !strings.Contains(ie.Msg, "UTF-8") || !strings.Contains(ie.Msg, "byte 9") {
-		t.Errorf("error %q: want mem://f.json line 2, invalid UTF-8 at byte 9", ie)
+		t.Errorf("error %q: want mem://f.json line 2, not valid UTF-8 at byte 9", ie)
 	}
 	if fmt.Sprint(seen) != "[1]" {
 		t.Errorf("lines given to the builder: %v, want [1]", seen)
@@ -112,9 +112,9 @@ func TestWriteRowsChecksTheSchemaRules(t *testing.T) {
 		row  row
 		says string
 	}{
-		{"invalid UTF-8", row{ID: bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "s.json:7: row 1 of k: column id: invalid UTF-8 at byte 2"},
-		{"invalid UTF-8 behind a pointer", row{ID: "a", Note: &bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "column note: invalid UTF-8"},
-		{"invalid UTF-8 in a list", row{ID: "a", TurnsJSON: "[]", Tags: []string{"ok", bad}}, "k: row 1 of k: column tags: invalid UTF-8"},
+		{"invalid UTF-8", row{ID: bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "s.json:7: row 1 of k: column id: not valid UTF-8 at byte 2"},
+		{"invalid UTF-8 behind a pointer", row{ID: "a", Note: &bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "column note: not valid UTF-8"},
+		{"invalid UTF-8 in a list", row{ID: "a", TurnsJSON: "[]", Tags: []string{"ok", bad}}, "k: row 1 of k: column tags: not valid UTF-8"},
 		{"not JSON", row{ID: "a", TurnsJSON: "[{", SourceFile: "s.json", SourceLine: 7}, "s.json:7: row 1 of k: column turns_json: not JSON"},
 	}
 	for _, tc := range tests {

@@ -141,7 +141,7 @@ func TestBuildInvalidUTF8PublishesNothing(t *testing.T) {
 		}
 	}
 	buildFailsAtOnce(t, bfcl.Name, datasets.Request{Source: dir},
-		filepath.Join(dir, "BFCL_v4_multiple.json")+":2:", "invalid UTF-8")
+		filepath.Join(dir, "BFCL_v4_multiple.json")+":2:", "not valid UTF-8")
 	for i, prefix := range []string{"datasets/", "staging/sources/"} {
 		after, err := stack.Store.List(ctx, prefix)
 		if err != nil {
