@@ -119,40 +119,40 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 		model    string
 		// run does the steps before the corruption and the one that must
 		// fail, returning its error; corrupt is called in between.
-		run   func(t *testing.T, e *activityEnv, corrupt func(key string)) error
+		run   func(t *testing.T, e *corruptionEnv, corrupt func(key string)) error
 		names string // the failing activity's error names this key
 	}{
-		{"PlanRun", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"PlanRun", false, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			corrupt(part0)
 			_, err := e.planRun(t)
 			return err
 		}, catalog.PartPath(0)},
-		{"PlanRun for a baseline model (references)", false, "baseline/reference", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"PlanRun for a baseline model (references)", false, "baseline/reference", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			corrupt(catalog.PartKey("d", "0001", 1))
 			_, err := e.planRun(t)
 			return err
 		}, catalog.PartPath(1)},
-		{"RunShard", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"RunShard", false, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.mustPlan(t)
 			corrupt(part0)
 			return e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0})
 		}, part0},
-		{"RunShard over a finished shard", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"RunShard over a finished shard", false, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.shardDone(t, 0)
 			corrupt(runs.ShardKey(e.run, 0))
 			return e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0})
 		}, "results/shard-00000.parquet"},
-		{"ScoreShard", true, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"ScoreShard", true, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.shardDone(t, 0)
 			corrupt(part0)
 			return e.exec(t, e.a.ScoreShard, ScoreShardInput{RunID: e.run, Shard: 0})
 		}, part0},
-		{"ScoreShard over a corrupt shard file", true, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"ScoreShard over a corrupt shard file", true, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.shardDone(t, 0)
 			corrupt(runs.ShardKey(e.run, 0))
 			return e.exec(t, e.a.ScoreShard, ScoreShardInput{RunID: e.run, Shard: 0})
 		}, "results/shard-00000.parquet"},
-		{"Aggregate", false, "test/m", func(t *testing.T, e *activityEnv, corrupt func(string)) error {
+		{"Aggregate", false, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.shardDone(t, 0, 1)
 			corrupt(runs.ShardKey(e.run, 1))
 			return e.exec(t, e.a.Aggregate, AggregateInput{RunID: e.run})
@@ -160,7 +160,7 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newActivityEnv(t, tc.deferred, tc.model)
+			e := newCorruptionEnv(t, tc.deferred, tc.model)
 			err := tc.run(t, e, func(key string) { overwriteSameSize(t, e.store, key) })
 			if err == nil {
 				t.Fatal("no error")
@@ -175,9 +175,9 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 	}
 }
 
-// activityEnv runs the evaluation activities on an in-memory store with a
+// corruptionEnv runs the evaluation activities on an in-memory store with a
 // published dataset d, in Temporal's activity test environment.
-type activityEnv struct {
+type corruptionEnv struct {
 	store blob.Store
 	a     *Eval
 	env   *testsuite.TestActivityEnvironment
@@ -185,7 +185,7 @@ type activityEnv struct {
 	run   string
 }
 
-func newActivityEnv(t *testing.T, deferred bool, model string) *activityEnv {
+func newCorruptionEnv(t *testing.T, deferred bool, model string) *corruptionEnv {
 	t.Helper()
 	store := blobtest.NewMemory()
 	publishRows(t, store)
@@ -202,13 +202,13 @@ func newActivityEnv(t *testing.T, deferred bool, model string) *activityEnv {
 		t.Fatal(err)
 	}
 	var s testsuite.WorkflowTestSuite
-	e := &activityEnv{store: store, model: model, env: s.NewTestActivityEnvironment(),
+	e := &corruptionEnv{store: store, model: model, env: s.NewTestActivityEnvironment(),
 		a: &Eval{Store: store, Tasks: tasks, Gateway: gw}}
 	e.env.RegisterActivity(e.a)
 	return e
 }
 
-func (e *activityEnv) planRun(t *testing.T) (PlanRunResult, error) {
+func (e *corruptionEnv) planRun(t *testing.T) (PlanRunResult, error) {
 	t.Helper()
 	var res PlanRunResult
 	v, err := e.env.ExecuteActivity(e.a.PlanRun, PlanRunInput{
@@ -220,7 +220,7 @@ func (e *activityEnv) planRun(t *testing.T) (PlanRunResult, error) {
 	return res, err
 }
 
-func (e *activityEnv) mustPlan(t *testing.T) {
+func (e *corruptionEnv) mustPlan(t *testing.T) {
 	t.Helper()
 	if _, err := e.planRun(t); err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func (e *activityEnv) mustPlan(t *testing.T) {
 }
 
 // shardDone plans the run and runs the given shards, which must succeed.
-func (e *activityEnv) shardDone(t *testing.T, shards ...int) {
+func (e *corruptionEnv) shardDone(t *testing.T, shards ...int) {
 	t.Helper()
 	e.mustPlan(t)
 	for _, s := range shards {
@@ -238,7 +238,7 @@ func (e *activityEnv) shardDone(t *testing.T, shards ...int) {
 	}
 }
 
-func (e *activityEnv) exec(t *testing.T, activity any, in any) error {
+func (e *corruptionEnv) exec(t *testing.T, activity any, in any) error {
 	t.Helper()
 	_, err := e.env.ExecuteActivity(activity, in)
 	return err
