@@ -1,6 +1,7 @@
 package bfcl_test
 
 import (
+	"bytes"
 	"os"
 	"testing"
 
@@ -23,9 +24,10 @@ func FuzzSource(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(q, a)
-	f.Add(q[:len(q)/2], a)                     // truncated line
-	f.Add(q, a[:len(a)-3])                     // truncated answer
-	f.Add(append([]byte("\xff\xfe"), q...), a) // invalid UTF-8
+	f.Add(q[:len(q)/2], a)                                                                           // truncated line
+	f.Add(q, a[:len(a)-3])                                                                           // truncated answer
+	f.Add(append([]byte("\xff\xfe"), q...), a)                                                       // invalid UTF-8 outside JSON
+	f.Add(bytes.Replace(q, []byte("compound interest"), []byte("compound \xff\xfe interest"), 1), a) // inside a string
 	f.Add([]byte(`{"id": "simple_python_0", "question": [[{"role": "user", "content": "\u00e9\xff"}]], "function": []}`), a)
 	f.Add([]byte(`{"id": "x", "question": [1], "function": [{}]}`+"\n"), []byte(`{"id": "x", "ground_truth": [{"f": {}}]}`))
 	f.Add([]byte("[]\n{}\nnull\n"), []byte("\n\n"))

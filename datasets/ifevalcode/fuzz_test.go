@@ -22,6 +22,7 @@ func FuzzSource(f *testing.F) {
 	first, _, _ := bytes.Cut(b, []byte("\n"))
 	f.Add(first)
 	f.Add(first[:len(first)/2])
+	f.Add(bytes.Replace(first, []byte("function"), []byte("func\xfftion"), 1)) // invalid UTF-8 in a string
 	f.Add(bytes.Replace(first, []byte(`"python"`), []byte(`"cobol"`), 1))
 	f.Add(bytes.Replace(first, []byte(`"id":"python_1"`), []byte(`"id":1.5`), 1))
 	f.Add(append(append(append([]byte{}, first...), '\n'), first...)) // duplicate id
