@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short
+.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults
 
 all: build
 
@@ -41,6 +41,11 @@ fuzz:
 ## fuzz-short: every fuzz target for 3s, as `make test` runs them.
 fuzz-short:
 	FUZZTIME=3s bash deploy/dev/fuzz.sh
+
+## test-faults: the long fault suite on the real stack (worker kills, Temporal and MinIO restarts,
+## model errors and latency); `make test` runs its short form.
+test-faults: setup
+	BENCHLINE_FAULTS=long $(GO) test $(TEST_FLAGS) -v -run 'TestFaultSuite' ./internal/integration/
 
 unit:
 	$(GO) test -short $(TEST_FLAGS) ./...
