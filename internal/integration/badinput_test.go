@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/trbench"
 	"github.com/benchline/benchline/internal/app"
@@ -91,25 +92,7 @@ func (h *badHarness) binary(t *testing.T) string {
 // copyCorpus copies a committed case directory to a fresh directory and
 // returns it (builds stage what they read; the copy keeps paths unique).
 func copyCorpus(t *testing.T, name string) string {
-	t.Helper()
-	dst := t.TempDir()
-	src := filepath.Join(badInputDir, name)
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		writeFiles(t, dst, map[string]string{rel: string(b)})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return datasetstest.SourceDir(t, filepath.Join(badInputDir, name), nil)
 }
 
 // buildAction builds dataset from req on the shared worker.
@@ -262,8 +245,47 @@ func configAction(t *testing.T, h *badHarness, args []string, env ...string) fun
 	}
 }
 
+// readChecks is what the cases of damaged data that only checks on read
+// can catch depend on.
+const readChecks = "finding 2 (data checked on read), branch harden-retry"
+
+// parquetCase damages part 1 of a fresh synthetic version with damage and
+// evaluates it: the error must name the part and want.
+func parquetCase(name, dependsOn string, seed int, damage func([]byte) []byte, want ...string) badInput {
+	return badInput{name: name, dependsOn: dependsOn,
+		prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
+			ds, p := tamperedDataset(t, seed, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte { return damage(b) })
+			h.last = map[string]string{"file": p}
+			return evalAction(t, h, ds)
+		},
+		want: func(h *badHarness) []string { return append([]string{h.last["file"]}, want...) }}
+}
+
+// namesFile is what the configuration cases that wait for errors naming
+// their file depend on.
+const namesFile = "config validation names the file and key, branch harden-config"
+
+// configCase is a case of the corpus file testdata/badinput/<name>.yaml:
+// a --config file for names under config/, a providers file
+// (BENCHLINE_PROVIDERS) for those under providers/. The error must name the
+// file and want.
+func configCase(name, dependsOn string, want []string, env ...string) badInput {
+	return badInput{name: name, dependsOn: dependsOn, timeout: time.Minute,
+		prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
+			file, err := filepath.Abs(filepath.Join(badInputDir, name+".yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.last = map[string]string{"file": file}
+			if strings.HasPrefix(name, "providers/") {
+				return configAction(t, h, nil, append(env, "BENCHLINE_PROVIDERS="+file)...)
+			}
+			return configAction(t, h, []string{"--config", file}, env...)
+		},
+		want: func(h *badHarness) []string { return append([]string{h.last["file"]}, want...) }}
+}
+
 func badInputs() []badInput {
-	corpus := func(name string) string { p, _ := filepath.Abs(filepath.Join(badInputDir, name)); return p }
 	fileIn := func(h *badHarness) []string { return []string{h.last["file"]} }
 	return []badInput{
 		{name: "bfcl/truncated-line", prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
@@ -347,50 +369,21 @@ func badInputs() []badInput {
 		}, want: func(h *badHarness) []string { return []string{h.last["file"], "v99"} }},
 
 		// Damaged data files of a published version, read by an evaluation.
-		{name: "parquet/truncated", prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-			ds, p := tamperedDataset(t, 901, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte { return b[:len(b)/2] })
-			h.last = map[string]string{"file": p}
-			return evalAction(t, h, ds)
-		}, want: func(h *badHarness) []string { return []string{h.last["file"], "does not match its manifest"} }},
-		{name: "parquet/corrupt-other-size", prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-			ds, p := tamperedDataset(t, 902, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte {
-				return randomBytes(902, len(b)+17)
-			})
-			h.last = map[string]string{"file": p}
-			return evalAction(t, h, ds)
-		}, want: func(h *badHarness) []string { return []string{h.last["file"], "does not match its manifest"} }},
-		{name: "parquet/same-size-random", dependsOn: "finding 2 (data checked on read), branch harden-retry",
+		parquetCase("parquet/truncated", "", 901, func(b []byte) []byte { return b[:len(b)/2] }, "does not match its manifest"),
+		parquetCase("parquet/corrupt-other-size", "", 902, func(b []byte) []byte { return randomBytes(902, len(b)+17) }, "does not match its manifest"),
+		parquetCase("parquet/same-size-random", readChecks, 903, func(b []byte) []byte { return randomBytes(903, len(b)) }),
+		parquetCase("parquet/same-size-footer", readChecks, 904, func(b []byte) []byte { return sameSize(b, -8, 8) }),
+		parquetCase("parquet/same-size-page", readChecks, 905, func(b []byte) []byte { return sameSize(b, len(b)/3, 64) }),
+		// A part of another table (BFCL items) in place of a synthetic
+		// part, with a manifest that matches its bytes: only a schema check
+		// on read can tell.
+		{name: "parquet/other-table", dependsOn: readChecks,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				ds, p := tamperedDataset(t, 903, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte {
-					return randomBytes(903, len(b))
-				})
-				h.last = map[string]string{"file": p}
-				return evalAction(t, h, ds)
-			}, want: fileIn},
-		{name: "parquet/same-size-footer", dependsOn: "finding 2 (data checked on read), branch harden-retry",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				ds, p := tamperedDataset(t, 904, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte { return sameSize(b, -8, 8) })
-				h.last = map[string]string{"file": p}
-				return evalAction(t, h, ds)
-			}, want: fileIn},
-		{name: "parquet/same-size-page", dependsOn: "finding 2 (data checked on read), branch harden-retry",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				ds, p := tamperedDataset(t, 905, func(_ context.Context, _ *catalog.Manifest, _ string, b []byte) []byte {
-					return sameSize(b, len(b)/3, 64)
-				})
-				h.last = map[string]string{"file": p}
-				return evalAction(t, h, ds)
-			}, want: fileIn},
-		{name: "parquet/other-table", dependsOn: "finding 2 (data checked on read), branch harden-retry",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				// A part of another table (BFCL items) in place of a
-				// synthetic part, with a manifest that matches its bytes:
-				// only a schema check on read can tell.
 				ds, p := tamperedDataset(t, 906, foreignPart(t))
 				h.last = map[string]string{"file": p}
 				return evalAction(t, h, ds)
 			}, want: fileIn},
-		{name: "manifest/wrong-schema-version", dependsOn: "finding 2 (data checked on read: the manifest's schema), branch harden-retry",
+		{name: "manifest/wrong-schema-version", dependsOn: readChecks,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				ds, _ := tamperedDataset(t, 907, func(ctx context.Context, m *catalog.Manifest, _ string, _ []byte) []byte {
 					m.Schema.Version = 99
@@ -404,44 +397,15 @@ func badInputs() []badInput {
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "v99"} }},
 
 		// Configuration and providers files, read by `benchline worker`.
-		{name: "config/yaml-syntax", timeout: time.Minute, prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-			h.last = map[string]string{"file": corpus("config/yaml-syntax.yaml")}
-			return configAction(t, h, []string{"--config", h.last["file"]})
-		}, want: func(h *badHarness) []string { return []string{h.last["file"], "yaml: line "} }},
-		{name: "config/unknown-key", timeout: time.Minute, prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-			h.last = map[string]string{"file": corpus("config/unknown-key.yaml")}
-			return configAction(t, h, []string{"--config", h.last["file"]})
-		}, want: func(h *badHarness) []string { return []string{h.last["file"], "bogus_key"} }},
-		{name: "config/wrong-type", timeout: time.Minute, prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-			h.last = map[string]string{"file": corpus("config/wrong-type.yaml")}
-			return configAction(t, h, []string{"--config", h.last["file"]})
-		}, want: func(h *badHarness) []string { return []string{h.last["file"], "line 2"} }},
-		{name: "config/negative-worker-share", timeout: time.Minute, dependsOn: "finding 6 (worker_share: -3 passes in YAML), branch harden-config",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				h.last = map[string]string{"file": corpus("config/negative-worker-share.yaml")}
-				return configAction(t, h, []string{"--config", h.last["file"]})
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "worker_share"} }},
-		{name: "config/bad-endpoint", timeout: time.Minute, dependsOn: "config validation names the file and key, branch harden-config",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				h.last = map[string]string{"file": corpus("config/bad-endpoint.yaml")}
-				// The file's S3 settings are its own only without BENCHLINE_S3_*.
-				return configAction(t, h, []string{"--config", h.last["file"]}, "BENCHLINE_S3_ENDPOINT=", "BENCHLINE_S3_BUCKET=")
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "endpoint"} }},
-		{name: "providers/yaml-syntax", timeout: time.Minute, dependsOn: "config validation names the file and key, branch harden-config",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				h.last = map[string]string{"file": corpus("providers/yaml-syntax.yaml")}
-				return configAction(t, h, nil, "BENCHLINE_PROVIDERS="+h.last["file"])
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "yaml: line "} }},
-		{name: "providers/no-base-url", timeout: time.Minute, dependsOn: "config validation names the file and key, branch harden-config",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				h.last = map[string]string{"file": corpus("providers/no-base-url.yaml")}
-				return configAction(t, h, nil, "BENCHLINE_PROVIDERS="+h.last["file"])
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "local", "base_url"} }},
-		{name: "providers/unknown-key", timeout: time.Minute, dependsOn: "config validation names the file and key, branch harden-config",
-			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
-				h.last = map[string]string{"file": corpus("providers/unknown-key.yaml")}
-				return configAction(t, h, nil, "BENCHLINE_PROVIDERS="+h.last["file"])
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "max_concurency"} }},
+		configCase("config/yaml-syntax", "", []string{"yaml: line "}),
+		configCase("config/unknown-key", "", []string{"bogus_key"}),
+		configCase("config/wrong-type", "", []string{"line 2"}),
+		configCase("config/negative-worker-share", "finding 6 (worker_share: -3 passes in YAML), branch harden-config", []string{"worker_share"}),
+		// The file's S3 settings are its own only without BENCHLINE_S3_*.
+		configCase("config/bad-endpoint", namesFile, []string{"endpoint"}, "BENCHLINE_S3_ENDPOINT=", "BENCHLINE_S3_BUCKET="),
+		configCase("providers/yaml-syntax", namesFile, []string{"yaml: line "}),
+		configCase("providers/no-base-url", namesFile, []string{"local", "base_url"}),
+		configCase("providers/unknown-key", namesFile, []string{"max_concurency"}),
 	}
 }
 
