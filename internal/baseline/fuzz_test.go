@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzLoadReferences reads arbitrary references files: an error names the
-// line it stopped at, and an accepted file holds at most one reference per
+// line it stopped at ("line N:" or "FILE:N:"), and an accepted file holds at most one reference per
 // non-blank line.
 func FuzzLoadReferences(f *testing.F) {
 	for _, s := range []string{
@@ -30,7 +30,7 @@ func FuzzLoadReferences(f *testing.F) {
 		if err != nil {
 			named := false
 			for n := 1; n <= strings.Count(string(data), "\n")+1 && !named; n++ {
-				named = strings.Contains(err.Error(), fmt.Sprintf("line %d:", n))
+				named = strings.Contains(err.Error(), fmt.Sprintf("line %d:", n)) || strings.Contains(err.Error(), fmt.Sprintf(":%d:", n))
 			}
 			if !named && !strings.Contains(err.Error(), "read references") {
 				t.Fatalf("error names no line: %v", err)
