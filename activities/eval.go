@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
@@ -31,6 +32,10 @@ type Eval struct {
 	Store   blob.Store
 	Gateway *gateway.Gateway
 	Tasks   *scorers.Registry
+	// Builders, when set, are the dataset builders: PlanRun refuses a
+	// version whose manifest names another table or schema version than
+	// its builder writes (a task would read it wrongly, or as empty rows).
+	Builders *datasets.Registry
 	// SampleConcurrency bounds samples in flight per shard [16]; the
 	// gateway's per-provider limiter bounds what reaches each endpoint.
 	SampleConcurrency int
@@ -95,6 +100,12 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 			return PlanRunResult{}, invalid(err)
 		}
 		return PlanRunResult{}, err
+	}
+	if a.Builders != nil {
+		if b, err := a.Builders.Get(m.Name); err == nil && m.Schema != b.Schema() {
+			return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s: %w: the manifest says table %s v%d, the %s builder writes %s v%d",
+				m.Name, m.Version, catalog.ErrMismatch, m.Schema.Name, m.Schema.Version, m.Name, b.Schema().Name, b.Schema().Version))
+		}
 	}
 	if err := catalog.VerifyFiles(ctx, a.Store, m); err != nil {
 		if errors.Is(err, catalog.ErrMismatch) {
