@@ -2,8 +2,9 @@ package rmtbench_test
 
 import (
 	"context"
+	"fmt"
 	"math"
-	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -169,27 +170,70 @@ func TestTaskOnFixtures(t *testing.T) {
 	})
 }
 
-// BenchmarkDialogues plays every fixture dialogue with baseline/persona,
-// the baseline simulated user and the rule judge through a real gateway
-// and an in-process baseline server (no Temporal, no object store): the
-// cost of a turn in one process, task, gateway and server together.
-// Reports turns/s and CPU µs per turn (the process's user and system time).
+// BenchmarkDialogues plays dialogues with baseline/persona, the baseline
+// simulated user and the rule judge through a real gateway and an
+// in-process baseline server (no Temporal, no object store): the cost of a
+// turn in one process, task, gateway and server together. "fixtures" are
+// the 32 fixture dialogues (130 turns, 4 a dialogue on average);
+// "simulated-N" are 16 simulated dialogues of N turns, where every call
+// carries the whole history. Reports turns/s and CPU µs per turn (the
+// process's user and system time).
 func BenchmarkDialogues(b *testing.B) {
-	r := newFixtureRun(b)
-	judges := map[string]string{scorer.RoleJudge: "baseline/judge"}
-	var turns int
-	var cpu time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		before := cpuTime()
-		res := r.run(b, "baseline/persona", judges, nil)
-		cpu += cpuTime() - before
-		turns += res.rounds
+	for _, bc := range []struct {
+		name  string
+		turns int // 0: the fixtures
+	}{{"fixtures", 0}, {"simulated-5", 5}, {"simulated-20", 20}} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := newFixtureRun(b)
+			if bc.turns > 0 {
+				r.samples = longDialogues(b, 16, bc.turns)
+			}
+			judges := map[string]string{scorer.RoleJudge: "baseline/judge"}
+			var turns int
+			var cpu time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				before := cpuTime()
+				res := r.run(b, "baseline/persona", judges, nil)
+				cpu += cpuTime() - before
+				turns += res.rounds
+			}
+			b.ReportMetric(float64(turns)/b.Elapsed().Seconds(), "turns/s")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(turns), "cpu-µs/turn")
+		})
 	}
-	b.ReportMetric(float64(turns)/b.Elapsed().Seconds(), "turns/s")
-	b.ReportMetric(float64(cpu.Microseconds())/float64(turns), "cpu-µs/turn")
-	b.ReportMetric(float64(runtime.NumCPU()), "cpus")
+}
+
+// longDialogues are n simulated dialogues of the fixture characters with
+// turns turns each, alternating English and Chinese.
+func longDialogues(t testing.TB, n, turns int) []scorers.Sample {
+	t.Helper()
+	rc, err := rmtbench.Fixtures().Open(context.Background(), rmtbench.CharactersFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chars, err := rmtbench.ReadCharacters(rc, rmtbench.CharactersFile)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"keeper", "botanist", "teahouse", "detective", "captain", "fox", "oak", "ember"}
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, `{"id": "long-%d", "character": %q, "language": %q, "scenario": "user_preference", "motivation": "A long talk.", `+
+			`"topics": ["the weather", "the sea"], "preferences": [{"statement": "I hate the cold.", "keywords": ["cold"]}], "max_turns": %d}`+"\n",
+			i, ids[(i/2)%len(ids)], []string{"en", "zh"}[i%2], turns)
+	}
+	rows, err := rmtbench.ReadDialogues(strings.NewReader(lines.String()), rmtbench.DialoguesFile, chars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]scorers.Sample, len(rows))
+	for i := range rows {
+		out[i] = scorers.Sample{ID: rows[i].ID, Category: rows[i].Scenario, Row: &rows[i]}
+	}
+	return out
 }
 
 // cpuTime is the process's user and system CPU time.

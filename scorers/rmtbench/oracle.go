@@ -116,10 +116,17 @@ func ruleScore(in OracleInput, d Dimension) (int, string) {
 }
 
 // found returns the first keyword of the lists that text contains, or "".
+// The text is lower-cased once and a keyword whose first word is not in
+// it is skipped without ContainsKeyword, which normalises the whole text
+// on every call: a 20-turn dialogue's replies are long, and the rule looks
+// up some 80 keywords a round. The skip is exact: a run without white
+// space of the normalised text is a run of the lower-cased text.
 func found(text string, lists ...[]string) string {
+	lower := strings.ToLower(text)
 	for _, l := range lists {
 		for _, k := range l {
-			if medrubric.ContainsKeyword(text, k) {
+			first, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(k)), " ")
+			if strings.Contains(lower, first) && medrubric.ContainsKeyword(text, k) {
 				return k
 			}
 		}

@@ -105,6 +105,7 @@ func TestJudgeOracle(t *testing.T) {
 	}{
 		{"in character by name", "Mara Voss never sleeps.", nil, CharacterConsistency, 5},
 		{"in character by a keyword", "The Gull Rock lamp is lit.", nil, CharacterConsistency, 5},
+		{"a marker across a line break, in capitals", "The GULL\n\tRock lamp.", nil, CharacterConsistency, 5},
 		{"neither", "It is late.", nil, CharacterConsistency, 3},
 		{"assistant phrase wins over a marker", "As an AI, I keep the lighthouse.", nil, CharacterConsistency, 1},
 		{"the character's own forbidden phrase", "Check your smartphone.", nil, CharacterConsistency, 1},
