@@ -274,3 +274,59 @@ func BenchmarkRMTBenchThroughput(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(done), "worker-cpu-µs/turn")
 	b.ReportMetric(float64(self.Microseconds())/float64(done), "bench-cpu-µs/turn")
 }
+
+// TestRMTBenchDemoOnStack evaluates the fixtures on the real stack with the
+// demo's judges (a panel with a lenient judge, and a simulated user that
+// ends after five turns): the summary rolls the dimensions up per
+// scenario and per language, reports the panel's agreement, and the
+// out-of-character baseline scores below the in-character one.
+func TestRMTBenchDemoOnStack(t *testing.T) {
+	res, err := buildVia(t, rmtbench.Name, datasets.Request{Source: rmtbench.Embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(model string) workflows.EvaluateModelResult {
+		t.Helper()
+		out, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: rmtbench.Name + "@" + res.Version,
+			Model: model, Judges: rmtbench.DemoJudges}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := out.Summary; s.Scored != res.Rows || s.InfraFailed != 0 || len(s.Categories) != 5 {
+			t.Fatalf("%s: scored %d of %d, %d categories", model, s.Scored, res.Rows, len(s.Categories))
+		}
+		return out
+	}
+	persona, ooc := eval("baseline/persona"), eval("baseline/assistant")
+	for _, name := range []string{"score_en", "score_zh", "preference_memory_zh"} {
+		if m := metric(persona.Summary, name); m.N == 0 {
+			t.Errorf("persona: no %s in the summary", name)
+		}
+	}
+	p, o := metric(persona.Summary, scorer.MetricScore), metric(ooc.Summary, scorer.MetricScore)
+	if !(o.Mean < p.Mean-0.2) || metric(ooc.Summary, "character_consistency").Mean > 0.2 {
+		t.Errorf("score: persona %.3f, assistant %.3f", p.Mean, o.Mean)
+	}
+	a := agreementOf(t, ooc.Summary, scorer.MetricScore)
+	if a.Alpha == nil || !(*a.Alpha < 0.5) {
+		t.Errorf("agreement of a panel with a lenient judge: %+v", a)
+	}
+	ended := metric(persona.Summary, scorer.MetricUserEnded)
+	if ended.N != 16 || ended.Mean != 0.5 {
+		t.Errorf("user_ended %+v: the eight six-turn simulated dialogues end after five turns", ended)
+	}
+	for _, ev := range []workflows.EvaluateModelResult{persona, ooc} {
+		s := ev.Summary
+		t.Logf("%s: score %.3f [%.3f, %.3f] (en %.3f, zh %.3f), consistency %.3f, emotion %.3f, intent %.3f, memory %.3f, safety %.3f, judge_error_rate %.3f, calls %d",
+			s.Model, metric(s, "score").Mean, metric(s, "score").CILow, metric(s, "score").CIHigh, metric(s, "score_en").Mean, metric(s, "score_zh").Mean,
+			metric(s, "character_consistency").Mean, metric(s, "emotional_expression").Mean, metric(s, "intent_fulfilment").Mean,
+			metric(s, "preference_memory").Mean, metric(s, "safety_boundaries").Mean, metric(s, scorer.MetricJudgeErrorRate).Mean, s.Calls)
+		for _, ag := range s.Agreement {
+			alpha := "n/a"
+			if ag.Alpha != nil {
+				alpha = fmt.Sprintf("%.3f", *ag.Alpha)
+			}
+			t.Logf("  judges %v: alpha %s, unanimous on %d of %d", ag.Judges, alpha, ag.Unanimous, ag.Paired)
+		}
+	}
+}
