@@ -17,6 +17,7 @@ import (
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/medrubric"
 )
 
 // Dataset is the dataset the task evaluates.
@@ -213,19 +214,11 @@ type UserCall struct {
 }
 
 // JudgeRecord is one judge's answer about one round: the audit record of
-// the call and what the task read from it.
-type JudgeRecord struct {
-	Verdict judge.Verdict `json:"verdict"`
-	// Missing lists the dimensions asked that the parsed reply left out
-	// (each a judge error of this judge); Ignored the dimensions it scored
-	// that were not asked.
-	Missing []string `json:"missing,omitempty"`
-	Ignored []string `json:"ignored,omitempty"`
-	// CallError is set when the call was refused for its request (bad
-	// request, context too long, content filter): a judge error of every
-	// dimension, like an unparseable reply.
-	CallError string `json:"call_error,omitempty"`
-}
+// the call and what the task read from it, as medrubric records it (its
+// Missing and Ignored name dimensions: asked but left out, and scored but
+// not asked; CallError is a call refused for its request, a judge error
+// of every dimension).
+type JudgeRecord = medrubric.JudgeRecord
 
 // caller makes a sample's judge and simulated-user calls.
 type caller struct {
@@ -445,20 +438,11 @@ func (Task) References(s scorers.Sample) []scorers.Reference {
 	if err != nil || d.row.Mode != schemas.RMTModeFixed {
 		return nil
 	}
-	var refs []scorers.Reference
-	msgs := []openai.ChatCompletionMessage{PersonaMessage(d.char, d.row.Language)}
+	turns := make([]scorers.Turn, len(d.spec.Turns))
 	for i, t := range d.spec.Turns {
-		user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.User}
-		msgs = append(msgs, user)
-		if t.Reference != "" {
-			refs = append(refs, scorers.Reference{Messages: append([]openai.ChatCompletionMessage(nil), msgs...), Content: t.Reference})
-			if i > 0 {
-				refs = append(refs, scorers.Reference{Messages: []openai.ChatCompletionMessage{user}, Content: t.Reference})
-			}
-		}
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: t.Reference})
+		turns[i] = scorers.Turn{User: t.User, Reference: t.Reference}
 	}
-	return refs
+	return scorers.TurnReferences([]openai.ChatCompletionMessage{PersonaMessage(d.char, d.row.Language)}, turns)
 }
 
 // Reference implements scorers.ReferenceProvider: the first turn's (the
