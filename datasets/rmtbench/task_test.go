@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/rmtbench"
 	"github.com/benchline/benchline/internal/baseline"
-	"github.com/benchline/benchline/internal/baseline/baselinetest"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -24,7 +25,6 @@ import (
 type fixtureRun struct {
 	samples []scorers.Sample
 	env     scorers.Env
-	server  *baseline.Server
 }
 
 func newFixtureRun(t testing.TB) *fixtureRun {
@@ -42,8 +42,13 @@ func newFixtureRun(t testing.TB) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	srv, g := baselinetest.Serve(t, baseline.Options{References: refs})
-	r.server, r.env = srv, scorers.Env{Models: g}
+	srv, err := baseline.New(baseline.Options{References: refs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	r.env = scorers.Env{Models: datasetstest.NewGateway(t, hs.URL+"/v1")}
 	return r
 }
 

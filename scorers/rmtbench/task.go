@@ -243,7 +243,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	roles, err := RolesOf(env.Judges)
 	if err != nil {
-		return scorers.Outcome{}, err
+		// No sample of the run can be judged; as medrubric does (the
+		// engine has no run-level check of judge roles), every row reports
+		// it, at once and without retries, as not scored.
+		return scorers.Outcome{}, fmt.Errorf("%w: %w", err, scorers.ErrBadSample)
 	}
 	c := &caller{models: env.Models, seed: env.Seed, noCache: env.NoCache}
 	out := scorers.Outcome{PromptHash: promptHash(d.row)}

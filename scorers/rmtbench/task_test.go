@@ -442,8 +442,8 @@ func TestRolesOf(t *testing.T) {
 	}
 	_, err := Task{}.Evaluate(context.Background(), scorers.Env{Models: &fake{}, Model: "test/model", Judges: map[string]string{"jugde": "x/y"}},
 		sample(t, schemas.RMTModeFixed, 0, fixedTurns...))
-	if !errors.Is(err, ErrRoles) {
-		t.Errorf("a misspelt role: %v", err)
+	if !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
+		t.Errorf("a misspelt role: %v; want ErrRoles, reported as a bad sample", err)
 	}
 }
 
