@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,13 +41,7 @@ func newFixtureRun(t testing.TB) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	srv, err := baseline.New(baseline.Options{References: refs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	r.env = scorers.Env{Models: datasetstest.NewGateway(t, hs.URL+"/v1")}
+	r.env = scorers.Env{Models: datasetstest.NewLive(t, rmtbench.Builder{}, nil, baseline.Options{References: refs}).Gateway}
 	return r
 }
 

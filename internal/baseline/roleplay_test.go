@@ -14,37 +14,6 @@ import (
 	"github.com/benchline/benchline/internal/modelapi"
 )
 
-func TestParseRoleplayModels(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Model
-		err  bool
-	}{
-		{"persona", Model{Kind: KindPersona}, false},
-		{"baseline/assistant", Model{Kind: KindAssistant}, false},
-		{"user", Model{Kind: KindUser}, false},
-		{"baseline/user-3", Model{Kind: KindUser, K: 3}, false},
-		{"user-12", Model{Kind: KindUser, K: 12}, false},
-		{"user-0", Model{}, true},
-		{"user-03", Model{}, true},
-		{"user-x", Model{}, true},
-		{"user--1", Model{}, true},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseModel(tc.in)
-			if tc.err {
-				require.Error(t, err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
-			again, err := ParseModel(got.ID())
-			require.NoError(t, err)
-			assert.Equal(t, got, again, "ID round-trips")
-		})
-	}
-}
-
 func msgs(pairs ...string) []openai.ChatCompletionMessage {
 	var out []openai.ChatCompletionMessage
 	for i := 0; i+1 < len(pairs); i += 2 {
