@@ -118,22 +118,22 @@ func TestOracleTransforms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := oracleReply(tc.model, oracle, d)
+			got := oracleReply(tc.model, oracle, d, nil)
 			tc.check(t, got)
-			assert.Equal(t, got, oracleReply(tc.model, oracle, d), "deterministic")
+			assert.Equal(t, got, oracleReply(tc.model, oracle, d, nil), "deterministic")
 		})
 	}
 
 	t.Run("without an oracle: an error text with no JSON", func(t *testing.T) {
 		for _, k := range []Kind{KindJudge, KindJudgeYes, KindJudgeNoisy, KindJudgeMalformed} {
-			got := oracleReply(Model{Kind: k, P: 0.5}, "", d)
+			got := oracleReply(Model{Kind: k, P: 0.5}, "", d, nil)
 			assert.Contains(t, got, "no oracle reply")
 			assert.NotContains(t, got, "{")
 		}
 	})
 	t.Run("not JSON: no booleans to change", func(t *testing.T) {
 		for _, k := range []Kind{KindJudgeYes, KindJudgeNoisy} {
-			assert.Equal(t, "<choice>1</choice>", oracleReply(Model{Kind: k, P: 1}, "<choice>1</choice>", d))
+			assert.Equal(t, "<choice>1</choice>", oracleReply(Model{Kind: k, P: 1}, "<choice>1</choice>", d, nil))
 		}
 	})
 }
@@ -142,7 +142,7 @@ func TestJudgeNoisyShare(t *testing.T) {
 	const n, p = 2000, 0.3
 	oracle := bigOracle(n)
 	want := booleans(t, oracle)
-	got := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("x")))
+	got := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("x"), nil))
 	flipped := 0
 	for path, b := range want {
 		if got[path] != b {
@@ -150,7 +150,7 @@ func TestJudgeNoisyShare(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, p, float64(flipped)/n, 0.04, "flipped %d of %d", flipped, n)
-	other := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("y")))
+	other := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("y"), nil))
 	assert.NotEqual(t, got, other, "another request, other flips")
 }
 
@@ -159,7 +159,7 @@ func TestJudgeMalformedShare(t *testing.T) {
 	oracle := bigOracle(3)
 	broken, truncated := 0, 0
 	for i := range n {
-		got := oracleReply(Model{Kind: KindJudgeMalformed, P: p}, oracle, hashOf("request", i))
+		got := oracleReply(Model{Kind: KindJudgeMalformed, P: p}, oracle, hashOf("request", i), nil)
 		switch {
 		case got == oracle:
 		case got == malformedProse:

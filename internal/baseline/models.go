@@ -33,6 +33,19 @@ const (
 	// KindEcho repeats the last user message (for dialogue plumbing tests).
 	KindEcho Kind = "echo"
 
+	// The role-play models (roleplay.go).
+
+	// KindPersona answers like reference where a reference exists, else
+	// in the voice of the request's system message (a persona).
+	KindPersona Kind = "persona"
+	// KindAssistant ignores any persona and answers as a generic AI
+	// assistant: an out-of-character baseline.
+	KindAssistant Kind = "assistant"
+	// KindUser is a simulated user: it replies with the request's oracle
+	// (the next user turn the task's own rule writes) and, after K of its
+	// own turns, ends the conversation (modelapi.EndOfConversation).
+	KindUser Kind = "user"
+
 	// The scalar reward models, served on POST /pooling (reward.go).
 
 	// KindRewardReference scores a reply by the agreement of its tool calls
@@ -65,12 +78,18 @@ type Model struct {
 	Kind Kind
 	// P is the corruption share of a noisy model, in [0, 1].
 	P float64
+	// K is the number of turns a simulated user (user-<k>) writes before
+	// it ends the conversation; 0 for one that never ends it (user).
+	K int
 }
 
 // ID is the model id without the provider prefix, e.g. "noisy-0.2".
 func (m Model) ID() string {
 	if m.Kind == KindNoisy || m.Kind == KindRewardNoisy || m.Kind == KindJudgeNoisy || m.Kind == KindJudgeMalformed {
 		return string(m.Kind) + "-" + strconv.FormatFloat(m.P, 'f', -1, 64)
+	}
+	if m.Kind == KindUser && m.K > 0 {
+		return string(m.Kind) + "-" + strconv.Itoa(m.K)
 	}
 	return string(m.Kind)
 }
@@ -88,13 +107,21 @@ func (m Model) IsJudge() bool {
 
 // ParseModel parses "reference", "noisy-0.2", "first", "second", "echo",
 // "reward-reference", "reward-noisy-0.3", "reward-length", "judge",
-// "judge-yes", "judge-noisy-0.2" or "judge-malformed-0.2", with or without
-// a "baseline/" prefix.
+// "judge-yes", "judge-noisy-0.2", "judge-malformed-0.2", "persona",
+// "assistant", "user" or "user-3", with or without a "baseline/" prefix.
 func ParseModel(name string) (Model, error) {
 	name = strings.TrimPrefix(name, "baseline/")
 	switch Kind(name) {
-	case KindReference, KindFirst, KindSecond, KindEcho, KindRewardReference, KindRewardLength, KindJudge, KindJudgeYes:
+	case KindReference, KindFirst, KindSecond, KindEcho, KindRewardReference, KindRewardLength, KindJudge, KindJudgeYes,
+		KindPersona, KindAssistant, KindUser:
 		return Model{Kind: Kind(name)}, nil
+	}
+	if rest, ok := strings.CutPrefix(name, string(KindUser)+"-"); ok {
+		k, err := strconv.Atoi(rest)
+		if err != nil || k < 1 || rest != strconv.Itoa(k) {
+			return Model{}, fmt.Errorf("baseline: model %q: a simulated user's turns must be a positive integer", name)
+		}
+		return Model{Kind: KindUser, K: k}, nil
 	}
 	for _, k := range []Kind{KindNoisy, KindRewardNoisy, KindJudgeNoisy, KindJudgeMalformed} {
 		if rest, ok := strings.CutPrefix(name, string(k)+"-"); ok {
@@ -105,7 +132,7 @@ func ParseModel(name string) (Model, error) {
 			return Model{Kind: k, P: p}, nil
 		}
 	}
-	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second, echo, reward-reference, reward-noisy-<p>, reward-length, judge, judge-yes, judge-noisy-<p> or judge-malformed-<p>)", name)
+	return Model{}, fmt.Errorf("baseline: unknown model %q (want reference, noisy-<p>, first, second, echo, reward-reference, reward-noisy-<p>, reward-length, judge, judge-yes, judge-noisy-<p>, judge-malformed-<p>, persona, assistant, user or user-<k>)", name)
 }
 
 // digest is a 32-byte hash used as the source of every deterministic choice.
@@ -154,9 +181,14 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 	}
 	d := hashOf(rd, s.opts.Seed, seed, i)
 	if m.IsJudge() {
-		return answer{content: oracleReply(m, oracle, d)}
+		schema, _ := responseSchema(req)
+		return answer{content: oracleReply(m, oracle, d, schema)}
 	}
 	switch m.Kind {
+	case KindAssistant:
+		return answer{content: assistantReply(req.Messages)}
+	case KindUser:
+		return answer{content: userReply(m, req.Messages, oracle)}
 	case KindFirst, KindSecond:
 		return judgeAnswer(req, m.Kind)
 	case KindEcho:
@@ -168,6 +200,9 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 		return answer{content: "[benchline baseline/echo] no user message"}
 	}
 	ref, ok := s.lookup(req.Messages, req.Tools)
+	if !ok && m.Kind == KindPersona {
+		return answer{content: personaReply(req.Messages)}
+	}
 	if !ok {
 		if schema, isJSON := responseSchema(req); isJSON {
 			b, _ := json.Marshal(fillSchema(schema, "", 0, 0))

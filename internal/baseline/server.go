@@ -22,6 +22,10 @@
 //     JSON boolean true, with each boolean flipped with probability p, or
 //     with probability p a reply that does not parse. Without an oracle
 //     they reply with a labelled error text (see judges.go).
+//   - persona, assistant, user, user-<k>: role-play models (roleplay.go):
+//     an in-character floor that answers in the voice of the system
+//     message, an out-of-character assistant, and a simulated user that
+//     writes the request's oracle and ends after k turns.
 //
 // Scalar reward models, served on POST /pooling (vLLM's pooling API in its
 // chat form: a conversation ending in the assistant reply to score; the
@@ -185,7 +189,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 // [0, 1]; the list shows common ones.
 var ListedModels = []string{"reference", "noisy-0.1", "noisy-0.2", "noisy-0.5", "first", "second", "echo",
 	"reward-reference", "reward-noisy-0.3", "reward-length",
-	"judge", "judge-yes", "judge-noisy-0.2", "judge-malformed-0.2"}
+	"judge", "judge-yes", "judge-noisy-0.2", "judge-malformed-0.2",
+	"persona", "assistant", "user", "user-3"}
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	type model struct {

@@ -87,6 +87,14 @@ func TestParseModel(t *testing.T) {
 		{"reward-reference", Model{Kind: KindRewardReference}, false},
 		{"baseline/reward-noisy-0.3", Model{Kind: KindRewardNoisy, P: 0.3}, false},
 		{"reward-length", Model{Kind: KindRewardLength}, false},
+		{"persona", Model{Kind: KindPersona}, false},
+		{"baseline/assistant", Model{Kind: KindAssistant}, false},
+		{"user", Model{Kind: KindUser}, false},
+		{"baseline/user-3", Model{Kind: KindUser, K: 3}, false},
+		{"user-12", Model{Kind: KindUser, K: 12}, false},
+		{"user-0", Model{}, true},
+		{"user-03", Model{}, true},
+		{"user-x", Model{}, true},
 		{"reward-noisy-2", Model{}, true},
 		{"noisy-1.5", Model{}, true},
 		{"noisy-x", Model{}, true},
@@ -100,6 +108,9 @@ func TestParseModel(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
+			again, err := ParseModel(got.ID())
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "ID round-trips")
 		})
 	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // buildBinary compiles cmd/benchline once per test binary.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "benchline")
 	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/benchline")

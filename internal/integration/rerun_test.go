@@ -18,7 +18,7 @@ import (
 
 // startWorkerWithBaseline runs `benchline worker --queues main` on queue,
 // calling the baseline models at baseURL.
-func startWorkerWithBaseline(t *testing.T, bin, queue, baseURL string) *exec.Cmd {
+func startWorkerWithBaseline(t testing.TB, bin, queue, baseURL string) *exec.Cmd {
 	t.Helper()
 	cfg := stack.Stack.Config
 	cmd := exec.Command(bin, "worker", "--queues", "main")

@@ -65,6 +65,12 @@ type Request struct {
 // would read: nothing of the oracle can reach one by mistake.
 const OracleHeader = "X-Benchline-Oracle"
 
+// EndOfConversation is what a simulated user replies to end a dialogue:
+// a benchmark's user-simulator prompt asks for it, the baseline simulated
+// users (baseline/user-<k>) send it, and a simulated user's reply that
+// contains it ends the conversation.
+const EndOfConversation = "[END]"
+
 // MaxOracleBytes bounds Request.Oracle; the gateway refuses a longer one
 // as a bad request (HTTP servers limit header sizes, the baseline's to
 // 1 MiB).

@@ -5,6 +5,7 @@ import (
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/medrubric"
 	"github.com/benchline/benchline/datasets/reporteval"
+	"github.com/benchline/benchline/datasets/rmtbench"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/datasets/trbench"
@@ -22,6 +23,7 @@ func benchmarks() []benchmark.Benchmark {
 		trbench.Benchmark,
 		medrubric.Benchmark,
 		reporteval.Benchmark,
+		rmtbench.Benchmark,
 		synthetic.Benchmark,
 	}
 }

@@ -430,20 +430,11 @@ func (Task) References(s scorers.Sample) []scorers.Reference {
 	if err != nil {
 		return nil
 	}
-	var refs []scorers.Reference
-	var msgs []openai.ChatCompletionMessage
+	refs := make([]scorers.Turn, len(turns))
 	for i, t := range turns {
-		user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: t.User}
-		msgs = append(msgs, user)
-		if t.Reference != "" {
-			refs = append(refs, scorers.Reference{Messages: append([]openai.ChatCompletionMessage(nil), msgs...), Content: t.Reference})
-			if i > 0 {
-				refs = append(refs, scorers.Reference{Messages: []openai.ChatCompletionMessage{user}, Content: t.Reference})
-			}
-		}
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: t.Reference})
+		refs[i] = scorers.Turn{User: t.User, Reference: t.Reference}
 	}
-	return refs
+	return scorers.TurnReferences(nil, refs)
 }
 
 // Reference implements scorers.ReferenceProvider: the first turn's (the
