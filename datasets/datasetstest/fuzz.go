@@ -13,10 +13,10 @@ import (
 )
 
 // UTF8Enforced says whether builders reject invalid UTF-8 before writing
-// (issue #11, finding 3, fixed on branch harden-retry). While it is false,
-// CheckSource does not require the rows of an accepted source to be valid
-// UTF-8; the lead sets it to true when that fix is merged.
-var UTF8Enforced = false
+// (issue #11, finding 3: datasets.EachLine and CheckRows do). When true,
+// CheckSource requires every string of an accepted source's rows to be
+// valid UTF-8.
+var UTF8Enforced = true
 
 // SourceDir copies the regular files under dir (a builder's fixtures) to a
 // fresh temporary directory, then writes each of files (a slash-separated

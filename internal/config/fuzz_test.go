@@ -10,10 +10,9 @@ import (
 
 // validatedEverywhere says whether every source of configuration is
 // validated alike, with the file and key named (issue #11, finding 6 and
-// "Configuration is validated the same way from every source", fixed on
-// branch harden-config). While it is false, FuzzConfigFile checks only
-// what holds today; the lead sets it to true when that fix is merged.
-var validatedEverywhere = false
+// "Configuration is validated the same way from every source"). When true,
+// FuzzConfigFile also requires every error to name the file.
+var validatedEverywhere = true
 
 // FuzzConfigFile loads arbitrary YAML as a --config file. It must never
 // panic; a file that does not parse is an error naming the file. With
