@@ -38,11 +38,11 @@ func copyFixtures(t *testing.T, edit func(dir string)) string {
 // for items.jsonl): the same rows and the same version every time; the
 // media are referenced, never copied.
 func TestBuildHandWritten(t *testing.T) {
-	fixtures, err := fs.Sub(os.DirFS("."), "fixtures")
+	fixtureFS, err := fs.Sub(os.DirFS("."), "fixtures")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(http.FileServerFS(fixtures))
+	hs := httptest.NewServer(http.FileServerFS(fixtureFS))
 	t.Cleanup(hs.Close)
 	_, want := fixtures(t)
 	var version string
