@@ -202,31 +202,24 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	out.Usage.Merge(p.usage)
 	out.Metrics = d.Tally.Map()
-	labels, errs, paired, unanimous := 0, 0, 0, 0
 	ratings := judge.Ratings{Set: SetAccuracy, Judges: judges}
+	labels, errs := 0, 0
 	for _, b := range d.Blanks {
 		ratings.Items = append(ratings.Items, b.Labels)
-		n := 0
 		for _, l := range b.Labels {
 			labels++
 			if l == "" {
 				errs++
-			} else {
-				n++
-			}
-		}
-		if n >= 2 {
-			paired++
-			if b.Unanimous {
-				unanimous++
 			}
 		}
 	}
 	if labels > 0 {
 		out.Metrics[MetricJudgeErrorRate] = float64(errs) / float64(labels)
 	}
-	if len(judges) > 1 && paired > 0 {
-		out.Metrics[MetricPanelUnanimous] = float64(unanimous) / float64(paired)
+	// The sample's own agreement counts: blanks with two labels or more,
+	// and those on which every label agrees.
+	if a := judge.RunAgreement([]judge.Ratings{ratings}); len(judges) > 1 && len(a) == 1 && a[0].Paired > 0 {
+		out.Metrics[MetricPanelUnanimous] = float64(a[0].Unanimous) / float64(a[0].Paired)
 	}
 	d.Ratings = []judge.Ratings{ratings}
 	out.Details = d
