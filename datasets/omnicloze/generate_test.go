@@ -234,6 +234,7 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 		if bad == 0 || bad == captions || res.Stats[omnicloze.StatKept]+bad != captions {
 			t.Errorf("stats %v", res.Stats)
 		}
+		t.Logf("judge-malformed-0.5 writer: %d unparseable, %d kept", bad, res.Stats[omnicloze.StatKept])
 	})
 	t.Run("another seed asks again", func(t *testing.T) {
 		calls := s.server.Stats().Requests
