@@ -74,13 +74,12 @@ func describeItems(ctx context.Context, env benchmark.DescribeEnv, m catalog.Man
 		return err
 	}
 	if m.Params["writer"] != "" {
-		fmt.Fprintf(env.Out, "writer %s: %d captions, %d items kept, rejected:", m.Params["writer"], m.Stats[StatCaptions], m.Stats[StatKept])
+		st := BuildStats{Rejected: map[string]int{}}
 		for _, r := range RejectReasons {
-			if n := m.Stats[StatRejectedPrefix+r]; n > 0 {
-				fmt.Fprintf(env.Out, " %s %d", r, n)
-			}
+			st.Rejected[r] = int(m.Stats[StatRejectedPrefix+r])
 		}
-		fmt.Fprintf(env.Out, " (%d hand-written items besides)\n", m.Stats[StatHandWritten])
+		fmt.Fprintf(env.Out, "writer %s: %d captions, %d items kept, rejected: %s (%d hand-written items besides)\n",
+			m.Params["writer"], m.Stats[StatCaptions], m.Stats[StatKept], st.rejections(), m.Stats[StatHandWritten])
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package omnicloze_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/omnicloze"
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -185,6 +187,16 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 	}
 	if len(lines) != captions || !strings.Contains(card, "| written and kept | 27 |") || !strings.Contains(card, "| rejected: wrong_key | 0 |") {
 		t.Errorf("%d lines; card:\n%s", len(lines), card)
+	}
+
+	var out bytes.Buffer
+	if err := omnicloze.Benchmark.Demo.Describe(context.Background(), benchmark.DescribeEnv{Store: s.store, Out: &out}, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"music      audio-visual  3      15", "city_life  audio         4      17", "27 captions, 27 items kept, rejected: none (6 hand-written items besides)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the demo's description lacks %q:\n%s", want, out.String())
+		}
 	}
 
 	calls := s.server.Stats().Requests
