@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
@@ -45,9 +42,6 @@ const generationVersion = "1"
 
 // defaultUnitItems is the captions of one generation unit.
 const defaultUnitItems = 8
-
-// callsInFlight bounds a unit's writer calls in flight at once.
-const callsInFlight = 16
 
 // writerTemperature is the sampling temperature of writer calls.
 const writerTemperature = 0.7
@@ -192,24 +186,13 @@ func (b Builder) planGeneration(srcs []catalog.Source, captions []Caption, norm 
 	if o.UnitItems != defaultUnitItems {
 		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(o.UnitItems)}
 	}
-	gid := generationID(srcs, norm, o.UnitItems)
-	for start, u := 0, 0; start < len(captions); start, u = start+o.UnitItems, u+1 {
-		n := min(o.UnitItems, len(captions)-start)
-		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", gid, u), Start: int64(start), Rows: int64(n)})
-	}
+	plan.Generate = datasets.Units(generationID(srcs, norm, o.UnitItems), len(captions), o.UnitItems)
 	return plan
 }
 
 // planOptions parses a plan's parameters with its runtime settings.
 func planOptions(plan datasets.Plan) (Options, error) {
-	params := map[string]string{}
-	for k, v := range plan.Params {
-		params[k] = v
-	}
-	for k, v := range plan.Runtime {
-		params[k] = v
-	}
-	o, _, err := ParseParams(params)
+	o, _, err := ParseParams(plan.AllParams())
 	return o, err
 }
 
@@ -253,21 +236,13 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	}
 	unit := captions[u.Start : u.Start+u.Rows]
 	lines := make([]writtenLine, len(unit))
-	var done atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(callsInFlight)
-	for i, c := range unit {
-		g.Go(func() error {
-			line, err := write(gctx, env.Models, c, othersOf(c, byDomain[c.Domain]), o)
-			if err != nil {
-				return err
-			}
-			lines[i] = line
-			progress(done.Add(1))
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = datasets.EachCall(ctx, len(unit), progress, func(ctx context.Context, i int) error {
+		c := unit[i]
+		var err error
+		lines[i], err = write(ctx, env.Models, c, othersOf(c, byDomain[c.Domain]), o)
+		return err
+	})
+	if err != nil {
 		return datasets.Generated{}, err
 	}
 	var buf bytes.Buffer
@@ -303,7 +278,7 @@ func othersOf(c Caption, domain []Caption) []Caption {
 // write asks the writer for an item for caption c and validates it.
 func write(ctx context.Context, models datasets.Completer, c Caption, others []Caption, o Options) (writtenLine, error) {
 	temp := float32(writerTemperature)
-	seed := requestSeed(o.Seed)
+	seed := datasets.RequestSeed("omnicloze writer seed", o.Seed)
 	req := judge.Request{
 		Judge: o.Writer, PromptVersion: WriterPromptVersion, Schema: WriterSchema,
 		Messages: WriterMessages(c, o.Blanks, o.Distractors),
@@ -335,15 +310,6 @@ func write(ctx context.Context, models datasets.Completer, c Caption, others []C
 	return line, nil
 }
 
-// requestSeed is the seed sent with every writer request of a build: 31
-// bits (every provider takes it), from the seed parameter.
-func requestSeed(seed uint64) int {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seed)
-	sum := sha256.Sum256(append([]byte("omnicloze writer seed\x00"), b[:]...))
-	return int(binary.BigEndian.Uint32(sum[:4]) >> 1)
-}
-
 // Finish adds every unit's replies to the plan's sources (the version id
 // is unchanged: it was derived before any call), validates the items
 // again, records the counts in the plan's Stats and plans one part. A
@@ -354,21 +320,8 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 		return plan, err
 	}
 	out := plan
-	out.Sources = nil
-	for _, s := range plan.Sources {
-		if !IsGenerated(s.Name) {
-			out.Sources = append(out.Sources, s)
-		}
-	}
-	for _, u := range plan.Generate {
-		g, ok, err := datasets.LoadGenerated(ctx, env.Store, plan.Dataset, u)
-		if err != nil {
-			return plan, err
-		}
-		if !ok {
-			return plan, fmt.Errorf("omnicloze: unit %d (%s) has not been generated", u.Index, u.Label)
-		}
-		out.Sources = append(out.Sources, g.Source)
+	if out.Sources, err = datasets.FinishSources(ctx, env, plan, IsGenerated); err != nil {
+		return plan, err
 	}
 	rows, st, err := buildGenerated(ctx, env, out.Sources, o)
 	if err != nil {
