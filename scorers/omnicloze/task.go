@@ -172,7 +172,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	judges, err := JudgesOf(env.Judges)
 	if err != nil {
-		return scorers.Outcome{}, err
+		// No sample of the run can be judged; the engine has no run-level
+		// check of judge roles, so every row reports it, at once and
+		// without retries, as not scored (as medrubric does).
+		return scorers.Outcome{}, fmt.Errorf("%w: %w", err, scorers.ErrBadSample)
 	}
 	d := Details{Judges: judges}
 	var out scorers.Outcome

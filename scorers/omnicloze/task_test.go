@@ -247,7 +247,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestUnknownRole(t *testing.T) {
 	_, err := Task{}.Evaluate(context.Background(), scorers.Env{Models: &fake{}, Model: "test/captioner",
 		Judges: map[string]string{"jugde": "baseline/judge"}}, sample(testItem(t)))
-	if !errors.Is(err, ErrRoles) {
+	if !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
 		t.Errorf("err = %v", err)
 	}
 }
