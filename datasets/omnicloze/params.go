@@ -1,8 +1,6 @@
 package omnicloze
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -45,28 +43,14 @@ func (o Options) Generate() bool { return o.Writer != "" }
 // build from hand-written items (which takes no parameter but unit_items),
 // every generation parameter with its default otherwise.
 func ParseParams(params map[string]string) (Options, map[string]string, error) {
-	o := Options{UnitItems: defaultUnitItems}
-	bad := func(k, v string, format string, args ...any) error {
-		return &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: ", k, v) + fmt.Sprintf(format, args...)}
+	var o Options
+	bad := datasets.ParamError
+	norm, rt, err := datasets.SplitParams(params, genParams, runtimeParams)
+	if err != nil {
+		return o, nil, err
 	}
-	norm := map[string]string{}
-	for k, v := range genParams {
-		norm[k] = v
-	}
-	for k, v := range params {
-		v = strings.TrimSpace(v)
-		if _, ok := runtimeParams[k]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return o, nil, bad(k, v, "want a positive integer")
-			}
-			o.UnitItems = n
-			continue
-		}
-		if _, ok := genParams[k]; !ok {
-			return o, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have %s)", k, paramNames())}
-		}
-		norm[k] = v
+	if o.UnitItems, err = strconv.Atoi(rt["unit_items"]); err != nil || o.UnitItems < 1 {
+		return o, nil, bad("unit_items", rt["unit_items"], "want a positive integer")
 	}
 	o.Writer = norm["writer"]
 	if !o.Generate() {
@@ -80,7 +64,6 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 	if strings.Contains(o.Writer, ",") || !strings.Contains(o.Writer, "/") {
 		return o, nil, bad("writer", o.Writer, "want one <provider>/<model>")
 	}
-	var err error
 	if o.Blanks, err = strconv.Atoi(norm["blanks"]); err != nil || o.Blanks < 1 || o.Blanks > 20 {
 		return o, nil, bad("blanks", norm["blanks"], "want an integer in 1..20")
 	}
@@ -94,16 +77,4 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 	norm["distractors"] = strconv.Itoa(o.Distractors)
 	norm["seed"] = strconv.FormatUint(o.Seed, 10)
 	return o, norm, nil
-}
-
-func paramNames() string {
-	var names []string
-	for k := range genParams {
-		names = append(names, k)
-	}
-	for k := range runtimeParams {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
