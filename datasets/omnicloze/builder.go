@@ -23,7 +23,8 @@ const builderVersion = "1"
 // embedded://omnicloze) holds CaptionsFile, the reference captions a
 // writer turns into items, and hand-written item files: every other
 // top-level *.jsonl. A location that cannot be listed (a plain http(s)
-// URL) is probed for CaptionsFile and ItemsFile.
+// URL) is probed for CaptionsFile and ItemsFile (source.Probe: when neither
+// exists, the error says what the location answered).
 const (
 	CaptionsFile = "captions.jsonl"
 	ItemsFile    = "items.jsonl"
@@ -59,10 +60,10 @@ func IsItemFile(name string) bool {
 // captions; each must exist when it is needed.
 func stage(ctx context.Context, env datasets.Env, loc source.Location, captions bool) ([]catalog.Source, error) {
 	names, err := loc.List(ctx)
-	listable := !errors.Is(err, source.ErrNotListable)
-	if !listable {
-		names = []string{CaptionsFile, ItemsFile}
-	} else if err != nil {
+	if errors.Is(err, source.ErrNotListable) {
+		names, err = source.Probe(ctx, loc, []string{CaptionsFile, ItemsFile})
+	}
+	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
@@ -72,9 +73,6 @@ func stage(ctx context.Context, env datasets.Env, loc source.Location, captions 
 			continue
 		}
 		s, err := datasets.Stage(ctx, env, loc, n)
-		if errors.Is(err, source.ErrNotFound) && !listable {
-			continue // probed, not there
-		}
 		if err != nil {
 			return nil, err
 		}

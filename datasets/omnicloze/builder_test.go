@@ -23,10 +23,7 @@ import (
 // change it.
 func copyFixtures(t *testing.T, edit func(dir string)) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS("fixtures")); err != nil {
-		t.Fatal(err)
-	}
+	dir := datasetstest.SourceDir(t, "fixtures", nil)
 	if edit != nil {
 		edit(dir)
 	}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/omnicloze"
-	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 	scorer "github.com/benchline/benchline/scorers/omnicloze"
@@ -85,7 +83,7 @@ func TestOmniClozeOnStack(t *testing.T) {
 	// A captions file: the reference captions, one item left out and one
 	// caption emptied.
 	var b strings.Builder
-	rows := resultRows(t, ref.RunID)
+	_, rows := resultRows(ctx, t, ref.RunID)
 	for i, r := range rows {
 		caption := r.Response
 		switch i {
@@ -110,29 +108,12 @@ func TestOmniClozeOnStack(t *testing.T) {
 	}
 }
 
-// resultRows reads every result row of a run.
-func resultRows(t *testing.T, runID string) []schemas.ResultRow {
-	t.Helper()
-	var plan runs.Plan
-	if err := blob.GetJSON(context.Background(), stack.Store, runs.PlanKey(runID), &plan); err != nil {
-		t.Fatal(err)
-	}
-	var out []schemas.ResultRow
-	for i := range plan.Shards {
-		rows, err := pq.ReadAll[schemas.ResultRow](context.Background(), stack.Store, runs.ShardKey(runID, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, rows...)
-	}
-	return out
-}
-
 // rollupOf is the scorer's roll-up of a run's stored results.
 func rollupOf(t *testing.T, runID string) scorer.Report {
 	t.Helper()
 	var units []scorer.Unit
-	for _, r := range resultRows(t, runID) {
+	_, rows := resultRows(context.Background(), t, runID)
+	for _, r := range rows {
 		var d scorer.Details
 		if err := json.Unmarshal([]byte(r.DetailsJSON), &d); err != nil {
 			t.Fatal(err)
