@@ -277,6 +277,7 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 	m := catalog.Manifest{
 		Name: in.Plan.Dataset, Version: in.Plan.Version, Schema: in.Plan.Schema, BuilderVersion: in.Plan.BuilderVersion,
 		Params: in.Plan.Params, Sources: in.Plan.Sources, Files: in.Files, CreatedAt: in.CreatedAt.UTC(),
+		Stats: in.Plan.Stats,
 	}
 	for _, f := range in.Files {
 		m.Rows += f.Rows

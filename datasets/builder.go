@@ -60,6 +60,10 @@ type Plan struct {
 	// parts can be planned (e.g. sampling candidate replies); Parts is empty
 	// until Generator.Finish fills it. Empty for every other builder.
 	Generate []Part `json:"generate,omitempty"`
+	// Stats are counts a builder reports about what it built (e.g. items
+	// a validation rejected, by reason). They are not part of the version
+	// id; Publish copies them into the manifest, so the card shows them.
+	Stats map[string]int64 `json:"stats,omitempty"`
 }
 
 // Builder builds one benchmark's dataset.

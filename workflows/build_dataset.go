@@ -32,6 +32,9 @@ type BuildDatasetResult struct {
 	// (datasets.Generator): outputs written, calls skipped, and usage
 	// (model calls, answers from the cache). Zero for other builders.
 	Generated GenerationTotals `json:",omitzero"`
+	// Stats are the builder's counts about the build (datasets.Plan.Stats,
+	// e.g. items a validation rejected, by reason); empty when reused.
+	Stats map[string]int64 `json:",omitempty"`
 }
 
 // GenerationTotals sums the datasets.Generated summaries of a build.
@@ -100,6 +103,7 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 			return res, err
 		}
 	}
+	res.Stats = plan.Stats
 
 	files := make([]catalog.File, len(plan.Parts))
 	partCtx := workflow.WithActivityOptions(ctx, partOptions)

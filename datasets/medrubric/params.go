@@ -1,7 +1,6 @@
 package medrubric
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,28 +45,14 @@ func (o Options) Generate() bool { return len(o.Writers) > 0 }
 // build from hand-written rubrics (which takes no parameter but
 // unit_items), every generation parameter with its default otherwise.
 func ParseParams(params map[string]string) (Options, map[string]string, error) {
-	o := Options{UnitItems: defaultUnitItems}
-	bad := func(k, v string, format string, args ...any) error {
-		return &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: ", k, v) + fmt.Sprintf(format, args...)}
+	var o Options
+	bad := datasets.ParamError
+	norm, rt, err := datasets.SplitParams(params, genParams, runtimeParams)
+	if err != nil {
+		return o, nil, err
 	}
-	norm := map[string]string{}
-	for k, v := range genParams {
-		norm[k] = v
-	}
-	for k, v := range params {
-		v = strings.TrimSpace(v)
-		if _, ok := runtimeParams[k]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return o, nil, bad(k, v, "want a positive integer")
-			}
-			o.UnitItems = n
-			continue
-		}
-		if _, ok := genParams[k]; !ok {
-			return o, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have %s)", k, paramNames())}
-		}
-		norm[k] = v
+	if o.UnitItems, err = strconv.Atoi(rt["unit_items"]); err != nil || o.UnitItems < 1 {
+		return o, nil, bad("unit_items", rt["unit_items"], "want a positive integer")
 	}
 	for _, w := range strings.Split(norm["writers"], ",") {
 		if w = strings.TrimSpace(w); w != "" {
@@ -92,7 +77,6 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 		}
 	}
 	norm["writers"] = strings.Join(o.Writers, ",")
-	var err error
 	if o.K, err = strconv.Atoi(norm["k"]); err != nil || o.K < 1 || o.K > len(o.Writers) {
 		return o, nil, bad("k", norm["k"], "want an integer in 1..%d (the number of writers)", len(o.Writers))
 	}
@@ -110,16 +94,4 @@ func ParseParams(params map[string]string) (Options, map[string]string, error) {
 	norm["threshold"] = strconv.FormatFloat(o.Threshold, 'f', -1, 64)
 	norm["evidence"] = strconv.FormatBool(o.Evidence)
 	return o, norm, nil
-}
-
-func paramNames() string {
-	var names []string
-	for k := range genParams {
-		names = append(names, k)
-	}
-	for k := range runtimeParams {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }

@@ -48,6 +48,9 @@ func (b Benchmark) Name() string { return b.Builder.Name() }
 type Deps struct {
 	// Sandbox runs untrusted code; set on workers of the sandbox queue.
 	Sandbox lang.Sandboxer
+	// Store is the object store, for tasks that read inputs of a run
+	// beyond the dataset (omnicloze's captions files).
+	Store blob.Store
 }
 
 // Demo is what the demo builds and evaluates for a benchmark: the dataset

@@ -64,6 +64,9 @@ type Manifest struct {
 	Files          []File            `json:"files"`
 	Rows           int64             `json:"rows"`
 	CreatedAt      time.Time         `json:"created_at"`
+	// Stats are the builder's counts about the build (datasets.Plan.Stats),
+	// e.g. items a validation rejected; not part of the version id.
+	Stats map[string]int64 `json:"stats,omitempty"`
 }
 
 // Latest is the content of datasets/<name>/latest.

@@ -4,6 +4,7 @@ import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/medrubric"
+	"github.com/benchline/benchline/datasets/omnicloze"
 	"github.com/benchline/benchline/datasets/reporteval"
 	"github.com/benchline/benchline/datasets/rmtbench"
 	"github.com/benchline/benchline/datasets/synthetic"
@@ -22,6 +23,7 @@ func benchmarks() []benchmark.Benchmark {
 		toolpref.Benchmark,
 		trbench.Benchmark,
 		medrubric.Benchmark,
+		omnicloze.Benchmark,
 		reporteval.Benchmark,
 		rmtbench.Benchmark,
 		synthetic.Benchmark,
