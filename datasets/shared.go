@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
@@ -81,4 +83,19 @@ func WriteComputedPart[T any](ctx context.Context, env Env, plan Plan, p Part, k
 	return WriteRows(ctx, env, key, rows, map[string]string{
 		"benchline.dataset": plan.Dataset, "benchline.version": plan.Version,
 	}, progress)
+}
+
+// PartSources returns the sources of plan that part p reads, in the order
+// of p.Inputs. An input missing from plan.Sources is an error: the plan is
+// corrupt, not the input.
+func PartSources(plan Plan, p Part) ([]catalog.Source, error) {
+	srcs := make([]catalog.Source, 0, len(p.Inputs))
+	for _, sha := range p.Inputs {
+		i := slices.IndexFunc(plan.Sources, func(s catalog.Source) bool { return s.SHA256 == sha })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: part %s: input %s is not among the plan's sources", plan.Dataset, p.Label, sha)
+		}
+		srcs = append(srcs, plan.Sources[i])
+	}
+	return srcs, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 )
 
@@ -53,5 +54,17 @@ func TestWriteRows(t *testing.T) {
 	back, err := pq.ReadAll[row](context.Background(), env.Store, "k")
 	if err != nil || len(back) != 1000 || back[999].N != 999 {
 		t.Fatalf("read back %d rows: %v", len(back), err)
+	}
+}
+
+func TestPartSources(t *testing.T) {
+	plan := datasets.Plan{Dataset: "d", Sources: []catalog.Source{{Name: "a", SHA256: "aa"}, {Name: "b", SHA256: "bb"}}}
+	got, err := datasets.PartSources(plan, datasets.Part{Label: "p", Inputs: []string{"bb", "aa"}})
+	if err != nil || len(got) != 2 || got[0].Name != "b" || got[1].Name != "a" {
+		t.Fatalf("PartSources = %v, %v; want b, a in the inputs' order", got, err)
+	}
+	if _, err := datasets.PartSources(plan, datasets.Part{Label: "p", Inputs: []string{"aa", "cc"}}); err == nil ||
+		!strings.Contains(err.Error(), "d: part p: input cc is not among the plan's sources") {
+		t.Fatalf("missing input: err = %v", err)
 	}
 }

@@ -160,14 +160,9 @@ func discover(ctx context.Context, loc source.Location) ([]string, error) {
 
 // WritePart writes one category.
 func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.Plan, p datasets.Part, key string, progress func(int64)) (pq.FileInfo, error) {
-	srcs := make([]catalog.Source, 0, len(p.Inputs))
-	for _, sha := range p.Inputs {
-		for _, s := range plan.Sources {
-			if s.SHA256 == sha {
-				srcs = append(srcs, s)
-				break
-			}
-		}
+	srcs, err := datasets.PartSources(plan, p)
+	if err != nil {
+		return pq.FileInfo{}, err
 	}
 	items, err := readCategory(ctx, env, p.Label, p.Inputs, srcs)
 	if err != nil {

@@ -149,17 +149,9 @@ func discover(ctx context.Context, loc source.Location) ([]string, error) {
 
 // WritePart writes one language's rows.
 func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.Plan, p datasets.Part, key string, progress func(int64)) (pq.FileInfo, error) {
-	var srcs []catalog.Source
-	for _, sha := range p.Inputs {
-		for _, s := range plan.Sources {
-			if s.SHA256 == sha {
-				srcs = append(srcs, s)
-				break
-			}
-		}
-	}
-	if len(srcs) != len(p.Inputs) {
-		return pq.FileInfo{}, fmt.Errorf("ifevalcode: part %s: plan names %d inputs but %d sources", p.Label, len(p.Inputs), len(srcs))
+	srcs, err := datasets.PartSources(plan, p)
+	if err != nil {
+		return pq.FileInfo{}, err
 	}
 	all, err := readAll(ctx, env, srcs)
 	if err != nil {

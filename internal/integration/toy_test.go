@@ -2,11 +2,8 @@ package integration
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -88,21 +85,7 @@ func toyMessages(r *toyRow) []openai.ChatCompletionMessage {
 
 func (toyTask) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
 	r := s.Row.(*toyRow)
-	msgs := toyMessages(r)
-	sum := sha256.Sum256([]byte(msgs[0].Content))
-	out := scorers.Outcome{PromptHash: hex.EncodeToString(sum[:8])}
-	resp, err := env.Models.Complete(ctx, env.Request(msgs, nil))
-	if err != nil {
-		return out, err
-	}
-	out.Usage.Add(resp.Usage)
-	out.Response = resp.Text()
-	exact := 0.0
-	if strings.TrimSpace(out.Response) == r.Answer {
-		exact = 1
-	}
-	out.Metrics = map[string]float64{"exact": exact}
-	return out, nil
+	return scorers.AskExact(ctx, env, toyMessages(r), r.Answer, "exact")
 }
 
 func (toyTask) Reference(s scorers.Sample) (scorers.Reference, bool) {

@@ -4,6 +4,7 @@ import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/medrubric"
+	"github.com/benchline/benchline/datasets/reporteval"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/datasets/trbench"
@@ -20,6 +21,7 @@ func benchmarks() []benchmark.Benchmark {
 		toolpref.Benchmark,
 		trbench.Benchmark,
 		medrubric.Benchmark,
+		reporteval.Benchmark,
 		synthetic.Benchmark,
 	}
 }

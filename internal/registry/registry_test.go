@@ -41,7 +41,7 @@ func TestDefault(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]bool{"bfcl-ast": false, "ifevalcode": false}
+	want := map[string]bool{"bfcl-ast": false, "ifevalcode": false, "reporteval-sections": false}
 	for _, s := range reg.Scorers() {
 		if _, ok := want[s.Name]; ok {
 			want[s.Name] = true

@@ -20,6 +20,8 @@ import (
 type Topic struct {
 	Category string `json:"category_str"`
 	Topic    string `json:"topic"`
+	// Line is the 1-based line of the file the topic was read from.
+	Line int `json:"-"`
 }
 
 // FileID is the original's id of a report, the hex MD5 of its topic's
@@ -31,7 +33,7 @@ func FileID(topic string) string {
 
 // ReadTopics reads a topics file, one JSON object {"category_str",
 // "topic"} a line, from r; name is the file's name for error messages.
-// Blank lines are skipped and other fields ignored. A line that is not
+// Blank lines are skipped (but counted in Line) and other fields ignored. A line that is not
 // such an object, with an empty or missing field, or repeating an earlier
 // topic (the two would share a FileID), is an error wrapping a
 // *datasets.InputError that names the file and line; so is a line over
@@ -71,7 +73,7 @@ func ReadTopics(r io.Reader, name string) ([]Topic, error) {
 			return nil, bad(fmt.Sprintf("topic repeats line %d", prev))
 		}
 		firstLine[*raw.Topic] = lineNo
-		topics = append(topics, Topic{Category: *raw.Category, Topic: *raw.Topic})
+		topics = append(topics, Topic{Category: *raw.Category, Topic: *raw.Topic, Line: lineNo})
 	}
 	if err := sc.Err(); err != nil {
 		lineNo++

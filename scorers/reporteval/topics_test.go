@@ -31,7 +31,8 @@ func TestReadTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Topic{{"Education", "How do children learn?"}, {"Science & Technology", "Why is the sky blue?"}}
+	// The blank line counts: the second topic is on line 3.
+	want := []Topic{{"Education", "How do children learn?", 1}, {"Science & Technology", "Why is the sky blue?", 3}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("ReadTopics = %+v, want %+v", got, want)
 	}

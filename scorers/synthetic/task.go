@@ -5,10 +5,7 @@ package synthetic
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -44,21 +41,7 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 	if !ok {
 		return scorers.Outcome{}, fmt.Errorf("synthetic: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
 	}
-	msgs := messages(r)
-	sum := sha256.Sum256([]byte(msgs[0].Content))
-	out := scorers.Outcome{PromptHash: hex.EncodeToString(sum[:8])}
-	resp, err := env.Models.Complete(ctx, env.Request(msgs, nil))
-	if err != nil {
-		return out, err
-	}
-	out.Usage.Add(resp.Usage)
-	out.Response = resp.Text()
-	exact := 0.0
-	if strings.TrimSpace(out.Response) == r.Reference {
-		exact = 1
-	}
-	out.Metrics = map[string]float64{"exact": exact}
-	return out, nil
+	return scorers.AskExact(ctx, env, messages(r), r.Reference, "exact")
 }
 
 // Reference is the row's reference number.

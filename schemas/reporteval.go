@@ -1,0 +1,29 @@
+package schemas
+
+// ReportEvalTopicTable is the table written by the reporteval dataset
+// builder.
+var ReportEvalTopicTable = Table{Name: "reporteval_topic", Version: 1}
+
+// ReportEvalTopic is one DeepResearch-ReportEval topic: a research task
+// for a deep-research system, with the report to score when the build was
+// given one.
+type ReportEvalTopic struct {
+	// ID is the original's report id, the hex MD5 of Topic
+	// (scorers/reporteval.FileID).
+	ID string `parquet:"id" json:"id"`
+	// Category is the original's category_str, e.g. "Health & Medicine".
+	Category string `parquet:"category,dict" json:"category"`
+	// Topic is the task text, as in the topics file.
+	Topic string `parquet:"topic" json:"topic"`
+	// Report is the Markdown report written for Topic, from the build's
+	// reports file; the task scores it instead of asking the model under
+	// test for one. Null when the build had no report for the topic.
+	Report *string `parquet:"report,optional" json:"report,omitempty"`
+	// SourceFile and SourceLine say where the topic came from.
+	SourceFile string `parquet:"source_file,dict" json:"source_file"`
+	SourceLine int32  `parquet:"source_line" json:"source_line"`
+	// ReportFile and ReportLine say where the report came from; null with
+	// Report.
+	ReportFile *string `parquet:"report_file,optional,dict" json:"report_file,omitempty"`
+	ReportLine *int32  `parquet:"report_line,optional" json:"report_line,omitempty"`
+}
