@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -34,6 +35,42 @@ func TestPanel(t *testing.T) {
 	b := Panel(map[string]string{"judge": "z/3,x/1,y/2"}, "judge")
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("order-dependent: %q vs %q", a, b)
+	}
+}
+
+func TestRolesOf(t *testing.T) {
+	const def = "baseline/judge"
+	tests := []struct {
+		name   string
+		judges map[string]string
+		want   Roles
+		err    bool
+	}{
+		{"none: the default judge", nil, Roles{Judges: []string{def}}, false},
+		{"a panel", map[string]string{"judge": "b/y,a/x"}, Roles{Judges: []string{"a/x", "b/y"}}, false},
+		{"asymmetric", map[string]string{"proposer": "p/1", "checker": "c/2,c/1"},
+			Roles{Judges: []string{def}, Proposer: "p/1", Checkers: []string{"c/1", "c/2"}}, false},
+		{"a proposer alone", map[string]string{"proposer": "p/1"}, Roles{}, true},
+		{"a checker alone", map[string]string{"checker": "c/1"}, Roles{}, true},
+		{"two proposers", map[string]string{"proposer": "p/1,p/2", "checker": "c/1"}, Roles{}, true},
+		{"an unknown role", map[string]string{"jugde": "a/x"}, Roles{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RolesOf(tc.judges, def)
+			if tc.err {
+				if !errors.Is(err, ErrRoles) {
+					t.Errorf("err = %v, want ErrRoles", err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("RolesOf = %+v, %v; want %+v", got, err, tc.want)
+			}
+			if got.Asymmetric() != (tc.want.Proposer != "") {
+				t.Errorf("Asymmetric = %v", got.Asymmetric())
+			}
+		})
 	}
 }
 
