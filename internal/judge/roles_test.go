@@ -129,3 +129,37 @@ func TestRunAgreement(t *testing.T) {
 		t.Errorf("no variance = %+v", z)
 	}
 }
+
+// TestRunAgreementInterval: scores written as labels pool apart from the
+// same set's nominal labels and get interval alpha.
+func TestRunAgreementInterval(t *testing.T) {
+	ab := []string{"a", "b"}
+	// Units (1,2) and (3,3). By hand: o_12 = o_21 = 1, o_33 = 2; n_1 = n_2
+	// = 1, n_3 = 2, n = 4. Interval: observed Σ o·δ² = 2, expected
+	// Σ n_c·n_k·δ² = 2·(1·1·1 + 1·2·4 + 1·2·1) = 22, alpha = 1 − 3·2/22 =
+	// 8/11. Nominal, the same labels: expected 2·(1 + 2 + 2) = 10, alpha =
+	// 1 − 3·2/10 = 2/5.
+	items := [][]string{{"1", "2"}, {"3", "3"}}
+	got := RunAgreement([]Ratings{
+		{Set: "q", Judges: ab, Items: items, Scale: ScaleInterval},
+		{Set: "q", Judges: ab, Items: items},
+		{Set: "r", Judges: ab, Items: [][]string{{"1", "x"}}, Scale: ScaleInterval},
+	})
+	if len(got) != 3 {
+		t.Fatalf("got %d pools, want 3: %+v", len(got), got)
+	}
+	byScale := map[string]Agreement{}
+	for _, a := range got[:2] {
+		byScale[a.Scale] = a
+	}
+	in, nom := byScale[ScaleInterval], byScale[ScaleNominal]
+	if in.Alpha == nil || math.Abs(*in.Alpha-8.0/11) > 1e-12 {
+		t.Errorf("interval pool %+v, want alpha 8/11", in)
+	}
+	if nom.Alpha == nil || math.Abs(*nom.Alpha-0.4) > 1e-12 {
+		t.Errorf("nominal pool %+v, want alpha 2/5", nom)
+	}
+	if r := got[2]; r.Alpha != nil || r.Note != `n/a (a label is not a number: "x")` {
+		t.Errorf("a label that is not a number: %+v", r)
+	}
+}
