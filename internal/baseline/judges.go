@@ -19,10 +19,19 @@ import (
 // here knows a benchmark:
 //
 //   - judge: the oracle verbatim;
-//   - judge-yes: every JSON boolean set to true (a judge biased to "met");
-//   - judge-noisy-<p>: each JSON boolean flipped with probability p;
+//   - judge-yes: every JSON boolean set to true (a judge biased to "met"),
+//     and every number on a scale set to the top of the scale (a judge
+//     biased to the best score);
+//   - judge-noisy-<p>: each JSON boolean flipped, and each number on a
+//     scale replaced by another value of the scale drawn uniformly, with
+//     probability p;
 //   - judge-malformed-<p>: with probability p a reply that does not parse
 //     (the oracle's JSON cut in half, or prose), else the oracle.
+//
+// A number is on a scale when the request's response format (a JSON
+// schema) lists the values it may take: an "enum" of numbers at its place
+// in the document (e.g. ReportEval's 0–4 scores, or -1/0/1 fact labels).
+// Other numbers, and every number of a request without a schema, are kept.
 //
 // The draws are pure functions of the request (its body, seed and choice
 // index), the server seed and the oracle, like every baseline answer: a
@@ -54,22 +63,40 @@ func NoOracleReply(m Model) string {
 const malformedProse = "Having read the answer carefully, I think it covers most of what matters, " +
 	"though a few points could be clearer. Overall it seems reasonable."
 
-// oracleReply is judge model m's reply given the oracle; d is the
-// request's digest.
-func oracleReply(m Model, oracle string, d digest) string {
+// oracleReply is judge model m's reply given the oracle and the schema of
+// the request's response format (nil without one); d is the request's
+// digest.
+func oracleReply(m Model, oracle string, schema map[string]any, d digest) string {
 	if oracle == "" {
 		return NoOracleReply(m)
 	}
 	d = hashOf(d, "oracle", oracle)
 	switch m.Kind {
 	case KindJudgeYes:
-		return mapBooleans(oracle, func(string, bool) bool { return true })
+		return mapVerdicts(oracle, schema, transform{
+			boolean: func(string, bool) bool { return true },
+			scaled:  func(_ string, _ json.Number, scale []json.Number) json.Number { return top(scale) },
+		})
 	case KindJudgeNoisy:
-		return mapBooleans(oracle, func(path string, b bool) bool {
-			if hashOf(d, "flip", path).uniform() < m.P {
-				return !b
-			}
-			return b
+		return mapVerdicts(oracle, schema, transform{
+			boolean: func(path string, b bool) bool {
+				if hashOf(d, "flip", path).uniform() < m.P {
+					return !b
+				}
+				return b
+			},
+			scaled: func(path string, n json.Number, scale []json.Number) json.Number {
+				var others []json.Number
+				for _, v := range scale {
+					if !sameNumber(v, n) {
+						others = append(others, v)
+					}
+				}
+				if len(others) == 0 || hashOf(d, "flip", path).uniform() >= m.P {
+					return n
+				}
+				return others[hashOf(d, "to", path).intn(len(others))]
+			},
 		})
 	case KindJudgeMalformed:
 		if hashOf(d, "malformed").uniform() >= m.P {
@@ -83,11 +110,20 @@ func oracleReply(m Model, oracle string, d digest) string {
 	return oracle
 }
 
-// mapBooleans returns the JSON document doc with every boolean b at path
-// (e.g. "verdicts.2.met") replaced by f(path, b). The document is
-// re-encoded (object keys sorted) only when a boolean changed; doc is
+// transform says how a judge changes an oracle's verdicts: each boolean
+// at path, and each number on a scale (the values its schema lists).
+type transform struct {
+	boolean func(path string, b bool) bool
+	scaled  func(path string, n json.Number, scale []json.Number) json.Number
+}
+
+// mapVerdicts returns the JSON document doc with every boolean b at path
+// (e.g. "verdicts.2.met") replaced by t.boolean(path, b), and every number
+// whose schema node (schema followed down "properties" and "items") lists
+// an enum of numbers replaced by t.scaled(path, n, enum). The document is
+// re-encoded (object keys sorted) only when something changed; doc is
 // returned unchanged when it is not JSON or nothing changed.
-func mapBooleans(doc string, f func(path string, b bool) bool) string {
+func mapVerdicts(doc string, schema map[string]any, t transform) string {
 	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
 	dec.UseNumber()
 	var v any
@@ -95,30 +131,41 @@ func mapBooleans(doc string, f func(path string, b bool) bool) string {
 		return doc
 	}
 	changed := false
-	var walk func(v any, path string) any
-	walk = func(v any, path string) any {
+	var walk func(v any, schema map[string]any, path string) any
+	walk = func(v any, schema map[string]any, path string) any {
 		switch x := v.(type) {
 		case bool:
-			y := f(path, x)
+			y := t.boolean(path, x)
 			changed = changed || y != x
 			return y
+		case json.Number:
+			scale := numberEnum(schema)
+			if len(scale) == 0 {
+				return x
+			}
+			y := t.scaled(path, x, scale)
+			changed = changed || !sameNumber(x, y)
+			return y
 		case map[string]any:
+			props, _ := schema["properties"].(map[string]any)
 			keys := make([]string, 0, len(x))
 			for k := range x {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				x[k] = walk(x[k], join(path, k))
+				sub, _ := props[k].(map[string]any)
+				x[k] = walk(x[k], sub, join(path, k))
 			}
 		case []any:
+			items, _ := schema["items"].(map[string]any)
 			for i := range x {
-				x[i] = walk(x[i], join(path, strconv.Itoa(i)))
+				x[i] = walk(x[i], items, join(path, strconv.Itoa(i)))
 			}
 		}
 		return v
 	}
-	v = walk(v, "")
+	v = walk(v, schema, "")
 	if !changed {
 		return doc
 	}
@@ -129,6 +176,50 @@ func mapBooleans(doc string, f func(path string, b bool) bool) string {
 		return doc
 	}
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// numberEnum returns the numbers a schema node's "enum" lists, when every
+// value it lists is a number; nil otherwise.
+func numberEnum(schema map[string]any) []json.Number {
+	enum, _ := schema["enum"].([]any)
+	var out []json.Number
+	for _, e := range enum {
+		var n json.Number
+		switch x := e.(type) {
+		case json.Number:
+			n = x
+		case float64:
+			n = json.Number(strconv.FormatFloat(x, 'g', -1, 64))
+		default:
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// top is the largest value of a scale.
+func top(scale []json.Number) json.Number {
+	best := scale[0]
+	for _, v := range scale[1:] {
+		a, _ := v.Float64()
+		b, _ := best.Float64()
+		if a > b {
+			best = v
+		}
+	}
+	return best
+}
+
+// sameNumber reports whether two JSON numbers are equal in value ("1" and
+// "1.0" are).
+func sameNumber(a, b json.Number) bool {
+	x, err1 := a.Float64()
+	y, err2 := b.Float64()
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return x == y
 }
 
 func join(path, k string) string {

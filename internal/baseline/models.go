@@ -154,7 +154,8 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 	}
 	d := hashOf(rd, s.opts.Seed, seed, i)
 	if m.IsJudge() {
-		return answer{content: oracleReply(m, oracle, d)}
+		schema, _ := responseSchema(req)
+		return answer{content: oracleReply(m, oracle, schema, d)}
 	}
 	switch m.Kind {
 	case KindFirst, KindSecond:
