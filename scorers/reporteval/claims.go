@@ -19,9 +19,11 @@ var (
 	citedSentenceRE = regexp.MustCompile(`[^。.!?]*\[\[\p{Nd}+(?:,\p{Nd}+)*\]\][^。.!?]*[。.!?]`)
 	// citationRE finds the citations of one sentence.
 	citationRE = regexp.MustCompile(`\[\[(\p{Nd}+(?:,\p{Nd}+)*)\]\]`)
-	// singleCitedSentenceRE and singleCitationRE are the same with single
-	// brackets, [n] or [n,m,…]: benchline's extension (Citations).
-	singleCitedSentenceRE = regexp.MustCompile(`[^。.!?]*\[\p{Nd}+(?:,\p{Nd}+)*\][^。.!?]*[。.!?]`)
+	// singleCitedSentenceRE and singleCitationRE are benchline's
+	// extension (Citations): the same with single brackets, [n] or
+	// [n,m,…], where a '.' followed by a digit (a decimal point) does not
+	// end a sentence.
+	singleCitedSentenceRE = regexp.MustCompile(`(?:[^。.!?]|\.\p{Nd})*\[\p{Nd}+(?:,\p{Nd}+)*\](?:[^。.!?]|\.\p{Nd})*[。.!?]`)
 	singleCitationRE      = regexp.MustCompile(`\[(\p{Nd}+(?:,\p{Nd}+)*)\]`)
 	// citationMarkRE is a citation mark of either pattern, with the
 	// white space before it.
@@ -70,10 +72,11 @@ const (
 
 // Citations returns the cited sentences of report and the pattern that
 // found them. The original's [[n]] pattern comes first (CitedSentences);
-// when it finds no sentence, the same pattern with single brackets,
-// [^。.!?]*\[\d+(?:,\d+)*\][^。.!?]*[。.!?], is applied to the report's body:
-// the text before its first reference-list line "[n],…" (whose URLs hold
-// dots that would end sentences inside the list). The references come from
+// when it finds no sentence, the same pattern with single brackets, in
+// which a decimal point does not end a sentence,
+// (?:[^。.!?]|\.\d)*\[\d+(?:,\d+)*\](?:[^。.!?]|\.\d)*[。.!?], is applied to
+// the report's body: the text before its first reference-list line "[n],…"
+// (whose URLs hold dots that would end sentences inside the list). The references come from
 // the whole report in both cases. With no cited sentence either way, the
 // pattern is "".
 func Citations(report string) (pattern string, claims []Claim) {
