@@ -3,8 +3,14 @@ package reporteval_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
@@ -14,6 +20,7 @@ import (
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/webfetch"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -25,10 +32,11 @@ import (
 // fixtures' reports as references) and a real fetcher whose
 // sources.benchline.test is the fixtures' source server.
 type fixtureRun struct {
-	samples []scorers.Sample
-	task    scorers.Task
-	env     scorers.Env
-	sources *httptest.Server
+	samples     []scorers.Sample
+	task        scorers.Task
+	env         scorers.Env
+	sources     *httptest.Server
+	baselineURL string
 }
 
 func newFixtureRun(t *testing.T, params map[string]string) *fixtureRun {
@@ -52,6 +60,7 @@ func newFixtureRun(t *testing.T, params map[string]string) *fixtureRun {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
+	r.baselineURL = hs.URL + "/v1"
 	r.sources = httptest.NewServer(reporteval.SourcesHandler())
 	t.Cleanup(r.sources.Close)
 	f, err := webfetch.New(blobtest.NewMemory(), webfetch.Config{
@@ -214,5 +223,67 @@ func TestTaskScoresBundledReports(t *testing.T) {
 		if err != nil || len(rs) != 3 {
 			t.Errorf("ratings in the stored details: %d, %v", len(rs), err)
 		}
+	}
+}
+
+// TestJudgeByURL judges through providers named in a providers file, as
+// any OpenAI-compatible judge is reached: "byurl" points at the baseline
+// server's URL and "stub" at a small server answering from the prompt
+// alone. Neither receives an oracle (only the baseline provider does), so
+// the baseline server behind "byurl" has none to answer from: every
+// verdict is a judge error, counted and never a score; the stub's
+// verdicts, read from its replies, score the reports.
+func TestJudgeByURL(t *testing.T) {
+	r := newFixtureRun(t, map[string]string{reporteval.ParamReports: reporteval.ReportsReference})
+	var oracles atomic.Int32
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get(modelapi.OracleHeader) != "" {
+			oracles.Add(1)
+		}
+		var in openai.ChatCompletionRequest
+		if err := json.NewDecoder(req.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		reply := `{"is_factual": 1, "sentence_support": "stated on the page"}`
+		switch sys := in.Messages[0].Content; {
+		case strings.Contains(sys, "grade the report"):
+			reply = `{"Reason": "fine", "Comprehensiveness_Score": 2, "Coherence_Score": 3, "Clarity_Score": 2, "Insightfulness_Score": 2, "Overall_Score": 2}`
+		case strings.Contains(sys, "repeat each other"):
+			reply = `{"score": 3, "explanation": "little overlap", "repetitions_found": [], "confidence": "80%"}`
+		}
+		_ = json.NewEncoder(w).Encode(openai.ChatCompletionResponse{ID: "x", Object: "chat.completion", Model: in.Model,
+			Choices: []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{Role: "assistant", Content: reply}, FinishReason: "stop"}}})
+	}))
+	t.Cleanup(stub.Close)
+	baselineURL := r.baselineURL
+	providers := fmt.Sprintf("providers:\n  byurl:\n    base_url: %s\n  stub:\n    base_url: %s/v1\n", baselineURL, stub.URL)
+	cfg, err := gateway.LoadConfig(strings.NewReader(providers), gateway.WithBaselineURL(baselineURL, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New(gateway.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.env.Models = g
+
+	byURL := r.run(t, "baseline/reference", map[string]string{"judge": "byurl/judge"})
+	if byURL.mean[scorer.MetricJudgeErrorRate] != 1 || byURL.n[scorer.MetricQuality] != 0 || byURL.n[scorer.MetricFactuality] != 0 {
+		t.Errorf("a judge without the oracle: %v", byURL.mean)
+	}
+	if v := byURL.details[0].Quality.Judges[0].Verdict; v.Judge != "byurl/judge" || !strings.Contains(v.Reply, "no oracle reply") || v.Attempts != 2 {
+		t.Errorf("verdict record %+v", v)
+	}
+
+	stubbed := r.run(t, "baseline/reference", map[string]string{"judge": "stub/any-model"})
+	want := map[string]float64{scorer.MetricQuality: 2, scorer.MetricCoherence: 3, scorer.MetricRedundancy: 3, scorer.MetricFactuality: 1, scorer.MetricJudgeErrorRate: 0}
+	for k, v := range want {
+		if stubbed.mean[k] != v || stubbed.n[k] != 8 {
+			t.Errorf("%s = %v over %d, want %v over 8", k, stubbed.mean[k], stubbed.n[k], v)
+		}
+	}
+	if oracles.Load() != 0 {
+		t.Errorf("the stub received an oracle %d times", oracles.Load())
 	}
 }
