@@ -190,6 +190,7 @@ func TestTaskOnFixtures(t *testing.T) {
 		if !(yes.mean[scorer.MetricQuality] > ref.mean[scorer.MetricQuality]) {
 			t.Errorf("judge-yes should inflate quality: %.3f vs %.3f", yes.mean[scorer.MetricQuality], ref.mean[scorer.MetricQuality])
 		}
+		t.Logf("judge + judge-yes: %v", yes.mean)
 	})
 
 	t.Run("both modes side by side", func(t *testing.T) {
