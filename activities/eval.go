@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,13 +44,16 @@ type Eval struct {
 	// the model answers themselves are saved sooner, in the shard's cache
 	// segment, so a crash re-pays at most about a second of them.
 	CheckpointInterval time.Duration
-	// SampleAttempts bounds attempts of a sample on infrastructure errors
-	// before it is reported as failed for infrastructure reasons [3].
+	// SampleAttempts is the total number of tries of one sample, both when
+	// it is generated (RunShard) and when a deferred scorer scores it
+	// (ScoreShard), on infrastructure errors; a sample still failing after
+	// them is reported as an infrastructure failure [3; 1 means no retry].
 	SampleAttempts int
 	// CacheTTL ignores cached answers older than this [0: forever].
 	CacheTTL time.Duration
 
-	plans sync.Map // run id -> runs.Plan
+	plans     sync.Map      // run id -> runs.Plan
+	retryBase time.Duration // retryUnit [1s]; tests shorten it
 }
 
 // PlanRunInput asks for a run to be planned.
@@ -269,102 +271,58 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %s gave %d samples for rows [%d, %d)", plan.RunID, in.Shard, plan.Files[rng.File].Key, len(samples), rng.Start, rng.Start+rng.Rows))
 	}
 
-	rows := make([]schemas.ResultRow, len(samples))
-	todo := make([]bool, len(samples))
-	if previous != nil { // --rerun-errors: keep what succeeded, redo infrastructure failures
-		for i, r := range previous {
-			rows[i] = r
-			todo[i] = r.ErrorClass == schemas.ErrorClassInfrastructure
-		}
-	} else {
-		for i := range todo {
-			todo[i] = true
-		}
-	}
-
-	chunk := a.chunkSize()
-	nChunks := (len(samples) + chunk - 1) / chunk
-	var prog shardProgress
-	if previous == nil && activity.HasHeartbeatDetails(ctx) {
-		if err := activity.GetHeartbeatDetails(ctx, &prog); err != nil || !prog.valid(nChunks) {
-			prog = shardProgress{} // an older or foreign format: redo the shard from its cache
-		}
-	}
-	for i, start := range prog.Starts { // resume: load the checkpoints
-		end := prog.Done
-		if i+1 < len(prog.Starts) {
-			end = prog.Starts[i+1]
-		}
-		lo, hi := start*chunk, min(end*chunk, len(samples))
-		done, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, start))
-		if err == nil && len(done) != hi-lo {
-			err = fmt.Errorf("%d rows, want %d", len(done), hi-lo)
-		}
-		if err != nil {
-			return ShardResult{}, fmt.Errorf("run %s shard %d: resume from checkpoint %s: %w", plan.RunID, in.Shard, runs.ChunkKey(plan.RunID, in.Shard, start), err)
-		}
-		copy(rows[lo:hi], done)
+	rows, todo := startRows(len(samples), previous)
+	// A rerun of a finished shard's errors neither reads nor writes
+	// checkpoints: it redoes only its few failed rows.
+	sr := a.newShardRun(ctx, plan.RunID, in.Shard, rows, todo, previous == nil)
+	sr.flush = seg.Flush
+	if err := sr.resume(ctx, previousDetail(ctx)); err != nil {
+		return ShardResult{}, err
 	}
 	// Heartbeat on a ticker too, carrying the progress, so a slow chunk (a
 	// slow model) does not look like a dead worker.
-	var progMu sync.Mutex
-	snapshot := func() any {
-		progMu.Lock()
-		defer progMu.Unlock()
-		return prog.clone()
-	}
-	stopBeat := heartbeatEvery(ctx, 2*time.Second, snapshot)
+	stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
 	defer stopBeat()
-	lastCheckpoint := time.Now()
-	for c := prog.Done; c < nChunks; c++ {
-		lo, hi := c*chunk, min((c+1)*chunk, len(samples))
-		var idx []int
-		for i := lo; i < hi; i++ {
-			if todo[i] {
-				idx = append(idx, i)
-			}
-		}
-		err := eachIndex(ctx, idx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-			row, err := a.evaluate(gctx, task, env, samples[i])
-			if err != nil {
-				return err
-			}
-			row.RunID, row.Shard, row.SampleIndex = plan.RunID, int32(in.Shard), rng.First+int64(i)
-			rows[i] = row
-			return nil
-		})
+	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
+		row, err := a.evaluate(gctx, task, env, samples[i])
 		if err != nil {
-			_ = seg.Flush(context.WithoutCancel(ctx))
-			return ShardResult{}, err
+			return err
 		}
-		if previous != nil || c+1 == nChunks || time.Since(lastCheckpoint) < a.checkpointInterval() {
-			continue
-		}
-		// Checkpoint the chunks since the last checkpoint as one file.
-		if err := seg.Flush(ctx); err != nil {
-			return ShardResult{}, err
-		}
-		from := prog.Done
-		if err := writeRows(ctx, a.Store, runs.ChunkKey(plan.RunID, in.Shard, from), rows[from*chunk:hi]); err != nil {
-			return ShardResult{}, err
-		}
-		progMu.Lock()
-		prog.Starts = append(prog.Starts, from)
-		prog.Done = c + 1
-		progMu.Unlock()
-		activity.RecordHeartbeat(ctx, snapshot())
-		lastCheckpoint = time.Now()
+		row.RunID, row.Shard, row.SampleIndex = plan.RunID, int32(in.Shard), rng.First+int64(i)
+		rows[i] = row
+		return nil
+	})
+	if err != nil {
+		_ = seg.Flush(context.WithoutCancel(ctx))
+		return ShardResult{}, err
 	}
 	if err := seg.Flush(ctx); err != nil {
 		return ShardResult{}, err
 	}
-	if err := writeRows(ctx, a.Store, key, rows); err != nil {
+	if err := sr.finish(ctx, key); err != nil {
 		return ShardResult{}, err
 	}
-	for _, start := range prog.Starts {
-		_ = a.Store.Delete(ctx, runs.ChunkKey(plan.RunID, in.Shard, start))
-	}
 	return summarize(in.Shard, rows), nil
+}
+
+// startRows returns the rows a shard of n samples starts from and which of
+// them are to do: for a fresh shard (previous nil), empty rows, all to do;
+// for --rerun-errors over a finished shard (previous, its n rows), those
+// rows, with only the infrastructure failures to do.
+func startRows(n int, previous []schemas.ResultRow) ([]schemas.ResultRow, []bool) {
+	rows := make([]schemas.ResultRow, n)
+	todo := make([]bool, n)
+	if previous != nil {
+		for i, r := range previous {
+			rows[i] = r
+			todo[i] = r.ErrorClass == schemas.ErrorClassInfrastructure
+		}
+		return rows, todo
+	}
+	for i := range todo {
+		todo[i] = true
+	}
+	return rows, todo
 }
 
 // eachIndex calls fn for every index in idx, from at most conc goroutines
@@ -393,30 +351,21 @@ func eachIndex(ctx context.Context, idx []int, conc int, fn func(context.Context
 	return g.Wait()
 }
 
-// shardProgress is RunShard's heartbeat: the first Done chunks of the shard
-// are in checkpoint files, one per entry of Starts (the file starting at
-// chunk Starts[i] runs to Starts[i+1], the last one to Done).
-type shardProgress struct {
-	Done   int   `json:"done"`
-	Starts []int `json:"starts,omitempty"`
+// newShardRun returns the resumable loop of a shard activity over rows,
+// heartbeating through ctx.
+func (a *Eval) newShardRun(ctx context.Context, run string, shard int, rows []schemas.ResultRow, todo []bool, checkpoint bool) *shardRun {
+	return &shardRun{store: a.Store, run: run, shard: shard, chunk: a.chunkSize(), interval: a.checkpointInterval(),
+		rows: rows, todo: todo, checkpoint: checkpoint, now: time.Now,
+		beat: func(d any) { activity.RecordHeartbeat(ctx, d) }}
 }
 
-func (p shardProgress) clone() shardProgress {
-	p.Starts = slices.Clone(p.Starts)
-	return p
-}
-
-// valid reports whether p describes checkpoints of a shard of n chunks.
-func (p shardProgress) valid(n int) bool {
-	if p.Done < 0 || p.Done > n || (p.Done > 0) != (len(p.Starts) > 0) {
-		return false
+// previousDetail returns a decoder of the heartbeat detail the activity's
+// previous attempt recorded last, or nil when there is none.
+func previousDetail(ctx context.Context) func(any) error {
+	if !activity.HasHeartbeatDetails(ctx) {
+		return nil
 	}
-	for i, s := range p.Starts {
-		if s < 0 || s >= p.Done || (i == 0 && s != 0) || (i > 0 && s <= p.Starts[i-1]) {
-			return false
-		}
-	}
-	return true
+	return func(v any) error { return activity.GetHeartbeatDetails(ctx, v) }
 }
 
 func (a *Eval) checkpointInterval() time.Duration {
@@ -433,6 +382,24 @@ func (a *Eval) chunkSize() int {
 	return 100
 }
 
+// sampleAttempts is SampleAttempts with its default: the one meaning of
+// the field for every activity.
+func (a *Eval) sampleAttempts() int {
+	if a.SampleAttempts > 0 {
+		return a.SampleAttempts
+	}
+	return 3
+}
+
+// retryUnit is the wait before a sample's second try; the wait grows by it
+// with every try (unless the provider asked for longer).
+func (a *Eval) retryUnit() time.Duration {
+	if a.retryBase > 0 {
+		return a.retryBase
+	}
+	return time.Second
+}
+
 func (a *Eval) sampleConcurrency() int {
 	if a.SampleConcurrency > 0 {
 		return a.SampleConcurrency
@@ -444,10 +411,7 @@ func (a *Eval) sampleConcurrency() int {
 // itself must stop (cancellation); every other outcome is a row.
 func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env, s scorers.Sample) (schemas.ResultRow, error) {
 	row := schemas.ResultRow{SampleID: s.ID, Category: s.Category, Model: env.Model}
-	attempts := max(a.SampleAttempts, 1)
-	if a.SampleAttempts == 0 {
-		attempts = 3
-	}
+	attempts := a.sampleAttempts()
 	var lastErr error
 	for attempt := 1; attempt <= attempts; attempt++ {
 		out, err := task.Evaluate(ctx, env, s)
@@ -479,7 +443,10 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 			return row, gateway.ToTemporal(err)
 		}
 		lastErr = err
-		wait := time.Duration(attempt) * time.Second
+		if attempt == attempts {
+			break // no wait after the last try
+		}
+		wait := time.Duration(attempt) * a.retryUnit()
 		var ge *gateway.Error
 		if errors.As(err, &ge) && ge.RetryAfter > wait {
 			wait = ge.RetryAfter
@@ -508,9 +475,11 @@ type ScoreShardInput struct {
 // ScoreShard runs a deferred scorer (e.g. sandboxed code checks) over a
 // generated shard, on the scorer's own task queue, and rewrites the shard
 // file with the metrics. Rows the file already holds scored are kept, so a
-// rerun only does what is left. The file is rewritten once, at the end: a
-// retry after a crash scores the shard's rows again (sandbox runs only; the
-// model answers are in the file). Heartbeats carry the rows scored.
+// rerun only does what is left. It checkpoints like RunShard (chunks,
+// checkpoint files under runs.ChunkPrefix, the progress as its heartbeat
+// detail), so a retry after a crash scores only the chunks after the last
+// checkpoint again; the shard file is rewritten once, at the end, and the
+// checkpoints are then deleted.
 func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
@@ -525,13 +494,14 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 	if err != nil {
 		return ShardResult{}, err
 	}
-	todo := 0
-	for _, r := range rows {
-		if needsScore(r) {
-			todo++
+	todo := make([]bool, len(rows))
+	left := 0
+	for i, r := range rows {
+		if todo[i] = needsScore(r); todo[i] {
+			left++
 		}
 	}
-	if todo == 0 {
+	if left == 0 {
 		return summarize(in.Shard, rows), nil
 	}
 	samples := make([]scorers.Sample, 0, rng.Rows)
@@ -544,54 +514,55 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 	if len(samples) != len(rows) {
 		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %d results for %d samples", plan.RunID, in.Shard, len(rows), len(samples)))
 	}
-	var idx []int
-	for i := range rows {
-		if needsScore(rows[i]) {
-			idx = append(idx, i)
-		}
+	sr := a.newShardRun(ctx, plan.RunID, in.Shard, rows, todo, true)
+	if err := sr.resume(ctx, previousDetail(ctx)); err != nil {
+		return ShardResult{}, err
 	}
-	var mu sync.Mutex
-	done := 0
-	err = eachIndex(ctx, idx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-		out := outcomeOf(rows[i])
-		var scored scorers.Outcome
-		var serr error
-		for attempt := 1; attempt <= max(a.SampleAttempts, 3); attempt++ {
-			scored, serr = ds.Score(gctx, samples[i], out)
-			if serr == nil || gctx.Err() != nil {
-				break
-			}
-		}
-		if gctx.Err() != nil {
-			return gctx.Err()
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if serr != nil {
-			rows[i].ErrorClass = schemas.ErrorClassInfrastructure
-			rows[i].ErrorMessage = truncate(serr.Error(), 500)
-		} else {
-			rows[i].Metrics = scored.Metrics
-			if scored.ModelError != "" {
-				rows[i].ErrorClass, rows[i].ErrorMessage = scored.ModelError, truncate(scored.ModelMsg, 500)
-			}
-			if scored.Details != nil {
-				if b, err := json.Marshal(scored.Details); err == nil {
-					rows[i].DetailsJSON = string(b)
-				}
-			}
-		}
-		done++
-		activity.RecordHeartbeat(gctx, done)
-		return nil
+	stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
+	defer stopBeat()
+	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
+		return a.score(gctx, ds, samples[i], &rows[i])
 	})
 	if err != nil {
 		return ShardResult{}, err
 	}
-	if err := writeRows(ctx, a.Store, key, rows); err != nil {
+	if err := sr.finish(ctx, key); err != nil {
 		return ShardResult{}, err
 	}
 	return summarize(in.Shard, rows), nil
+}
+
+// score scores one generated row in place, trying sampleAttempts times. It
+// returns an error only when the activity must stop (cancellation); a
+// scorer that keeps failing makes the row an infrastructure failure.
+func (a *Eval) score(ctx context.Context, ds scorers.DeferredScorer, s scorers.Sample, row *schemas.ResultRow) error {
+	out := outcomeOf(*row)
+	var scored scorers.Outcome
+	var err error
+	for range a.sampleAttempts() {
+		scored, err = ds.Score(ctx, s, out)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		row.ErrorClass = schemas.ErrorClassInfrastructure
+		row.ErrorMessage = truncate(err.Error(), 500)
+		return nil
+	}
+	row.Metrics = scored.Metrics
+	if scored.ModelError != "" {
+		row.ErrorClass, row.ErrorMessage = scored.ModelError, truncate(scored.ModelMsg, 500)
+	}
+	if scored.Details != nil {
+		if b, err := json.Marshal(scored.Details); err == nil {
+			row.DetailsJSON = string(b)
+		}
+	}
+	return nil
 }
 
 // outcomeOf rebuilds the generation outcome stored in a row.

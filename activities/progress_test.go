@@ -32,27 +32,52 @@ func TestShardProgressValid(t *testing.T) {
 	}
 }
 
+// TestEachIndex: every index is done once, by exactly conc calls in flight
+// at a time. The calls wait at a barrier until the test has seen conc of
+// them arrive, so the test proves conc run at once without sleeping.
 func TestEachIndex(t *testing.T) {
-	idx := []int{3, 5, 8, 13, 21, 34, 55, 89}
+	const conc = 3
+	idx := []int{3, 5, 8, 13, 21, 34, 55, 89, 144} // three waves of conc
 	var mu sync.Mutex
 	seen := map[int]int{}
 	var inFlight, peak atomic.Int64
-	err := eachIndex(context.Background(), idx, 3, func(_ context.Context, i int) error {
-		n := inFlight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	arrived := make(chan int)
+	release := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- eachIndex(context.Background(), idx, conc, func(_ context.Context, i int) error {
+			n := inFlight.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			arrived <- i
+			<-release
+			inFlight.Add(-1)
+			mu.Lock()
+			seen[i]++
+			mu.Unlock()
+			return nil
+		})
+	}()
+	for wave := range len(idx) / conc {
+		for k := range conc {
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("wave %d: %d calls in flight, want %d", wave, k, conc)
 			}
 		}
-		time.Sleep(time.Millisecond)
-		inFlight.Add(-1)
-		mu.Lock()
-		seen[i]++
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+		if n := inFlight.Load(); n != conc {
+			t.Fatalf("wave %d: %d calls in flight, want %d", wave, n, conc)
+		}
+		for range conc {
+			release <- struct{}{}
+		}
+	}
+	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range idx {
@@ -60,14 +85,14 @@ func TestEachIndex(t *testing.T) {
 			t.Errorf("index %d called %d times", i, seen[i])
 		}
 	}
-	if len(seen) != len(idx) || peak.Load() > 3 {
-		t.Errorf("seen %v, peak concurrency %d (limit 3)", seen, peak.Load())
+	if len(seen) != len(idx) || peak.Load() != conc {
+		t.Errorf("seen %v, peak concurrency %d (limit %d)", seen, peak.Load(), conc)
 	}
 
 	// The first error stops the others and is returned.
 	boom := errors.New("boom")
 	var calls atomic.Int64
-	err = eachIndex(context.Background(), make([]int, 1000), 4, func(ctx context.Context, _ int) error {
+	err := eachIndex(context.Background(), make([]int, 1000), 4, func(ctx context.Context, _ int) error {
 		if calls.Add(1) == 10 {
 			return boom
 		}

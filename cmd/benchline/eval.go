@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,8 +34,26 @@ provider lists under reward_models is a scalar reward model (vLLM's pooling API;
 scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFlags(cmd,
+				flagRule{"temperature", temperature >= 0, "want 0 or more"},
+				flagRule{"max-tokens", maxTokens >= 0, "want 0 (the endpoint's) or more"},
+				atLeast("shard-size", req.ShardSize, 1),
+				flagRule{"limit", req.Limit >= 0, "want 0 (all) or more"},
+				atLeast("parallel", shards, 1),
+			); err != nil {
+				return err
+			}
 			cfg, err := g.load()
 			if err != nil {
+				return err
+			}
+			js, names, err := app.ParseJudges(judges)
+			if err != nil {
+				return err
+			}
+			req.Judges = js
+			names = append([]app.ModelName{{Flag: "--model", Given: req.Model, Model: req.Model}}, names...)
+			if err := app.CheckModels(cfg, names...); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("temperature") {
@@ -45,16 +62,6 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			req.Params.MaxTokens = maxTokens
 			if cmd.Flags().Changed("seed") {
 				req.Seed = &seed
-			}
-			for _, j := range judges {
-				role, model, ok := strings.Cut(j, "=")
-				if !ok {
-					role, model = "judge", j
-				}
-				if req.Judges == nil {
-					req.Judges = map[string]string{}
-				}
-				req.Judges[role] = model
 			}
 			ctx := cmd.Context()
 			c, err := app.Dial(cfg, g.logger())
@@ -111,7 +118,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	f := cmd.Flags()
 	f.StringVar(&req.Dataset, "dataset", "", "dataset name, optionally @version (default: latest)")
 	f.StringVar(&req.Model, "model", "", "model under test, <provider>/<model>")
-	f.StringArrayVar(&judges, "judge", nil, "judge model, [role=]<provider>/<model> (repeatable)")
+	f.StringArrayVar(&judges, "judge", nil, "judge model, [role=]<provider>/<model>[,<provider>/<model>...] (repeatable; several models for one role form a panel)")
 	f.Float32Var(&temperature, "temperature", 0, "sampling temperature (default: the endpoint's)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "max completion tokens (default: the endpoint's)")
 	f.IntVar(&seed, "seed", 0, "seed sent with every request and used for the bootstrap")

@@ -128,7 +128,7 @@ credential chain.`,
 		newBenchCmd(g),
 		newEvalCmd(g),
 		newRunsCmd(g),
-		newServeBaselinesCmd(),
+		newServeBaselinesCmd(g),
 		newSandboxCmd(),
 	)
 	return root

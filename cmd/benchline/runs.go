@@ -46,7 +46,7 @@ func newRunsCmd(g *globals) *cobra.Command {
 				if err := blob.GetJSON(cmd.Context(), store, runs.SummaryKey(p.RunID), &s); err == nil {
 					status = "done"
 					if len(s.Metrics) > 0 {
-						headline = fmt.Sprintf("%s %.4f", s.Metrics[0].Name, s.Metrics[0].Mean)
+						headline = s.Metrics[0].Name + " " + s.Metrics[0].MeanText()
 					}
 				}
 				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d\t%s\t%s\t%s\n", p.RunID, p.Dataset, p.DatasetVersion, p.Model, p.Samples, status, headline, p.CreatedAt.Format(time.DateTime))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -47,6 +48,16 @@ func newSandboxCmd() *cobra.Command {
 		Short: "Compile (if needed) and run FILE; print the result as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var langs []string
+			for _, l := range lang.Languages() {
+				langs = append(langs, string(l))
+			}
+			if err := errors.Join(oneOf("lang", []string{language}, langs...), checkFlags(cmd,
+				positiveSeconds(cmd, "timeout", timeout),
+				flagRule{"memory", !cmd.Flags().Changed("memory") || (memoryMB > 0 && memoryMB <= 1<<20), "want a positive number of MiB (at most 1048576)"},
+			)); err != nil {
+				return fmt.Errorf("sandbox run: %w", err)
+			}
 			src, err := os.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("sandbox run: %w", err)
@@ -57,10 +68,10 @@ func newSandboxCmd() *cobra.Command {
 			}
 			defer sb.Close()
 			p := lang.Program{Lang: lang.Language(language), Source: string(src), Stdin: stdin}
-			if timeout > 0 {
+			if cmd.Flags().Changed("timeout") {
 				p.Limits.WallTime = time.Duration(timeout * float64(time.Second))
 			}
-			if memoryMB > 0 {
+			if cmd.Flags().Changed("memory") {
 				p.Limits.MemoryBytes = memoryMB << 20
 			}
 			res, runErr := lang.NewRunner(sb, lang.Config{}).Run(cmd.Context(), p)

@@ -5,16 +5,19 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/source"
 )
 
 // newServeBaselinesCmd is `benchline serve-baselines`: the deterministic
 // baseline models over the OpenAI chat-completions API.
-func newServeBaselinesCmd() *cobra.Command {
+func newServeBaselinesCmd(g *globals) *cobra.Command {
 	var (
 		addr, refsPath, faults string
 		seed                   uint64
@@ -43,16 +46,20 @@ and a request may override them with the X-Benchline-Faults header.`,
 			opts := baseline.Options{Faults: f, Seed: seed, MaxContextTokens: maxContext,
 				Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 			if refsPath != "" {
-				file, err := os.Open(refsPath)
+				var open source.S3Opener
+				if strings.HasPrefix(refsPath, "s3://") {
+					cfg, err := g.load()
+					if err != nil {
+						return err
+					}
+					open = app.S3Opener(cfg)
+				}
+				refs, err := app.LoadReferences(cmd.Context(), open, refsPath)
 				if err != nil {
 					return fmt.Errorf("serve-baselines: %w", err)
 				}
-				refs, err := baseline.LoadJSONL(file)
-				_ = file.Close()
-				if err != nil {
-					return err
-				}
 				opts.References = refs
+				fmt.Fprintf(cmd.ErrOrStderr(), "serve-baselines: %d references from %s\n", refs.Len(), refsPath)
 			}
 			srv, err := baseline.New(opts)
 			if err != nil {
@@ -65,7 +72,7 @@ and a request may override them with the X-Benchline-Faults header.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8400", "listen address host:port")
-	cmd.Flags().StringVar(&refsPath, "references", "", "JSONL file of reference answers (see internal/baseline.LoadJSONL)")
+	cmd.Flags().StringVar(&refsPath, "references", "", "reference answers: a .jsonl file, a directory of them, or an s3:// file or prefix (the engine's references/<dataset>/<version>/task-N.jsonl, or hand-written; see docs/gateway.md)")
 	cmd.Flags().StringVar(&faults, "faults", "", "injected faults, e.g. rate_limit=0.2,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms,retry_after=1s,seed=1")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed varying every answer")
 	cmd.Flags().IntVar(&maxContext, "max-context-tokens", 131072, "prompts longer than this fail with context_length_exceeded")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	_ "net/http/pprof"
@@ -22,6 +23,15 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		Short: "Run a benchline worker: every workflow and activity, on the configured task queue",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(oneOf("queues", o.Queues, "main", app.QueueSandbox), checkFlags(cmd,
+				atLeast("max-activities", o.MaxConcurrentActivities, 1),
+				atLeast("sample-concurrency", o.SampleConcurrency, 1),
+				atLeast("sandbox-activities", o.SandboxConcurrency, 1),
+				flagRule{"checkpoint-interval", o.CheckpointInterval >= 0, "want a duration of 0 or more"},
+				flagRule{"memory-limit-mb", memLimitMB >= 0, "want 0 (none) or more"},
+			)); err != nil {
+				return fmt.Errorf("worker: %w", err)
+			}
 			cfg, c, store, gw, err := g.services(cmd.Context())
 			if err != nil {
 				return err

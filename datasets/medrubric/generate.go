@@ -4,16 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync/atomic"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
@@ -44,9 +40,6 @@ const generationVersion = "1"
 
 // defaultUnitItems is the items of one generation unit.
 const defaultUnitItems = 8
-
-// callsInFlight bounds a unit's writer calls in flight at once.
-const callsInFlight = 16
 
 // GeneratedPrefix starts the source names of the writers' replies
 // ("generated/unit-00000.jsonl").
@@ -90,23 +83,13 @@ func (b Builder) planGeneration(ctx context.Context, env datasets.Env, srcs []ca
 		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(o.UnitItems)}
 	}
 	gid := generationID(srcs, norm, o.UnitItems)
-	for start, u := 0, 0; start < len(items); start, u = start+o.UnitItems, u+1 {
-		n := min(o.UnitItems, len(items)-start)
-		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", gid, u), Start: int64(start), Rows: int64(n)})
-	}
+	plan.Generate = datasets.Units(gid, len(items), o.UnitItems)
 	return plan, nil
 }
 
 // planOptions parses a plan's parameters with its runtime settings.
 func planOptions(plan datasets.Plan) (Options, error) {
-	params := map[string]string{}
-	for k, v := range plan.Params {
-		params[k] = v
-	}
-	for k, v := range plan.Runtime {
-		params[k] = v
-	}
-	o, _, err := ParseParams(params)
+	o, _, err := ParseParams(plan.AllParams())
 	return o, err
 }
 
@@ -213,21 +196,13 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		}
 	}
 	lines := make([]writtenLine, len(jobs))
-	var done atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(callsInFlight)
-	for i, jb := range jobs {
-		g.Go(func() error {
-			line, err := write(gctx, env.Models, jb.item.ID, jb.turns, jb.turn, jb.writer, evidence[jb.item.ID], o)
-			if err != nil {
-				return err
-			}
-			lines[i] = line
-			progress(done.Add(1))
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = datasets.EachCall(ctx, len(jobs), progress, func(ctx context.Context, i int) error {
+		jb := jobs[i]
+		var err error
+		lines[i], err = write(ctx, env.Models, jb.item.ID, jb.turns, jb.turn, jb.writer, evidence[jb.item.ID], o)
+		return err
+	})
+	if err != nil {
 		return datasets.Generated{}, err
 	}
 	var buf bytes.Buffer
@@ -251,7 +226,7 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 // write asks one writer for its rubrics for turn ti of an item.
 func write(ctx context.Context, models datasets.Completer, id string, turns []schemas.MedRubricTurn, ti int, writer string, evidence []string, o Options) (writtenLine, error) {
 	temp := float32(writerTemperature)
-	seed := requestSeed(o.Seed)
+	seed := datasets.RequestSeed("medrubric writer seed", o.Seed)
 	req := judge.Request{
 		Judge: writer, PromptVersion: WriterPromptVersion, Schema: WriterSchema,
 		Messages: WriterMessages(turns[:ti], turns[ti].User, evidence),
@@ -278,15 +253,6 @@ func write(ctx context.Context, models datasets.Completer, id string, turns []sc
 	return line, nil
 }
 
-// requestSeed is the seed sent with every writer request of a build: 31
-// bits (every provider takes it), from the seed parameter.
-func requestSeed(seed uint64) int {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seed)
-	sum := sha256.Sum256(append([]byte("medrubric writer seed\x00"), b[:]...))
-	return int(binary.BigEndian.Uint32(sum[:4]) >> 1)
-}
-
 // Finish adds every unit's replies to the plan's sources (the version id
 // is unchanged: it was derived before any call), merges the rubrics and
 // plans one part. A writer that gave no usable reply at all, or a build
@@ -297,21 +263,8 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 		return plan, err
 	}
 	out := plan
-	out.Sources = nil
-	for _, s := range plan.Sources {
-		if !IsGenerated(s.Name) {
-			out.Sources = append(out.Sources, s)
-		}
-	}
-	for _, u := range plan.Generate {
-		g, ok, err := datasets.LoadGenerated(ctx, env.Store, plan.Dataset, u)
-		if err != nil {
-			return plan, err
-		}
-		if !ok {
-			return plan, fmt.Errorf("medrubric: unit %d (%s) has not been generated", u.Index, u.Label)
-		}
-		out.Sources = append(out.Sources, g.Source)
+	if out.Sources, err = datasets.FinishSources(ctx, env, plan, IsGenerated); err != nil {
+		return plan, err
 	}
 	rows, st, err := buildGenerated(ctx, env, out.Sources, o)
 	if err != nil {

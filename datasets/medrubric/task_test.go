@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/medrubric"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/judge"
@@ -43,7 +44,7 @@ func newFixtureRun(t *testing.T) *fixtureRun {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	r.env = scorers.Env{Models: newGateway(t, hs.URL+"/v1")}
+	r.env = scorers.Env{Models: datasetstest.NewGateway(t, hs.URL+"/v1")}
 	return r
 }
 

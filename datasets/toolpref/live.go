@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,10 +11,8 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/blob"
@@ -42,10 +39,6 @@ const samplingVersion = "1"
 
 // defaultUnitItems is the items of one generation unit.
 const defaultUnitItems = 100
-
-// callsInFlight bounds the model calls of one unit in flight at once; the
-// gateway's per-provider limiter bounds what reaches each endpoint.
-const callsInFlight = 16
 
 // SampledPrefix starts the source names of live-sampled replies
 // ("sampled/unit-00000.jsonl").
@@ -101,23 +94,13 @@ func (b Builder) planSampling(ctx context.Context, env datasets.Env, srcs []cata
 		plan.Runtime = map[string]string{"sample_unit": unit}
 	}
 	sid := samplingID(srcs, norm, o.UnitItems)
-	for start, u := 0, 0; start < len(items); start, u = start+o.UnitItems, u+1 {
-		n := min(o.UnitItems, len(items)-start)
-		plan.Generate = append(plan.Generate, datasets.Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", sid, u), Start: int64(start), Rows: int64(n)})
-	}
+	plan.Generate = datasets.Units(sid, len(items), o.UnitItems)
 	return plan, nil
 }
 
 // planOptions parses a plan's parameters with its runtime settings.
 func planOptions(plan datasets.Plan) (Options, error) {
-	params := map[string]string{}
-	for k, v := range plan.Params {
-		params[k] = v
-	}
-	for k, v := range plan.Runtime {
-		params[k] = v
-	}
-	o, _, err := ParseParams(params)
+	o, _, err := ParseParams(plan.AllParams())
 	return o, err
 }
 
@@ -198,21 +181,13 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	}
 	lines := make([]sampledLine, len(jobs))
 	usage := make([]modelapi.Usage, len(jobs))
-	var done atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(callsInFlight)
-	for j, jb := range jobs {
-		g.Go(func() error {
-			line, use, err := sample(gctx, env.Models, unit[jb.item], prompts[jb.item], o.Samplers[jb.sampler], jb.k, o.SampleSeed)
-			if err != nil {
-				return err
-			}
-			lines[j], usage[j] = line, use
-			progress(done.Add(1))
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err = datasets.EachCall(ctx, len(jobs), progress, func(ctx context.Context, j int) error {
+		jb := jobs[j]
+		var err error
+		lines[j], usage[j], err = sample(ctx, env.Models, unit[jb.item], prompts[jb.item], o.Samplers[jb.sampler], jb.k, o.SampleSeed)
+		return err
+	})
+	if err != nil {
 		return datasets.Generated{}, err
 	}
 
@@ -281,14 +256,10 @@ func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.P
 }
 
 // requestSeed is the seed sent with the k-th sample of every request of a
-// build: 31 bits (every provider takes it), different for every k, so
-// repeated samples are not the same request.
+// build, different for every k, so repeated samples are not the same
+// request.
 func requestSeed(seed uint64, k int) int {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], seed)
-	binary.BigEndian.PutUint64(b[8:], uint64(k))
-	sum := sha256.Sum256(append([]byte("toolpref sample seed\x00"), b[:]...))
-	return int(binary.BigEndian.Uint32(sum[:4]) >> 1)
+	return datasets.RequestSeed("toolpref sample seed", seed, uint64(k))
 }
 
 // ReferencesKey is where a unit's reference answers for the baseline model
@@ -368,21 +339,9 @@ func ReadSampled(ctx context.Context, env datasets.Env, src catalog.Source, item
 // before sampling), computes the pairs and plans one part.
 func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Plan) (datasets.Plan, error) {
 	out := plan
-	out.Sources = nil
-	for _, s := range plan.Sources {
-		if !IsSampled(s.Name) {
-			out.Sources = append(out.Sources, s)
-		}
-	}
-	for _, u := range plan.Generate {
-		g, ok, err := datasets.LoadGenerated(ctx, env.Store, plan.Dataset, u)
-		if err != nil {
-			return plan, err
-		}
-		if !ok {
-			return plan, fmt.Errorf("toolpref: unit %d (%s) has not been sampled", u.Index, u.Label)
-		}
-		out.Sources = append(out.Sources, g.Source)
+	var err error
+	if out.Sources, err = datasets.FinishSources(ctx, env, plan, IsSampled); err != nil {
+		return plan, err
 	}
 	if err := checkSamplers(ctx, env, out); err != nil {
 		return plan, err

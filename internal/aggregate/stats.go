@@ -5,6 +5,7 @@
 package aggregate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -21,6 +22,34 @@ type MetricStat struct {
 	// CIMethod is "bootstrap" (percentile, seeded) or "normal" (mean ±
 	// 1.96·stderr, used above BootstrapMaxN samples where the two agree).
 	CIMethod string `json:"ci_method"`
+}
+
+// NoSamples is what printers show instead of the mean, interval and
+// standard error of a metric with N = 0 (whose fields are zeros).
+const NoSamples = "no samples"
+
+// MeanText is the mean with four decimals, or NoSamples when N = 0.
+func (m MetricStat) MeanText() string {
+	if m.N == 0 {
+		return NoSamples
+	}
+	return fmt.Sprintf("%.4f", m.Mean)
+}
+
+// CIText is the interval as "[low, high]", or "-" when N = 0.
+func (m MetricStat) CIText() string {
+	if m.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", m.CILow, m.CIHigh)
+}
+
+// StdErrText is the standard error, or "-" when N = 0.
+func (m MetricStat) StdErrText() string {
+	if m.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", m.StdErr)
 }
 
 // Options tune the statistics.

@@ -37,8 +37,12 @@ type Summary struct {
 	PromptTokens     int64            `json:"prompt_tokens"`
 	CompletionTokens int64            `json:"completion_tokens"`
 	CostUSD          float64          `json:"cost_usd"`
-	LatencyMS        Latency          `json:"latency_ms"`
-	CreatedAt        time.Time        `json:"created_at"`
+	// UsageUnknown counts samples that called a model whose provider
+	// reported no token usage (calls, but 0 tokens: a real call has at
+	// least one prompt token). Their tokens and cost are unknown, not 0.
+	UsageUnknown int64     `json:"usage_unknown,omitempty"`
+	LatencyMS    Latency   `json:"latency_ms"`
+	CreatedAt    time.Time `json:"created_at"`
 	// Agreement is, for runs with judges whose task stores panel ratings,
 	// how far each panel agreed over the run (see Agreement).
 	Agreement []judge.Agreement `json:"agreement,omitempty"`
@@ -112,6 +116,9 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 				s.PromptTokens += pt.Value(r)
 				s.CompletionTokens += ct.Value(r)
 				s.CostUSD += cost.Value(r)
+				if calls.Value(r) > 0 && pt.Value(r) == 0 && ct.Value(r) == 0 {
+					s.UsageUnknown++
+				}
 				latencies = append(latencies, lat.Value(r))
 				ec := errc.Value(r)
 				if ec != "" {

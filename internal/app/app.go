@@ -127,7 +127,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb})})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb}), CheckpointInterval: o.CheckpointInterval})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)

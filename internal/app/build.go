@@ -62,10 +62,12 @@ func BuildDataset(ctx context.Context, c client.Client, cfg config.Config, in wo
 
 // Cause strips Temporal's wrapping from a workflow error down to the
 // application error a user can act on (e.g. "file:line: ..." for bad input).
+// Its text says the message once (see CauseError); errors.As still finds
+// the *temporal.ApplicationError.
 func Cause(err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		return appErr
+		return &CauseError{App: appErr}
 	}
 	return err
 }

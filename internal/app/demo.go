@@ -112,7 +112,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 			continue
 		}
 		m := b.s.Metrics[0]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t[%.4f, %.4f]\t%d\t%s\n", b.dataset, b.model, m.Name, m.Mean, m.CILow, m.CIHigh, b.s.Samples, b.s.RunID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", b.dataset, b.model, m.Name, m.MeanText(), m.CIText(), b.s.Samples, b.s.RunID)
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nResults are in s3://%s/runs/ (summary.json, summary.parquet, results/*.parquet).\n", r.Stack.Config.S3.Bucket)

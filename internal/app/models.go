@@ -1,9 +1,8 @@
 package app
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,14 +15,29 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
-	"github.com/benchline/benchline/internal/refkey"
-	"github.com/benchline/benchline/scorers"
 )
 
 // OpenGateway builds the model gateway from the providers file (or the
 // environment alone). baselineURL, when set, points the built-in baseline
 // provider at an embedded server.
 func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*gateway.Gateway, error) {
+	gcfg, err := LoadProviders(cfg, baselineURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
+	if err != nil {
+		return nil, err
+	}
+	// Ride out short outages inside a sample; longer ones go back to
+	// Temporal, which retries the shard from its last checkpoint.
+	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
+}
+
+// LoadProviders reads the providers the gateway would use: the providers
+// file (or the environment alone) plus the implicit ones. baselineURL,
+// when set, points the built-in baseline provider at an embedded server.
+func LoadProviders(cfg config.Config, baselineURL string) (*gateway.Config, error) {
 	var r io.Reader
 	if cfg.Models.ProvidersFile != "" {
 		f, err := os.Open(cfg.Models.ProvidersFile)
@@ -38,16 +52,10 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 		env = gateway.WithBaselineURL(baselineURL, env)
 	}
 	gcfg, err := gateway.LoadConfig(r, env)
-	if err != nil {
-		return nil, err
+	if err != nil && cfg.Models.ProvidersFile != "" {
+		return nil, fmt.Errorf("providers file %s: %w", cfg.Models.ProvidersFile, err)
 	}
-	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
-	if err != nil {
-		return nil, err
-	}
-	// Ride out short outages inside a sample; longer ones go back to
-	// Temporal, which retries the shard from its last checkpoint.
-	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
+	return gcfg, err
 }
 
 // StoreReferences serves baseline/reference answers (and the reward
@@ -59,12 +67,15 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 // concurrent misses share one listing.
 type StoreReferences struct {
 	Store blob.Store
+	// Logger gets one warning per references file that cannot be used
+	// (it is skipped, and its prompts get no reference); default none.
+	Logger *slog.Logger
 
 	once      sync.Once
 	mem       *baseline.MemoryReferences
-	mu        sync.Mutex // serializes scans
-	loaded    map[string]bool
-	lastStart time.Time // when the last scan started
+	mu        sync.Mutex      // serializes scans
+	loaded    map[string]bool // key → loaded (false: unusable, skipped)
+	lastStart time.Time       // when the last scan started
 }
 
 var _ baseline.References = (*StoreReferences)(nil)
@@ -107,43 +118,29 @@ func (r *StoreReferences) scan() {
 	defer cancel()
 	infos, err := r.Store.List(ctx, "references/")
 	if err != nil {
+		r.warn("baseline references: cannot list the store; retrying on the next miss", "err", err)
 		return
 	}
 	for _, info := range infos {
-		if r.loaded[info.Key] || !strings.HasSuffix(info.Key, ".jsonl") {
+		if _, seen := r.loaded[info.Key]; seen || !strings.HasSuffix(info.Key, ".jsonl") {
 			continue
 		}
-		if err := r.load(ctx, info.Key); err == nil {
+		_, err := loadStoreReferences(ctx, r.Store, info.Key, info.Key, r.mem)
+		switch {
+		case errors.Is(err, baseline.ErrBadReferences):
+			// Its contents will not change: say so once and skip it.
+			r.loaded[info.Key] = false
+			r.warn("baseline references: file cannot be used; its prompts get no reference", "key", info.Key, "err", err)
+		case err != nil:
+			r.warn("baseline references: cannot read file; retrying on the next miss", "key", info.Key, "err", err)
+		default:
 			r.loaded[info.Key] = true
 		}
 	}
 }
 
-func (r *StoreReferences) load(ctx context.Context, key string) error {
-	rc, err := r.Store.Get(ctx, key)
-	if err != nil {
-		return err
+func (r *StoreReferences) warn(msg string, args ...any) {
+	if r.Logger != nil {
+		r.Logger.Warn(msg, args...)
 	}
-	defer rc.Close()
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var ref scorers.Reference
-		if err := json.Unmarshal(sc.Bytes(), &ref); err != nil {
-			return fmt.Errorf("references %s: %w", key, err)
-		}
-		br := baseline.Reference{Content: ref.Content}
-		for _, tc := range ref.ToolCalls {
-			br.ToolCalls = append(br.ToolCalls, baseline.ToolCall{Name: tc.Name, Arguments: tc.Arguments})
-		}
-		switch {
-		case ref.Reward:
-			r.mem.AddReward(ref.Messages, br)
-			continue
-		case ref.ToolsHash != "":
-			r.mem.AddKey(refkey.WithTools(ref.Messages, ref.ToolsHash), br)
-		}
-		r.mem.Add(ref.Messages, br)
-	}
-	return sc.Err()
 }

@@ -31,7 +31,7 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCOPE\tMETRIC\tMEAN\t95% CI\tSTDERR\tN")
 	row := func(scope string, m aggregate.MetricStat) {
-		fmt.Fprintf(tw, "%s\t%s\t%.4f\t[%.4f, %.4f]\t%.4f\t%d\n", scope, m.Name, m.Mean, m.CILow, m.CIHigh, m.StdErr, m.N)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", scope, m.Name, m.MeanText(), m.CIText(), m.StdErrText(), m.N)
 	}
 	for _, m := range s.Metrics {
 		row("overall", m)
@@ -57,6 +57,10 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 	printAgreement(w, s.Agreement)
 	fmt.Fprintf(w, "calls %d (cache hits %d), tokens %d in / %d out, cost $%.4f, latency p50 %.0f ms p90 %.0f ms p99 %.0f ms\n",
 		s.Calls, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99)
+	if s.UsageUnknown > 0 {
+		fmt.Fprintf(w, "tokens and cost unknown for %d of %d samples: the provider reported no usage (the figures above count only the others)\n",
+			s.UsageUnknown, s.Samples)
+	}
 }
 
 // ProgressLine renders a one-line progress bar.

@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,7 +71,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
-	if err := r.startBaselines(o.BaselinePort); err != nil {
+	if err := r.startBaselines(o.BaselinePort, logger); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -98,8 +102,8 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	return r, nil
 }
 
-func (r *Running) startBaselines(port int) error {
-	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store}})
+func (r *Running) startBaselines(port int, logger *slog.Logger) error {
+	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store, Logger: logger}})
 	if err != nil {
 		return err
 	}
@@ -167,23 +171,104 @@ func (r *Running) startSources(reg *registry.Registry) (webfetch.Config, error) 
 	return cfg, nil
 }
 
-// PrintAddresses writes where each part of the stack listens.
+// PrintAddresses writes where each part of the stack listens, and the
+// credentials it set up.
 func (r *Running) PrintAddresses(w io.Writer) {
 	cfg := r.Stack.Config
 	fmt.Fprintf(w, "  Temporal      %s (namespace %s, task queue %s)\n", cfg.Temporal.Address, cfg.Temporal.Namespace, cfg.Temporal.TaskQueue)
 	if r.Stack.TemporalUI != "" {
 		fmt.Fprintf(w, "  Temporal UI   %s\n", r.Stack.TemporalUI)
 	}
-	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style)\n", cfg.S3.Endpoint, cfg.S3.Bucket)
+	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style, region %s)\n", cfg.S3.Endpoint, cfg.S3.Bucket, cfg.S3.Region)
+	fmt.Fprintf(w, "  credentials   AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (this stack's S3 server, loopback only)\n",
+		cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey)
 	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
 	if r.Sources != "" {
 		fmt.Fprintf(w, "  sources       %s (serves %s, the fixtures' cited pages, to the in-process workers)\n", r.Sources, strings.Join(r.Hosts, ", "))
 	}
-	if len(r.Workers) > 0 {
-		fmt.Fprintf(w, "  workers       in-process on task queues %s and %s\n", cfg.Temporal.TaskQueue, QueueSandbox)
-	} else {
-		fmt.Fprintf(w, "  workers       none in-process: run `benchline worker`\n")
+	providers := "providers: none configured beyond openai (OPENAI_API_KEY) and baseline"
+	if f := cfg.Models.ProvidersFile; f != "" {
+		providers = "providers file " + f
 	}
+	if len(r.Workers) > 0 {
+		fmt.Fprintf(w, "  workers       in-process on task queues %s and %s (%s)\n", cfg.Temporal.TaskQueue, QueueSandbox, providers)
+	} else {
+		fmt.Fprintf(w, "  workers       none in-process: run 'benchline worker'\n")
+	}
+}
+
+// EnvVars are the variables that point every benchline command (and
+// `benchline worker`) at this stack, as `benchline dev --env-file` writes
+// them. Variables that could point elsewhere (a configuration file, a
+// Temporal Cloud key) are emptied, which means "not given".
+func (r *Running) EnvVars() [][2]string {
+	cfg := r.Stack.Config
+	vars := [][2]string{
+		{"BENCHLINE_CONFIG", ""},
+		{"TEMPORAL_ADDRESS", cfg.Temporal.Address},
+		{"TEMPORAL_NAMESPACE", cfg.Temporal.Namespace},
+		{"TEMPORAL_API_KEY", ""},
+		{"BENCHLINE_TASK_QUEUE", cfg.Temporal.TaskQueue},
+		{"BENCHLINE_S3_ENDPOINT", cfg.S3.Endpoint},
+		{"BENCHLINE_S3_BUCKET", cfg.S3.Bucket},
+		{"BENCHLINE_S3_PREFIX", cfg.S3.Prefix},
+		{"BENCHLINE_S3_PATH_STYLE", strconv.FormatBool(cfg.S3.PathStyle)},
+		{"AWS_ACCESS_KEY_ID", cfg.S3.AccessKeyID},
+		{"AWS_SECRET_ACCESS_KEY", cfg.S3.SecretAccessKey},
+		{"AWS_REGION", cfg.S3.Region},
+		{"BENCHLINE_BASELINE_URL", r.BaselineURL},
+		{"BENCHLINE_PROVIDERS", cfg.Models.ProvidersFile},
+	}
+	if n := cfg.Models.WorkerShare; n > 0 {
+		vars = append(vars, [2]string{"BENCHLINE_WORKER_SHARE", strconv.Itoa(n)})
+	}
+	if d := cfg.Models.CacheTTL; d > 0 {
+		vars = append(vars, [2]string{"BENCHLINE_CACHE_TTL", d.String()})
+	}
+	return vars
+}
+
+// WriteEnvFile writes EnvVars to path as KEY=value lines (mode 0600: it
+// holds the S3 credentials), replacing it atomically. A value with
+// characters a shell would interpret is single-quoted, so
+// `set -a; . FILE; set +a` reads every value back as written.
+func (r *Running) WriteEnvFile(path string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# benchline dev stack, written %s; use: set -a; . %s; set +a\n", time.Now().UTC().Format(time.RFC3339), path)
+	for _, kv := range r.EnvVars() {
+		fmt.Fprintf(&b, "%s=%s\n", kv[0], shellValue(kv[1]))
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".benchline-env-*")
+	if err != nil {
+		return fmt.Errorf("env file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("env file: %w", err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("env file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("env file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("env file: %w", err)
+	}
+	return nil
+}
+
+// plainValue matches values a shell reads back unchanged without quotes.
+var plainValue = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]*$`)
+
+func shellValue(v string) string {
+	if plainValue.MatchString(v) {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 // Stop stops the worker, the baseline server, the client and the stack.

@@ -2,11 +2,11 @@ package baseline
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -82,8 +82,8 @@ func (r *MemoryReferences) Len() int {
 	return len(r.m)
 }
 
-// referenceLine is one line of a references JSONL file. Exactly one of
-// Messages, Prompt and Key identifies the conversation.
+// referenceLine is one line of a hand-written references file. Exactly one
+// of Messages, Prompt and Key identifies the conversation.
 type referenceLine struct {
 	// Reward marks a reward reference (refkey.Reward of messages or prompt).
 	Reward    bool                           `json:"reward,omitempty"`
@@ -93,37 +93,137 @@ type referenceLine struct {
 	Reference Reference                      `json:"reference"`
 }
 
-// LoadJSONL reads references, one JSON object a line:
+// engineLine is one line of the references file the evaluation engine
+// writes (references/<dataset>/<version>/task-<v>.jsonl): the JSON of
+// scorers.Reference, kept in step by a round-trip test.
+type engineLine struct {
+	Messages  []openai.ChatCompletionMessage `json:"messages"`
+	Reward    bool                           `json:"reward,omitempty"`
+	ToolsHash string                         `json:"tools_hash,omitempty"`
+	Content   string                         `json:"content,omitempty"`
+	ToolCalls []ToolCall                     `json:"tool_calls,omitempty"`
+}
+
+// ErrBadReferences is wrapped by every error about a references file's
+// contents.
+var ErrBadReferences = errors.New("baseline: bad references")
+
+// LoadJSONL reads references from r (see Load) into a new index.
+func LoadJSONL(r io.Reader) (*MemoryReferences, error) {
+	refs := NewMemoryReferences()
+	if _, err := refs.Load(r, "references"); err != nil {
+		return nil, err
+	}
+	return refs, nil
+}
+
+// Load adds the references in r, named name in errors, and returns how
+// many lines it read. Each line is one JSON object in one of two forms:
+//
+// the engine's (scorers.Reference, as references/<dataset>/<version>/task-<v>.jsonl holds them):
+//
+//	{"messages": [...], "content": "...", "tool_calls": [...], "tools_hash": "...", "reward": false}
+//
+// or written by hand:
 //
 //	{"messages": [{"role": "user", "content": "..."}], "reference": {"content": "..."}}
 //	{"prompt": "single user message", "reference": {"tool_calls": [{"name": "f", "arguments": {"x": 1}}]}}
 //	{"key": "<refkey.Conversation(messages)>", "reference": {...}}
 //	{"reward": true, "messages": [...], "reference": {...}}   the reward reference (refkey.Reward)
 //
-// Blank lines are skipped.
-func LoadJSONL(r io.Reader) (*MemoryReferences, error) {
-	refs := NewMemoryReferences()
-	sc := bufio.NewScanner(r)
+// A line with unknown fields, without a conversation, or whose answer has
+// neither content nor tool calls is an error naming the line: a file that
+// cannot be used fails instead of answering "". Blank lines are skipped.
+func (r *MemoryReferences) Load(rd io.Reader, name string) (int, error) {
+	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	n := 0
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
 			continue
 		}
+		if err := r.addLine(line); err != nil {
+			return n, fmt.Errorf("%w: %s:%d: %w", ErrBadReferences, name, lineNo, err)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("baseline: read references %s after line %d: %w", name, lineNo, err)
+	}
+	return n, nil
+}
+
+// addLine parses one line in either form and adds it.
+func (r *MemoryReferences) addLine(line []byte) error {
+	var probe struct {
+		Reference json.RawMessage `json:"reference"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return err
+	}
+	if probe.Reference != nil {
 		var l referenceLine
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			return nil, fmt.Errorf("baseline: references line %d: %w", n, err)
+		if err := strictJSON(line, &l); err != nil {
+			return err
 		}
 		key, err := l.key()
 		if err != nil {
-			return nil, fmt.Errorf("baseline: references line %d: %w", n, err)
+			return err
 		}
-		refs.AddKey(key, l.Reference)
+		if err := l.Reference.check(); err != nil {
+			return err
+		}
+		r.AddKey(key, l.Reference)
+		return nil
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("baseline: read references: %w", err)
+	var l engineLine
+	if err := strictJSON(line, &l); err != nil {
+		return err
 	}
-	return refs, nil
+	if len(l.Messages) == 0 {
+		return errors.New("no messages (and no \"reference\": not a references line)")
+	}
+	ref := Reference{Content: l.Content, ToolCalls: l.ToolCalls}
+	if err := ref.check(); err != nil {
+		return err
+	}
+	switch {
+	case l.Reward:
+		r.AddReward(l.Messages, ref)
+		return nil
+	case l.ToolsHash != "":
+		r.AddKey(refkey.WithTools(l.Messages, l.ToolsHash), ref)
+	}
+	r.Add(l.Messages, ref)
+	return nil
+}
+
+// strictJSON decodes one JSON value, rejecting unknown fields (addLine's
+// probe has already rejected trailing data).
+func strictJSON(line []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// check rejects an answer baseline/reference could not give.
+func (ref Reference) check() error {
+	if ref.Content == "" && len(ref.ToolCalls) == 0 {
+		return errors.New("the answer has neither content nor tool calls")
+	}
+	for i, tc := range ref.ToolCalls {
+		if tc.Name == "" {
+			return fmt.Errorf("tool call %d has no name", i+1)
+		}
+		var args map[string]any
+		if err := json.Unmarshal(tc.Arguments, &args); err != nil || args == nil {
+			return fmt.Errorf("tool call %d (%s): arguments must be a JSON object", i+1, tc.Name)
+		}
+	}
+	return nil
 }
 
 func (l referenceLine) key() (string, error) {

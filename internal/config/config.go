@@ -8,16 +8,26 @@
 // Defaults: Temporal at 127.0.0.1:7233, namespace "default", task queue
 // "benchline"; S3 at http://127.0.0.1:9000 (the dev stack's MinIO), bucket
 // "benchline", path-style, with the dev stack's credentials. The S3 defaults
-// apply only when neither the file nor the environment says anything about
-// S3 (BENCHLINE_S3_ENDPOINT, BENCHLINE_S3_BUCKET); otherwise the AWS default
-// credential chain and region are used.
+// apply only when neither the file (an s3 section) nor the environment
+// (BENCHLINE_S3_ENDPOINT, BENCHLINE_S3_BUCKET) says anything about S3;
+// otherwise the AWS default credential chain and region are used, with
+// bucket "benchline" unless one is given.
+//
+// Every setting is parsed and checked by one rule whatever its source (see
+// Settings), so a value fails from the file exactly as it fails from the
+// environment, and the error names where it came from: the file, line and
+// key, or the variable. An empty value means "not given" in both.
 package config
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,138 +79,413 @@ type Temporal struct {
 func Default() Config {
 	return Config{
 		Temporal: Temporal{Address: "127.0.0.1:7233", Namespace: "default", TaskQueue: "benchline"},
-		S3: s3blob.Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "benchline", PathStyle: true,
-			AccessKeyID: DevAccessKey, SecretAccessKey: DevSecretKey},
+		S3:       devS3(),
 	}
+}
+
+func devS3() s3blob.Config {
+	return s3blob.Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "benchline", PathStyle: true,
+		AccessKeyID: DevAccessKey, SecretAccessKey: DevSecretKey}
+}
+
+// awsS3 is where S3 settings start once a source leaves the dev defaults.
+func awsS3() s3blob.Config { return s3blob.Config{Bucket: "benchline"} }
+
+// A SettingError says which value of which setting is wrong, and where it
+// came from.
+type SettingError struct {
+	// Source is "FILE:LINE: KEY" for the file, the variable's name for the
+	// environment, or "KEY" for a Config built in code.
+	Source string
+	Key    string // the YAML key, e.g. "models.worker_share"
+	Value  string
+	// Want says what a valid value looks like.
+	Want string
+}
+
+func (e *SettingError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("config: %s: %s", e.Source, e.Want)
+	}
+	return fmt.Sprintf("config: %s: %q: %s", e.Source, e.Value, e.Want)
+}
+
+// A Setting is one configuration key: its YAML path, its environment
+// variable (empty for file-only keys) and the one rule that parses and
+// checks it.
+type Setting struct {
+	Key      string // section.field
+	Env      string
+	required bool // must not be unset after loading
+	rule
+}
+
+// A rule parses and checks a value, whatever its source.
+type rule struct {
+	// set parses v (never empty) into c; when v is not valid it returns
+	// what a valid value looks like and leaves c alone.
+	set func(c *Config, v string) (want string)
+	// get is the current value as text, "" when unset.
+	get func(c *Config) string
+}
+
+// Settings lists every key, in the order the README documents them.
+var Settings = []Setting{
+	{Key: "temporal.address", Env: "TEMPORAL_ADDRESS", required: true, rule: hostPort(func(c *Config) *string { return &c.Temporal.Address })},
+	{Key: "temporal.namespace", Env: "TEMPORAL_NAMESPACE", required: true, rule: word(func(c *Config) *string { return &c.Temporal.Namespace })},
+	{Key: "temporal.task_queue", Env: "BENCHLINE_TASK_QUEUE", required: true, rule: word(func(c *Config) *string { return &c.Temporal.TaskQueue })},
+	{Key: "temporal.api_key", Env: "TEMPORAL_API_KEY", rule: text(func(c *Config) *string { return &c.Temporal.APIKey })},
+	{Key: "s3.bucket", Env: "BENCHLINE_S3_BUCKET", required: true, rule: bucket(func(c *Config) *string { return &c.S3.Bucket })},
+	{Key: "s3.prefix", Env: "BENCHLINE_S3_PREFIX", rule: prefix(func(c *Config) *string { return &c.S3.Prefix })},
+	{Key: "s3.endpoint", Env: "BENCHLINE_S3_ENDPOINT", rule: endpoint(func(c *Config) *string { return &c.S3.Endpoint })},
+	{Key: "s3.region", Env: "AWS_REGION", rule: word(func(c *Config) *string { return &c.S3.Region })},
+	{Key: "s3.path_style", Env: "BENCHLINE_S3_PATH_STYLE", rule: boolean(func(c *Config) *bool { return &c.S3.PathStyle })},
+	{Key: "s3.access_key_id", rule: text(func(c *Config) *string { return &c.S3.AccessKeyID })},
+	{Key: "s3.secret_access_key", rule: text(func(c *Config) *string { return &c.S3.SecretAccessKey })},
+	{Key: "s3.part_size", rule: partSize(func(c *Config) *int64 { return &c.S3.PartSize })},
+	{Key: "models.providers_file", Env: "BENCHLINE_PROVIDERS", rule: file(func(c *Config) *string { return &c.Models.ProvidersFile })},
+	{Key: "models.worker_share", Env: "BENCHLINE_WORKER_SHARE", rule: positive(func(c *Config) *int { return &c.Models.WorkerShare })},
+	{Key: "models.cache_ttl", Env: "BENCHLINE_CACHE_TTL", rule: duration(func(c *Config) *time.Duration { return &c.Models.CacheTTL })},
+}
+
+func setting(key string) *Setting {
+	for i := range Settings {
+		if Settings[i].Key == key {
+			return &Settings[i]
+		}
+	}
+	return nil
 }
 
 // Load builds the configuration from the file at path (may be empty: then
 // BENCHLINE_CONFIG, then none) and the environment given by lookup
 // (os.LookupEnv in production).
 func Load(path string, lookup func(string) (string, bool)) (Config, error) {
-	cfg := Default()
 	if path == "" {
 		path, _ = lookup("BENCHLINE_CONFIG")
 	}
+	if path == "" {
+		return Read(nil, "", lookup)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Default(), fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path, lookup)
+}
+
+// Read builds the configuration from a YAML file's contents r (nil: no
+// file), named name in errors, and the environment given by lookup.
+func Read(r io.Reader, name string, lookup func(string) (string, bool)) (Config, error) {
+	cfg := Default()
 	s3Given := false
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return cfg, fmt.Errorf("config: %w", err)
+	if r != nil {
+		var err error
+		if s3Given, err = applyFile(&cfg, r, name); err != nil {
+			return cfg, err
 		}
-		defer f.Close()
-		var given bool
-		cfg, given, err = parse(f, cfg)
-		if err != nil {
-			return cfg, fmt.Errorf("config: %s: %w", path, err)
-		}
-		s3Given = given
 	}
 	if err := applyEnv(&cfg, lookup, s3Given); err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.Validate()
+	return cfg, cfg.check()
 }
 
-func parse(r io.Reader, base Config) (Config, bool, error) {
-	var raw struct {
-		Temporal *Temporal      `yaml:"temporal"`
-		S3       *s3blob.Config `yaml:"s3"`
-		Models   *Models        `yaml:"models"`
-	}
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return base, false, err
-	}
-	if raw.Temporal != nil {
-		t := *raw.Temporal
-		if t.Address != "" {
-			base.Temporal.Address = t.Address
+// applyFile sets every key the YAML in r gives. It reports whether the file
+// has an s3 section.
+func applyFile(cfg *Config, r io.Reader, name string) (s3Given bool, err error) {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, nil
 		}
-		if t.Namespace != "" {
-			base.Temporal.Namespace = t.Namespace
+		return false, fmt.Errorf("config: %s: %w", name, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return false, nil
+	}
+	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", name, n.Line) }
+	if root.Kind != yaml.MappingNode {
+		return false, fmt.Errorf("config: %s: want a mapping of sections (temporal, s3, models)", at(root))
+	}
+	sections := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := root.Content[i], root.Content[i+1]
+		sec := kn.Value
+		if !slices.Contains([]string{"temporal", "s3", "models"}, sec) {
+			return false, fmt.Errorf("config: %s: unknown section %q (temporal, s3, models)", at(kn), sec)
 		}
-		if t.TaskQueue != "" {
-			base.Temporal.TaskQueue = t.TaskQueue
+		if sections[sec] {
+			return false, fmt.Errorf("config: %s: section %q given twice", at(kn), sec)
 		}
-		base.Temporal.APIKey = t.APIKey
+		sections[sec] = true
+		if sec == "s3" {
+			s3Given = true
+			cfg.S3 = awsS3()
+		}
+		if vn.Kind == yaml.ScalarNode && vn.Tag == "!!null" {
+			continue
+		}
+		if vn.Kind != yaml.MappingNode {
+			return false, fmt.Errorf("config: %s: section %q: want a mapping of keys", at(vn), sec)
+		}
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(vn.Content); j += 2 {
+			fk, fv := vn.Content[j], vn.Content[j+1]
+			key := sec + "." + fk.Value
+			s := setting(key)
+			if s == nil {
+				return false, fmt.Errorf("config: %s: unknown key %q (%s)", at(fk), key, strings.Join(keysOf(sec), ", "))
+			}
+			if seen[key] {
+				return false, fmt.Errorf("config: %s: key %q given twice", at(fk), key)
+			}
+			seen[key] = true
+			if fv.Kind != yaml.ScalarNode {
+				return false, &SettingError{Source: at(fk) + ": " + key, Key: key, Want: "want a single value"}
+			}
+			if fv.Tag == "!!null" || fv.Value == "" {
+				continue // not given
+			}
+			if want := s.set(cfg, fv.Value); want != "" {
+				return false, &SettingError{Source: at(fv) + ": " + key, Key: key, Value: fv.Value, Want: want}
+			}
+		}
 	}
-	if raw.Models != nil {
-		base.Models = *raw.Models
-	}
-	if raw.S3 != nil {
-		base.S3 = *raw.S3
-		return base, true, nil
-	}
-	return base, false, nil
+	return s3Given, nil
 }
 
+// keysOf lists the keys of a section, for errors.
+func keysOf(section string) []string {
+	var out []string
+	for _, s := range Settings {
+		if sec, field, _ := strings.Cut(s.Key, "."); sec == section {
+			out = append(out, field)
+		}
+	}
+	return out
+}
+
+// applyEnv sets every setting whose variable is set and not empty.
 func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) error {
-	str := func(name string, dst *string) {
-		if v, ok := lookup(name); ok && v != "" {
-			*dst = v
-		}
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return v
 	}
-	str("TEMPORAL_ADDRESS", &cfg.Temporal.Address)
-	str("TEMPORAL_NAMESPACE", &cfg.Temporal.Namespace)
-	str("TEMPORAL_API_KEY", &cfg.Temporal.APIKey)
-	str("BENCHLINE_TASK_QUEUE", &cfg.Temporal.TaskQueue)
-	str("BENCHLINE_PROVIDERS", &cfg.Models.ProvidersFile)
-	if v, ok := lookup("BENCHLINE_CACHE_TTL"); ok && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("config: BENCHLINE_CACHE_TTL=%q: want a duration such as 168h", v)
-		}
-		cfg.Models.CacheTTL = d
-	}
-	if v, ok := lookup("BENCHLINE_WORKER_SHARE"); ok && v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("config: BENCHLINE_WORKER_SHARE=%q: want a positive integer", v)
-		}
-		cfg.Models.WorkerShare = n
-	}
-
-	_, ep := lookup("BENCHLINE_S3_ENDPOINT")
-	_, bk := lookup("BENCHLINE_S3_BUCKET")
-	if (ep || bk) && !s3Given {
+	leaveDev := !s3Given && (get("BENCHLINE_S3_ENDPOINT") != "" || get("BENCHLINE_S3_BUCKET") != "")
+	if leaveDev {
 		// Leaving the dev defaults: use the AWS chain for credentials.
-		cfg.S3 = s3blob.Config{Bucket: "benchline"}
+		cfg.S3 = awsS3()
 	}
-	str("BENCHLINE_S3_ENDPOINT", &cfg.S3.Endpoint)
-	str("BENCHLINE_S3_BUCKET", &cfg.S3.Bucket)
-	str("BENCHLINE_S3_PREFIX", &cfg.S3.Prefix)
-	str("AWS_REGION", &cfg.S3.Region)
-	if v, ok := lookup("BENCHLINE_S3_PATH_STYLE"); ok && v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("config: BENCHLINE_S3_PATH_STYLE=%q: want true or false", v)
+	for _, s := range Settings {
+		if s.Env == "" {
+			continue
 		}
-		cfg.S3.PathStyle = b
-	} else if (ep || bk) && !s3Given && cfg.S3.Endpoint != "" {
+		v := get(s.Env)
+		if v == "" {
+			continue
+		}
+		if want := s.set(cfg, v); want != "" {
+			return &SettingError{Source: s.Env, Key: s.Key, Value: v, Want: want}
+		}
+	}
+	if leaveDev && get("BENCHLINE_S3_PATH_STYLE") == "" && cfg.S3.Endpoint != "" {
 		cfg.S3.PathStyle = true // S3-compatible servers mostly want path-style
 	}
 	return nil
 }
 
-// Validate checks the configuration.
+// Validate checks a configuration built in code (the dev stack's, a
+// test's) under the rules Load applies.
 func (c Config) Validate() error {
-	var errs []string
-	if c.Temporal.Address == "" {
-		errs = append(errs, "temporal.address is empty")
+	for _, s := range Settings {
+		v := s.get(&c)
+		if v == "" {
+			if s.required {
+				return &SettingError{Source: s.Key, Key: s.Key, Want: "must be set"}
+			}
+			continue
+		}
+		probe := c
+		if want := s.set(&probe, v); want != "" {
+			return &SettingError{Source: s.Key, Key: s.Key, Value: v, Want: want}
+		}
 	}
-	if c.Temporal.TaskQueue == "" {
-		errs = append(errs, "temporal.task_queue is empty")
-	}
-	if c.S3.Bucket == "" {
-		errs = append(errs, "s3.bucket is empty")
-	}
-	if c.S3.Endpoint != "" && !strings.HasPrefix(c.S3.Endpoint, "http://") && !strings.HasPrefix(c.S3.Endpoint, "https://") {
-		errs = append(errs, fmt.Sprintf("s3.endpoint %q must start with http:// or https://", c.S3.Endpoint))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	return c.check()
+}
+
+// check is what no single setting can say.
+func (c Config) check() error {
+	if (c.S3.AccessKeyID == "") != (c.S3.SecretAccessKey == "") {
+		return &SettingError{Source: "s3.access_key_id", Key: "s3.access_key_id",
+			Want: "s3.access_key_id and s3.secret_access_key go together (leave both empty for the AWS credential chain)"}
 	}
 	return nil
+}
+
+// The rules. Each takes where its value lives in a Config.
+
+// strRule is a string rule: check returns what a valid value looks like
+// when v is not one.
+func strRule(dst func(*Config) *string, check func(v string) string) rule {
+	return rule{
+		set: func(c *Config, v string) string {
+			if want := check(v); want != "" {
+				return want
+			}
+			*dst(c) = v
+			return ""
+		},
+		get: func(c *Config) string { return *dst(c) },
+	}
+}
+
+func text(dst func(*Config) *string) rule {
+	return strRule(dst, func(string) string { return "" })
+}
+
+// word is a value without whitespace.
+func word(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		if strings.IndexFunc(v, isSpaceOrControl) >= 0 {
+			return "want a name without spaces"
+		}
+		return ""
+	})
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func hostPort(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		const want = "want host:port, e.g. temporal.example.com:7233"
+		host, port, err := net.SplitHostPort(v)
+		if err != nil || host == "" || strings.ContainsAny(host, "/ ") {
+			return want
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return want
+		}
+		return ""
+	})
+}
+
+func endpoint(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		u, err := url.Parse(v)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return "want an http:// or https:// URL"
+		case u.User != nil:
+			return "want a URL without credentials (use the AWS credential chain or s3.access_key_id)"
+		}
+		return ""
+	})
+}
+
+// bucketRE is S3's bucket naming rule.
+var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+func bucket(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		if !bucketRE.MatchString(v) || strings.Contains(v, "..") {
+			return "want an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens"
+		}
+		return ""
+	})
+}
+
+func prefix(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		if strings.HasPrefix(v, "/") || strings.Contains(v, "//") || strings.IndexFunc(v, isSpaceOrControl) >= 0 {
+			return "want a key prefix such as team/evals: no leading slash, empty segment or spaces"
+		}
+		return ""
+	})
+}
+
+// file is a path to an existing regular file.
+func file(dst func(*Config) *string) rule {
+	return strRule(dst, func(v string) string {
+		st, err := os.Stat(v)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "want an existing file: there is none"
+		case err != nil:
+			return "want a readable file: " + err.Error()
+		case !st.Mode().IsRegular():
+			return "want a file, not a directory"
+		}
+		return ""
+	})
+}
+
+func boolean(dst func(*Config) *bool) rule {
+	return rule{
+		set: func(c *Config, v string) string {
+			switch strings.ToLower(v) {
+			case "true", "yes", "on", "1":
+				*dst(c) = true
+			case "false", "no", "off", "0":
+				*dst(c) = false
+			default:
+				return "want true or false"
+			}
+			return ""
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*dst(c)) },
+	}
+}
+
+func positive(dst func(*Config) *int) rule {
+	return intRule(dst, 1, "want a positive integer")
+}
+
+func duration(dst func(*Config) *time.Duration) rule {
+	return rule{
+		set: func(c *Config, v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return "want a duration such as 168h (0: forever)"
+			}
+			*dst(c) = d
+			return ""
+		},
+		get: func(c *Config) string { return dst(c).String() },
+	}
+}
+
+// minPartSize is S3's smallest multipart part.
+const minPartSize = 5 << 20
+
+func partSize(dst func(*Config) *int64) rule {
+	return intRule(dst, minPartSize, fmt.Sprintf("want a size in bytes of at least %d (5 MiB, S3's smallest part)", minPartSize))
+}
+
+// intRule is an integer of at least min; 0 reads back as unset.
+func intRule[T int | int64](dst func(*Config) *T, min T, want string) rule {
+	return rule{
+		set: func(c *Config, v string) string {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || T(n) < min || int64(T(n)) != n {
+				return want
+			}
+			*dst(c) = T(n)
+			return ""
+		},
+		get: func(c *Config) string { return intOrEmpty(int64(*dst(c))) },
+	}
+}
+
+// intOrEmpty is n as text, "" for 0 (unset).
+func intOrEmpty(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -41,6 +42,21 @@ type Options struct {
 	Headless     bool     // no Temporal UI
 	S3Only       bool     // start only the S3 server (backend conformance tests)
 	Log          io.Writer
+	// Base is what the stack's Config starts from: its task queue,
+	// namespace (created at start) and model settings (providers file,
+	// worker share, cache TTL) are kept; its Temporal address and S3
+	// settings become the stack's. [config.Default()]
+	Base *config.Config
+	// Restarts is how many times a server that dies on its own (not by
+	// Stop or a Restart method) is restarted within RestartWindow before
+	// the stack gives up; 0 restarts none. Either way a death that is not
+	// restarted is reported on Died.
+	Restarts int
+	// RestartWindow is the period Restarts counts over [10m].
+	RestartWindow time.Duration
+	// Notify receives one line for each death and restart of a server;
+	// default none.
+	Notify func(msg string)
 }
 
 // Stack is a running embedded stack.
@@ -48,8 +64,23 @@ type Stack struct {
 	Config     config.Config
 	TemporalUI string // empty when headless
 	opts       Options
-	temporal   *Proc
-	s3         *Proc
+
+	// ctx ends when Stop begins, aborting a restart in progress.
+	ctx          context.Context
+	cancel       context.CancelFunc
+	mu           sync.Mutex // guards the children and closed; held while restarting
+	closed       bool
+	temporal, s3 child
+	died         chan error
+}
+
+// A child is one server of the stack: how to start it (and wait until it
+// answers), the running process, and when it was restarted.
+type child struct {
+	name     string
+	launch   func(ctx context.Context) (*Proc, error) // may return the Proc with an error
+	proc     *Proc
+	restarts []time.Time
 }
 
 // Start starts Temporal and the S3 server, waits until each answers and
@@ -66,6 +97,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.RestartWindow <= 0 {
+		o.RestartWindow = 10 * time.Minute
 	}
 	for _, p := range []*int{&o.TemporalPort, &o.S3Port} {
 		if *p == 0 {
@@ -86,45 +120,150 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("devstack: %w", err)
 	}
-	s := &Stack{opts: o}
-	cfg := config.Default()
-	cfg.Temporal.Address = hostPort(o.TemporalPort)
-	cfg.S3.Endpoint = "http://" + hostPort(o.S3Port)
-	cfg.S3.Bucket = o.Bucket
-	s.Config = cfg
+	s := &Stack{opts: o, died: make(chan error, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.Config = StackConfig(o.Base, o.TemporalPort, o.S3Port, o.Bucket)
+	if err := s.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("devstack: %w", err)
+	}
+	s.s3 = child{name: string(o.S3), launch: s.launchS3}
+	s.temporal = child{name: "temporal", launch: s.launchTemporal}
 
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := s.startS3(ctx); err != nil {
-		s.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.startChild(ctx, &s.s3); err != nil {
+		s.stopLocked()
 		return nil, err
 	}
 	if o.S3Only {
 		return s, nil
 	}
-	if err := s.startTemporal(ctx); err != nil {
-		s.Stop()
+	if err := s.startChild(ctx, &s.temporal); err != nil {
+		s.stopLocked()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Stack) startTemporal(ctx context.Context) error {
+// StackConfig is the configuration of a stack on these ports: base (nil:
+// config.Default()) with the stack's Temporal address and its S3 server,
+// bucket and credentials.
+func StackConfig(base *config.Config, temporalPort, s3Port int, bucket string) config.Config {
+	cfg := config.Default()
+	if base != nil {
+		cfg = *base
+	}
+	cfg.Temporal.Address = hostPort(temporalPort)
+	cfg.Temporal.APIKey = ""
+	def := config.Default()
+	cfg.S3 = def.S3
+	cfg.S3.Endpoint = "http://" + hostPort(s3Port)
+	cfg.S3.Bucket = bucket
+	return cfg
+}
+
+// Died receives an error when a server of the stack died and is not being
+// restarted (restarts exhausted, or the restart failed). The stack is then
+// incomplete; stop it.
+func (s *Stack) Died() <-chan error { return s.died }
+
+// startChild launches c, waits until it answers, and watches it. Callers
+// hold s.mu.
+func (s *Stack) startChild(ctx context.Context, c *child) error {
+	p, err := c.launch(ctx)
+	if err != nil {
+		if p != nil {
+			p.Stop(10 * time.Second)
+		}
+		return err
+	}
+	c.proc = p
+	go s.watch(c, p)
+	return nil
+}
+
+// watch waits for p to end. An end nobody asked for restarts c, within
+// the restart budget, or is reported on Died.
+func (s *Stack) watch(c *child, p *Proc) {
+	<-p.Done()
+	if p.stopped.Load() {
+		return // Stop, Kill or a Restart method
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || c.proc != p {
+		return
+	}
+	why := p.ExitReason()
+	now := time.Now()
+	recent := c.restarts[:0]
+	for _, t := range c.restarts {
+		if now.Sub(t) < s.opts.RestartWindow {
+			recent = append(recent, t)
+		}
+	}
+	c.restarts = recent
+	if len(c.restarts) >= s.opts.Restarts {
+		s.report(fmt.Errorf("devstack: %s died (%s), restarted %d times in %s already: not restarting it",
+			c.name, why, len(c.restarts), s.opts.RestartWindow))
+		return
+	}
+	c.restarts = append(c.restarts, now)
+	s.notify(fmt.Sprintf("devstack: %s died (%s); restarting it (%d of %d in %s)", c.name, why, len(c.restarts), s.opts.Restarts, s.opts.RestartWindow))
+	// Back off a little, more on each restart, so a server that dies at
+	// once does not spin.
+	select {
+	case <-time.After(time.Duration(len(c.restarts)) * 500 * time.Millisecond):
+	case <-s.ctx.Done():
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Minute)
+	defer cancel()
+	if err := s.startChild(ctx, c); err != nil {
+		if s.ctx.Err() == nil {
+			s.report(fmt.Errorf("devstack: %s died (%s) and did not restart: %w", c.name, why, err))
+		}
+		return
+	}
+	s.notify(fmt.Sprintf("devstack: %s is back", c.name))
+}
+
+func (s *Stack) notify(msg string) {
+	if s.opts.Notify != nil {
+		s.opts.Notify(msg)
+	}
+}
+
+// report sends a death on Died; the first one is kept.
+func (s *Stack) report(err error) {
+	s.notify(err.Error())
+	select {
+	case s.died <- err:
+	default:
+	}
+}
+
+func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 	bin, err := FindTool("temporal")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	metrics, err := FreePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	httpPort, err := FreePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(s.opts.TemporalPort),
 		"--http-port", fmt.Sprint(httpPort), "--metrics-port", fmt.Sprint(metrics),
 		"--db-filename", filepath.Join(s.opts.Dir, "temporal.db"), "--log-level", "warn"}
+	if ns := s.Config.Temporal.Namespace; ns != "default" {
+		args = append(args, "--namespace", ns)
+	}
 	if s.opts.Headless {
 		args = append(args, "--headless")
 	} else {
@@ -133,30 +272,29 @@ func (s *Stack) startTemporal(ctx context.Context) error {
 	}
 	p, err := startProc("temporal", s.opts.Log, os.Environ(), bin, args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.temporal = p
 	for {
 		c, err := client.Dial(client.Options{HostPort: s.Config.Temporal.Address, Namespace: s.Config.Temporal.Namespace, Logger: quietLogger{}})
 		if err == nil {
 			_, herr := c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			c.Close()
 			if herr == nil {
-				return nil
+				return p, nil
 			}
 		}
 		if p.Exited() {
-			return fmt.Errorf("devstack: temporal server exited at start (is port %d free?)", s.opts.TemporalPort)
+			return p, fmt.Errorf("devstack: temporal server exited at start (is port %d free?): %s", s.opts.TemporalPort, p.ExitReason())
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("devstack: temporal server did not answer on %s: %w", s.Config.Temporal.Address, ctx.Err())
+			return p, fmt.Errorf("devstack: temporal server did not answer on %s: %w", s.Config.Temporal.Address, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-func (s *Stack) startS3(ctx context.Context) error {
+func (s *Stack) launchS3(ctx context.Context) (*Proc, error) {
 	var (
 		p   *Proc
 		err error
@@ -167,11 +305,11 @@ func (s *Stack) startS3(ctx context.Context) error {
 	case MinIO:
 		bin, ferr := FindTool("minio")
 		if ferr != nil {
-			return ferr
+			return nil, ferr
 		}
 		cport, perr := FreePort()
 		if perr != nil {
-			return perr
+			return nil, perr
 		}
 		env := append(os.Environ(), "MINIO_ROOT_USER="+config.DevAccessKey, "MINIO_ROOT_PASSWORD="+config.DevSecretKey,
 			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
@@ -181,56 +319,63 @@ func (s *Stack) startS3(ctx context.Context) error {
 	case Moto:
 		bin, ferr := FindTool("moto_server")
 		if ferr != nil {
-			return ferr
+			return nil, ferr
 		}
 		p, err = startProc("moto", s.opts.Log, os.Environ(), bin, "-H", "127.0.0.1", "-p", fmt.Sprint(s.opts.S3Port))
 		url = "http://" + addr + "/moto-api/"
 	default:
-		return fmt.Errorf("devstack: unknown S3 server %q (minio or moto)", s.opts.S3)
+		return nil, fmt.Errorf("devstack: unknown S3 server %q (minio or moto)", s.opts.S3)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.s3 = p
 	if err := waitHTTP(ctx, p, url); err != nil {
-		return err
+		return p, err
 	}
 	st, err := s3blob.New(ctx, s.Config.S3)
 	if err != nil {
-		return err
+		return p, err
 	}
-	return st.EnsureBucket(ctx)
+	return p, st.EnsureBucket(ctx)
 }
 
 // RestartS3 stops the S3 server and starts it again on the same port and
 // data directory (MinIO keeps its data; moto does not).
-func (s *Stack) RestartS3(ctx context.Context) error {
-	if s.s3 != nil {
-		s.s3.Stop(10 * time.Second)
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return s.startS3(ctx)
-}
+func (s *Stack) RestartS3(ctx context.Context) error { return s.restart(ctx, &s.s3) }
 
 // RestartTemporal stops the Temporal server and starts it again on the same
 // port and SQLite file.
-func (s *Stack) RestartTemporal(ctx context.Context) error {
-	if s.temporal != nil {
-		s.temporal.Stop(10 * time.Second)
+func (s *Stack) RestartTemporal(ctx context.Context) error { return s.restart(ctx, &s.temporal) }
+
+func (s *Stack) restart(ctx context.Context, c *child) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("devstack: restart %s: the stack is stopped", c.name)
+	}
+	if c.proc != nil {
+		c.proc.Stop(10 * time.Second)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return s.startTemporal(ctx)
+	return s.startChild(ctx, c)
 }
 
-// Stop stops every process of the stack.
+// Stop stops every process of the stack, and any restart in progress.
 func (s *Stack) Stop() {
-	if s.temporal != nil {
-		s.temporal.Stop(10 * time.Second)
-	}
-	if s.s3 != nil {
-		s.s3.Stop(10 * time.Second)
+	s.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopLocked()
+}
+
+func (s *Stack) stopLocked() {
+	s.closed = true
+	s.cancel()
+	for _, c := range []*child{&s.temporal, &s.s3} {
+		if c.proc != nil {
+			c.proc.Stop(10 * time.Second)
+		}
 	}
 }
 

@@ -102,6 +102,9 @@ type Provider struct {
 	// BaseURL without a trailing "/v1", plus "/pooling" (vLLM serves
 	// /pooling at the server root).
 	RewardURL string `yaml:"reward_url" json:"reward_url,omitempty"`
+	// Implicit says LoadConfig added the provider (the built-in "openai" or
+	// "baseline"); the file did not define it.
+	Implicit bool `yaml:"-" json:"implicit,omitempty"`
 }
 
 // KindOf returns the kind of model (the name after the provider prefix).
@@ -193,7 +196,7 @@ func LoadConfig(r io.Reader, env Env) (*Config, error) {
 		if !ok || base == "" {
 			base = DefaultOpenAIBaseURL
 		}
-		cfg.Providers["openai"] = &Provider{BaseURL: base, APIKeyEnv: "OPENAI_API_KEY"}
+		cfg.Providers["openai"] = &Provider{BaseURL: base, APIKeyEnv: "OPENAI_API_KEY", Implicit: true}
 	}
 	if _, ok := cfg.Providers[BaselineProvider]; !ok {
 		base := cfg.BaselineURL
@@ -203,7 +206,7 @@ func LoadConfig(r io.Reader, env Env) (*Config, error) {
 		if base == "" {
 			base = DefaultBaselineURL
 		}
-		cfg.Providers[BaselineProvider] = &Provider{BaseURL: base, MaxConcurrency: 64}
+		cfg.Providers[BaselineProvider] = &Provider{BaseURL: base, MaxConcurrency: 64, Implicit: true}
 	}
 	if b := cfg.Providers[BaselineProvider]; b != nil && !slices.Contains(b.RewardModels, baselineRewardModels) {
 		b.RewardModels = append(b.RewardModels, baselineRewardModels)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
@@ -199,7 +200,7 @@ type attemptInfo struct {
 }
 
 // classify turns the outcome of one attempt into an *Error.
-func classify(err error, info *attemptInfo, parent context.Context, model, key string) *Error {
+func classify(err error, info *attemptInfo, parent context.Context, model string, red *Redactor) *Error {
 	e := &Error{Model: model}
 	if info != nil {
 		e.Status = info.status
@@ -213,24 +214,31 @@ func classify(err error, info *attemptInfo, parent context.Context, model, key s
 	case parent.Err() != nil:
 		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
 		return e
-	case errors.As(err, &apiErr):
-		e.Status = apiErr.HTTPStatusCode
-		code := fmt.Sprint(apiErr.Code)
-		e.Message = scrub(fmt.Sprintf("%s (type %q, code %q)", apiErr.Message, apiErr.Type, code), key)
-		e.Class = classifyStatus(apiErr.HTTPStatusCode, apiErr.Message+" "+apiErr.Type+" "+code)
 	case errors.As(err, &reqErr):
-		e.Status = reqErr.HTTPStatusCode
-		e.Message = scrub(truncate(string(reqErr.Body), 300), key)
-		e.Class = classifyStatus(reqErr.HTTPStatusCode, string(reqErr.Body))
+		// go-openai returns a RequestError for an error reply whose body is
+		// not a well-formed OpenAI error, and then wraps the half-decoded
+		// APIError (status 0) in it: read the status and body from here.
+		status := reqErr.HTTPStatusCode
+		if status == 0 {
+			status = e.Status
+		}
+		return httpError(status, reqErr.Body, info, model, red)
+	case errors.As(err, &apiErr):
+		if apiErr.HTTPStatusCode != 0 {
+			e.Status = apiErr.HTTPStatusCode
+		}
+		code := fmt.Sprint(apiErr.Code)
+		e.Message = scrub(fmt.Sprintf("%s (type %q, code %q)", apiErr.Message, apiErr.Type, code), red, 300)
+		e.Class = classifyStatus(e.Status, apiErr.Message+" "+apiErr.Type+" "+code)
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Class, e.Message = ClassTimeout, "attempt timed out"
 	case isNetwork(err):
-		e.Class, e.Message = ClassNetwork, scrub(truncate(err.Error(), 300), key)
+		e.Class, e.Message = ClassNetwork, scrub(err.Error(), red, 300)
 	case e.Status >= 200 && e.Status < 300:
 		// A 2xx whose body did not decode: a truncated or malformed reply.
-		e.Class, e.Message = ClassServer, "malformed response: "+scrub(truncate(err.Error(), 200), key)
+		e.Class, e.Message = ClassServer, "malformed response: "+scrub(err.Error(), red, 200)
 	default:
-		e.Class, e.Message = ClassUnknown, scrub(truncate(err.Error(), 300), key)
+		e.Class, e.Message = ClassUnknown, scrub(err.Error(), red, 300)
 	}
 	return e
 }
@@ -313,17 +321,28 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 
 var bearerRE = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;}]+`)
 
+// truncate cuts s to at most n bytes, at a rune boundary, and marks the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "…"
 }
 
-// scrub removes the key and any bearer token from s.
-func scrub(s, key string) string {
-	if key != "" {
-		s = strings.ReplaceAll(s, key, redacted)
+// scrub removes every configured key (plain or encoded, see Redactor) and
+// any bearer token from s, then cuts it to at most n bytes. It removes
+// before it cuts, so a cut never leaves part of a key behind.
+func scrub(s string, red *Redactor, n int) string {
+	margin := 0
+	if red != nil {
+		margin = red.margin
 	}
-	return bearerRE.ReplaceAllString(s, "${1}"+redacted)
+	if limit := n + margin + 2*len(redacted); len(s) > limit {
+		s = s[:limit]
+	}
+	s = bearerRE.ReplaceAllString(s, "${1}"+redacted)
+	return truncate(red.Redact(s), n)
 }

@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -53,6 +55,11 @@ func TestClassifyHTTP(t *testing.T) {
 		{"403", reply{403, nil, `forbidden`}, ClassAuth, 0},
 		{"404", reply{404, nil, `{"error":{"message":"The model does not exist","code":"model_not_found"}}`}, ClassNotFound, 0},
 		{"422", reply{422, nil, `{"detail":"bad"}`}, ClassBadRequest, 0},
+		{"500 error as a string", reply{500, nil, `{"error":"upstream exploded"}`}, ClassServer, 0},
+		{"500 error without message", reply{500, nil, `{"error":{"code":500}}`}, ClassServer, 0},
+		{"500 error with a bad param", reply{500, nil, `{"error":{"message":"x","param":5}}`}, ClassServer, 0},
+		{"401 error as a string", reply{401, nil, `{"error":"invalid api key"}`}, ClassAuth, 0},
+		{"404 error as a string", reply{404, nil, `{"error":"no such model"}`}, ClassNotFound, 0},
 		{"200 garbage", reply{200, nil, `{"choices": nope}`}, ClassServer, 0},
 		{"200 no choices", reply{200, nil, `{"choices": []}`}, ClassServer, 0},
 	}
@@ -73,6 +80,7 @@ func TestClassifyHTTP(t *testing.T) {
 			assert.Equal(t, tc.class, ge.Class, ge.Error())
 			assert.Equal(t, tc.retryAfter, ge.RetryAfter)
 			assert.Equal(t, 1, ge.Attempts)
+			assert.Equal(t, tc.reply.status, ge.Status, "the HTTP status is kept whatever the body")
 
 			var ae *temporal.ApplicationError
 			require.ErrorAs(t, ToTemporal(err), &ae)
@@ -215,3 +223,29 @@ func faultTransport(faults string) http.RoundTripper {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestFailedAttemptLogsStatus checks that the warning logged for a failed
+// attempt carries the reply's HTTP status and the error its body, whatever
+// shape the body has (finding 9: an HTTP 500 was logged as status=0).
+func TestFailedAttemptLogsStatus(t *testing.T) {
+	for _, body := range []string{"Internal Server Error", "<html>oops</html>", `{"error":"upstream exploded"}`, `{"error":{"message":"x","param":5}}`, ""} {
+		t.Run(body, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte(body))
+			}))
+			defer hs.Close()
+			var logs bytes.Buffer
+			g := newTestGateway(t, hs.URL+"/v1", nil, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/x", Messages: userMsg("hi")})
+			var ge *Error
+			require.ErrorAs(t, err, &ge)
+			assert.Contains(t, logs.String(), "status=500")
+			assert.Contains(t, logs.String(), "class=retryable-server")
+			assert.Contains(t, err.Error(), "(HTTP 500)")
+			if body != "" {
+				assert.NotEmpty(t, ge.Message, "the body says what went wrong")
+			}
+		})
+	}
+}

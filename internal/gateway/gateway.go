@@ -15,13 +15,17 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -104,6 +108,49 @@ type core struct {
 	env       Env
 	lru       Cache
 	log       *slog.Logger
+
+	redMu  sync.Mutex
+	red    *Redactor
+	redSum [sha256.Size]byte // of the keys red was built for
+
+	noUsage sync.Map // provider name → true once warned that it reports no usage
+}
+
+// checkUsage warns, once per provider, when an answer has no token usage
+// (every real call has at least one prompt token): its tokens and cost are
+// then unknown, and run summaries say so (aggregate.Summary.UsageUnknown).
+func (c *core) checkUsage(ctx context.Context, provider string, promptTokens, completionTokens int) {
+	if promptTokens != 0 || completionTokens != 0 {
+		return
+	}
+	if _, warned := c.noUsage.LoadOrStore(provider, true); !warned {
+		c.log.WarnContext(ctx, "provider reported no token usage: its tokens and cost are unknown, counted as 0", "provider", provider)
+	}
+}
+
+// redactor returns a Redactor for the keys of every provider, as the
+// environment holds them now (keys are read at call time, so they may
+// change); it is rebuilt only when they do.
+func (c *core) redactor() *Redactor {
+	h := sha256.New()
+	keys := make([]string, 0, len(c.providers))
+	for _, name := range slices.Sorted(maps.Keys(c.providers)) {
+		if env := c.providers[name].cfg.APIKeyEnv; env != "" {
+			if k, ok := c.env(env); ok && k != "" {
+				keys = append(keys, k)
+				h.Write([]byte(k))
+				h.Write([]byte{0})
+			}
+		}
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	c.redMu.Lock()
+	defer c.redMu.Unlock()
+	if c.red == nil || sum != c.redSum {
+		c.red, c.redSum = NewRedactor(keys...), sum
+	}
+	return c.red
 }
 
 // Gateway sends requests to providers. It is safe for concurrent use; views
@@ -331,8 +378,7 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 	lat, info, gerr := g.limited(ctx, p, name, est, func(actx context.Context, info *attemptInfo) *Error {
 		var err error
 		if out, err = p.client.CreateChatCompletion(actx, oreq); err != nil {
-			key, _ := g.env(p.cfg.APIKeyEnv)
-			return classify(err, info, ctx, name, key)
+			return classify(err, info, ctx, name, g.redactor())
 		}
 		return nil
 	})
@@ -349,7 +395,8 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 	if len(resp.Choices) == 0 {
 		return modelapi.Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
 	}
-	_, model, _ := ParseModel(name)
+	pname, model, _ := ParseModel(name)
+	g.checkUsage(ctx, pname, out.Usage.PromptTokens, out.Usage.CompletionTokens)
 	resp.Usage = modelapi.Usage{
 		PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
 		CostUSD: p.cfg.PricesFor(model).Cost(out.Usage.PromptTokens, out.Usage.CompletionTokens),

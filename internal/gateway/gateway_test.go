@@ -448,3 +448,36 @@ func TestSegmentFlushEveryAndInterval(t *testing.T) {
 		})
 	}
 }
+
+// TestNoUsageIsWarnedOnce checks that a provider answering without usage
+// is named in one warning (its tokens and cost are unknown, not 0), and
+// that a provider that reports usage is not.
+func TestNoUsageIsWarnedOnce(t *testing.T) {
+	withUsage := atomic.Bool{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		usage := ""
+		if withUsage.Load() {
+			usage = `,"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}`
+		}
+		fmt.Fprintf(w, `{"id":"x","model":"m","choices":[{"message":{"role":"assistant","content":"ok"}}]%s}`, usage)
+	}))
+	defer hs.Close()
+	var logs syncWriter
+	var buf bytes.Buffer
+	logs.w = &buf
+	g := newTestGateway(t, hs.URL+"/v1", nil, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for i := range 3 {
+		resp, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg(fmt.Sprint(i)), NoCache: true})
+		require.NoError(t, err)
+		assert.Zero(t, resp.Usage.PromptTokens)
+	}
+	assert.Equal(t, 1, strings.Count(buf.String(), "reported no token usage"), buf.String())
+	assert.Contains(t, buf.String(), "provider=baseline")
+
+	withUsage.Store(true)
+	buf.Reset()
+	g2 := newTestGateway(t, hs.URL+"/v1", nil, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	_, err := g2.Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg("x"), NoCache: true})
+	require.NoError(t, err)
+	assert.NotContains(t, buf.String(), "no token usage")
+}

@@ -204,7 +204,6 @@ func rewardCacheKey(provider string, body []byte) string {
 
 // rewardAttempt makes one HTTP attempt under the provider's limiter.
 func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, body []byte, est int) (modelapi.RewardResponse, *Error) {
-	key, _ := g.env(p.cfg.APIKeyEnv)
 	var raw []byte
 	var status int
 	lat, _, gerr := g.limited(ctx, p, name, est, func(actx context.Context, info *attemptInfo) *Error {
@@ -212,9 +211,9 @@ func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, b
 		raw, status, err = post(actx, p.http, p.cfg.RewardEndpoint(), body)
 		switch {
 		case err != nil:
-			return classify(err, info, ctx, name, key)
+			return classify(err, info, ctx, name, g.redactor())
 		case status < 200 || status > 299:
-			return httpError(status, raw, info, name, key)
+			return httpError(status, raw, info, name, g.redactor())
 		}
 		return nil
 	})
@@ -224,9 +223,10 @@ func (g *Gateway) rewardAttempt(ctx context.Context, p *provider, name string, b
 	resp, err := ParseRewardResponse(raw)
 	if err != nil {
 		return modelapi.RewardResponse{}, &Error{Class: ClassServer, Model: name, Status: status,
-			Message: "malformed reward response: " + scrub(truncate(err.Error(), 300), key)}
+			Message: "malformed reward response: " + scrub(err.Error(), g.redactor(), 300)}
 	}
-	_, model, _ := ParseModel(name)
+	pname, model, _ := ParseModel(name)
+	g.checkUsage(ctx, pname, resp.Usage.PromptTokens, 0)
 	resp.Usage.CostUSD = p.cfg.PricesFor(model).Cost(resp.Usage.PromptTokens, 0)
 	resp.Usage.Latency = lat
 	return resp, nil
@@ -252,7 +252,7 @@ func post(ctx context.Context, c *http.Client, url string, body []byte) ([]byte,
 // httpError classes a non-2xx reply from its status and the message in its
 // body: OpenAI's {"error": {"message", "type", "code"}}, vLLM's older
 // {"object": "error", "message", "type", "code"}, or FastAPI's {"detail"}.
-func httpError(status int, body []byte, info *attemptInfo, model, key string) *Error {
+func httpError(status int, body []byte, info *attemptInfo, model string, red *Redactor) *Error {
 	e := &Error{Model: model, Status: status}
 	if info != nil && info.header != nil {
 		e.RetryAfter = retryAfter(info.header, time.Now())
@@ -279,6 +279,6 @@ func httpError(status int, body []byte, info *attemptInfo, model, key string) *E
 		}
 	}
 	e.Class = classifyStatus(status, text)
-	e.Message = scrub(truncate(text, 300), key)
+	e.Message = scrub(text, red, 300)
 	return e
 }

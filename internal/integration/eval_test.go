@@ -178,16 +178,16 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 	points := []int64{int64(1000 + r.IntN(2000)), int64(4000 + r.IntN(2000)), int64(7000 + r.IntN(2000))}
 	t.Logf("killing the worker after %v samples", points)
 	for _, at := range points {
-		for {
+		pollUntil(ctx, t, fmt.Sprintf("%d samples done", at), func() bool {
 			p, err := app.QueryProgress(ctx, stack.Client, plan.RunID)
 			if err == nil && p.SamplesDone >= at {
-				break
+				return true
 			}
 			if err == nil && p.Finished {
 				t.Fatal("the run finished before the kills: slow the worker down")
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return false
+		})
 		_ = syscall.Kill(-worker.Process.Pid, syscall.SIGKILL)
 		_ = worker.Wait()
 		worker = startEvalWorker(t, bin, queue)
@@ -223,13 +223,10 @@ func TestEvalSurvivesServerRestarts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for {
+			pollUntil(ctx, t, "400 samples done", func() bool {
 				p, err := app.QueryProgress(ctx, stack.Client, plan.RunID)
-				if err == nil && p.SamplesDone >= 400 {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return err == nil && p.SamplesDone >= 400
+			})
 			if err := restart.fn(ctx); err != nil {
 				t.Fatal(err)
 			}

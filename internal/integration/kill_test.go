@@ -92,23 +92,16 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 		t.Fatal(err)
 	}
 	// Wait until some parts are written, then kill the worker mid-build.
-	for {
+	pollUntil(ctx, t, "two parts written", func() bool {
 		infos, err := stack.Store.List(ctx, dataDir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(infos) >= 2 {
-			if len(infos) >= len(plan.Parts) {
-				t.Fatal("every part was written before the kill; the test proves nothing (raise delay_ms_per_10k)")
-			}
-			break
+		if len(infos) >= len(plan.Parts) {
+			t.Fatal("every part was written before the kill; the test proves nothing (raise delay_ms_per_10k)")
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("no part was written in time")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return len(infos) >= 2
+	})
 	if err := syscall.Kill(-first.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +153,22 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 		}
 	}
 	return retried
+}
+
+// pollUntil calls cond every 50 ms until it returns true, and fails the
+// test, naming what it waited for, if ctx ends first. cond may fail the
+// test itself.
+func pollUntil(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 func stackExists(ctx context.Context, key string) (bool, error) {

@@ -50,11 +50,22 @@ func run(t *testing.T, s *Sandbox, c Cmd) Result {
 
 func py(code string) []string { return []string{python, "-c", code} }
 
+// rlimitConfig is the rlimit-only fallback, run as a uid of this test
+// process alone. RLIMIT_NPROC counts every process of the sandbox uid on
+// the host: under the shared 65534, a fork bomb or a burst of runs in
+// another process (a second test binary, a dev worker) made this one's runs
+// fail to fork ("Creating new namespace failed: Resource temporarily
+// unavailable"), and the reverse. Like 65534, the uid needs no account.
+func rlimitConfig() Config {
+	uid := 2_000_000_000 + os.Getpid()
+	return Config{DisableCgroups: true, UID: uid, GID: uid}
+}
+
 // sandboxes returns the cgroup-backed sandbox (when this host allows one)
 // and the rlimit-only fallback, so that both enforcement paths are tested.
 func sandboxes(t *testing.T) map[string]*Sandbox {
 	t.Helper()
-	out := map[string]*Sandbox{"rlimit": newTestSandbox(t, Config{DisableCgroups: true})}
+	out := map[string]*Sandbox{"rlimit": newTestSandbox(t, rlimitConfig())}
 	if s := newTestSandbox(t, Config{}); s.CgroupVersion() > 0 {
 		out["cgroup"] = s
 	} else {
@@ -114,6 +125,22 @@ func repoRoot(t *testing.T) string {
 		t.Fatal("no caller")
 	}
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// waitFor polls cond until it holds or timeout passes, and reports whether
+// it held. The timeout only bounds a failing test: a passing one goes on as
+// soon as cond holds.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
 }
 
 // liveness ticks every 50ms in the test process and records the largest

@@ -587,42 +587,17 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 		return fail(infraErr("wait", waitErr))
 	}
 	res.ExitCode = exitCode
-	oom := cg != nil && cg.oomKilled()
-	// RLIMIT_CPU sends SIGXCPU at the soft limit and SIGKILL at the hard one.
-	cpuOver := exitCode == 128+int(syscall.SIGXCPU) ||
-		(res.CPU >= l.CPUTime-50*time.Millisecond && (exitCode == 128+int(syscall.SIGKILL) || exitCode < 0))
-
-	switch {
-	case ctxHit.Load() && !wallHit.Load() && !cpuHit.Load():
-		return fail(fmt.Errorf("sandbox: run canceled: %w", ctx.Err()))
-	case outputHit.Load() && !c.DiscardExcessOutput:
-		res.Status, res.LimitHit = StatusOutputLimit, LimitOutput
-		res.Detail = fmt.Sprintf("output exceeded %d bytes", l.OutputBytes)
-	case oom:
-		res.Status, res.LimitHit = StatusMemory, LimitMemory
-		res.Detail = fmt.Sprintf("memory limit %d bytes (cgroup OOM kill)", l.MemoryBytes)
-	case cpuHit.Load() || cpuOver:
-		res.Status, res.LimitHit = StatusTimeout, LimitCPU
-		res.Detail = fmt.Sprintf("CPU time limit %s", l.CPUTime)
-	case wallHit.Load():
-		res.Status, res.LimitHit = StatusTimeout, LimitWall
-		res.Detail = fmt.Sprintf("wall time limit %s", l.WallTime)
-	case childPid.Load() == 0:
-		// bwrap (or the gate) failed before starting the program.
-		return fail(infraErr("bwrap", fmt.Errorf("sandbox setup failed (exit %d): %s", exitCode, firstLine(res.Stderr))))
-	case !exitReported.Load():
-		// bwrap started its child but never reported the program's exit:
-		// the program could not be executed (e.g. interpreter missing).
-		// The program cannot forge this: the report comes from bwrap's
-		// monitor outside the sandbox's pid namespace.
-		return fail(infraErr("bwrap", fmt.Errorf("program not started (exit %d): %s", exitCode, lastLine(res.Stderr))))
-	case exitCode == 0:
-		res.Status = StatusOK
-	default:
-		res.Status = StatusFailed
+	v := decide(runFacts{
+		Canceled: ctxHit.Load(), CtxErr: ctx.Err(), WallHit: wallHit.Load(), CPUHit: cpuHit.Load(),
+		OutputHit: outputHit.Load(), DiscardExcess: c.DiscardExcessOutput, OOM: cg != nil && cg.oomKilled(),
+		Started: childPid.Load() != 0, ExitReported: exitReported.Load(), ExitCode: exitCode, CPU: res.CPU, Stderr: res.Stderr,
+	}, l)
+	if v.Err != nil {
+		return fail(v.Err)
 	}
-	if outputHit.Load() && c.DiscardExcessOutput {
-		res.LimitHit = LimitOutput
+	res.Status, res.LimitHit = v.Status, v.LimitHit
+	if v.Detail != "" {
+		res.Detail = v.Detail
 	}
 	return res, nil
 }

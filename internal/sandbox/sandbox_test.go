@@ -82,7 +82,7 @@ func TestRunExitStatuses(t *testing.T) {
 }
 
 func TestEnforcementReported(t *testing.T) {
-	s := newTestSandbox(t, Config{DisableCgroups: true})
+	s := newTestSandbox(t, rlimitConfig())
 	r := run(t, s, Cmd{Args: []string{"true"}})
 	if r.Enforcement.Memory != "rlimit-as" || r.Enforcement.Processes != "rlimit-nproc" || r.Enforcement.CPUTime != "rlimit" {
 		t.Errorf("fallback enforcement = %+v", r.Enforcement)
@@ -126,7 +126,7 @@ func TestConcurrentRuns(t *testing.T) {
 // reaper must be reaped at once, or its zombie counts against RLIMIT_NPROC
 // of the sandbox uid and a later run cannot fork ("Can't fork for pid 1").
 func TestRapidRunsUnderProcessRlimit(t *testing.T) {
-	s := newTestSandbox(t, Config{DisableCgroups: true})
+	s := newTestSandbox(t, rlimitConfig())
 	lim := Limits{Processes: 16}
 	for i := range 3 * lim.Processes {
 		r, err := s.Run(context.Background(), Cmd{Args: []string{"/bin/true"}, Limits: lim})

@@ -32,6 +32,7 @@ func TestNetworkUnreachable(t *testing.T) {
 	}
 	defer ln.Close()
 	var accepted atomic.Int32
+	acceptedOne := make(chan struct{}, 1)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -40,6 +41,10 @@ func TestNetworkUnreachable(t *testing.T) {
 			}
 			accepted.Add(1)
 			c.Close()
+			select {
+			case acceptedOne <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -58,7 +63,13 @@ func TestNetworkUnreachable(t *testing.T) {
 	} else {
 		c.Close()
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The baseline must include the host's own connection: wait until the
+	// listener has counted it.
+	select {
+	case <-acceptedOne:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener never accepted the host's own connection")
+	}
 	base := accepted.Load()
 	code := fmt.Sprintf(`
 import socket
@@ -315,10 +326,13 @@ func TestCPULimit(t *testing.T) {
 		// cgroup's summed accounting catches them before the wall limit.
 		{"two busy processes", []string{"/bin/sh", "-c", "python3 -c 'while True: pass' & python3 -c 'while True: pass'"}},
 	}
+	// The verdict is in CPU time, not wall time: on a loaded host a second
+	// of CPU can take many seconds of wall time. The wall limit is far
+	// off, so only the CPU limit can end the run in time.
 	for name, s := range sandboxes(t) {
 		for _, tc := range tests {
 			t.Run(name+"/"+tc.name, func(t *testing.T) {
-				r := run(t, s, Cmd{Args: tc.args, Limits: Limits{CPUTime: time.Second, WallTime: 8 * time.Second, CPUs: 2}})
+				r := run(t, s, Cmd{Args: tc.args, Limits: Limits{CPUTime: time.Second, WallTime: time.Minute, CPUs: 2}})
 				t.Logf("%v", r)
 				if r.Status != StatusTimeout {
 					t.Fatalf("status %s, want timeout", r.Status)
@@ -327,8 +341,8 @@ func TestCPULimit(t *testing.T) {
 					if r.LimitHit != LimitCPU {
 						t.Errorf("limit hit %q, want cpu", r.LimitHit)
 					}
-					if r.Wall > 6*time.Second {
-						t.Errorf("CPU limit of 1s took %v of wall time", r.Wall)
+					if r.CPU > 2*time.Second {
+						t.Errorf("the CPU limit of 1s let the run use %v of CPU", r.CPU)
 					}
 				}
 			})
@@ -371,9 +385,11 @@ func TestChildOutlivingParentIsKilled(t *testing.T) {
 	if r.Status != StatusOK || r.Wall > 5*time.Second {
 		t.Fatalf("got %v, want ok promptly", r)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if left := procsWithToken(tok); len(left) > 0 {
-		t.Errorf("child outlived the sandbox: %v", left)
+	// Run waits for bwrap's reaper, whose exit tears the pid namespace
+	// down, so the child is normally gone already; a survivor would sleep
+	// for 300 s, far past the deadline.
+	if !waitFor(10*time.Second, func() bool { return len(procsWithToken(tok)) == 0 }) {
+		t.Errorf("child outlived the sandbox: %v", procsWithToken(tok))
 	}
 }
 
@@ -495,11 +511,38 @@ func TestInfrastructureErrors(t *testing.T) {
 		}
 	})
 	t.Run("canceled context", func(t *testing.T) {
+		// Cancel once the program is running (it writes a readiness file),
+		// so the test takes the kill path, not the "not started" one.
+		wd, err := s.NewWorkDir(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wd.Remove()
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(200*time.Millisecond, cancel)
-		r, err := s.Run(ctx, Cmd{Args: []string{"sleep", "30"}})
-		if !errors.Is(err, context.Canceled) || r.Status != StatusSandboxError {
-			t.Errorf("got %v / %v, want canceled", r, err)
+		defer cancel()
+		type outcome struct {
+			r   Result
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			r, err := s.Run(ctx, Cmd{Dir: wd.Path, Args: []string{"/bin/sh", "-c", "touch ready; exec sleep 60"},
+				Limits: Limits{WallTime: 2 * time.Minute}})
+			done <- outcome{r, err}
+		}()
+		ready := filepath.Join(wd.Path, "ready")
+		if !waitFor(time.Minute, func() bool { _, err := os.Stat(ready); return err == nil }) {
+			t.Fatal("the program never wrote its readiness file")
+		}
+		cancel()
+		canceledAt := time.Now()
+		o := <-done
+		if !errors.Is(o.err, context.Canceled) || o.r.Status != StatusSandboxError {
+			t.Errorf("got %v / %v, want canceled", o.r, o.err)
+		}
+		// The kill ends the run; without it, sleep would run on for a minute.
+		if d := time.Since(canceledAt); d > 20*time.Second {
+			t.Errorf("run ended %v after the cancel", d)
 		}
 	})
 }

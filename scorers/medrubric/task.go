@@ -210,7 +210,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	roles, err := RolesOf(env.Judges)
 	if err != nil {
-		return scorers.Outcome{}, err
+		// No sample of the run can be judged; the engine has no run-level
+		// check of judge roles, so every row reports it, at once and
+		// without retries, as not scored.
+		return scorers.Outcome{}, fmt.Errorf("%w: %w", err, scorers.ErrBadSample)
 	}
 	cfg, limit := t.config(), t.wordLimit()
 	a := &asker{models: env.Models, seed: env.Seed, noCache: env.NoCache, cfg: cfg}

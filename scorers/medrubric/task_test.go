@@ -410,8 +410,13 @@ func TestRolesOf(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, Roles{Judges: []string{DefaultJudge}, Proposer: "p/1", Checkers: []string{"c/1"}}) {
 		t.Errorf("RolesOf = %+v, %v", got, err)
 	}
-	if _, err := RolesOf(map[string]string{"jugde": "a/x"}); !errors.Is(err, ErrRoles) {
+	bad := map[string]string{"jugde": "a/x"}
+	if _, err := RolesOf(bad); !errors.Is(err, ErrRoles) {
 		t.Errorf("an unknown role: err = %v, want ErrRoles", err)
+	}
+	// Evaluate reports it on the row, not scored, never retried.
+	if _, err := (Task{}).Evaluate(context.Background(), env(&fake{}, bad), item(t)); !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
+		t.Errorf("Evaluate: err = %v, want ErrRoles and ErrBadSample", err)
 	}
 }
 

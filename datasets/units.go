@@ -1,0 +1,102 @@
+package datasets
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchline/benchline/internal/catalog"
+)
+
+// What Generators share: their parameters with the runtime settings, the
+// calls of a unit in parallel, the seeds they send, and the sources Finish
+// plans from.
+
+// CallsInFlight bounds the model calls of one generation unit in flight at
+// once; the gateway's per-provider limiter bounds what reaches each
+// endpoint.
+const CallsInFlight = 16
+
+// Units splits items into generation units of at most perUnit items each,
+// labelled "<id>/unit-NNNNN": id must identify everything that determines
+// the units' calls (see GeneratedKey).
+func Units(id string, items, perUnit int) []Part {
+	var out []Part
+	for start, u := 0, 0; start < items; start, u = start+perUnit, u+1 {
+		n := min(perUnit, items-start)
+		out = append(out, Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", id, u), Start: int64(start), Rows: int64(n)})
+	}
+	return out
+}
+
+// AllParams returns the plan's parameters together with its runtime
+// settings, for a Generator to parse both.
+func (p Plan) AllParams() map[string]string {
+	out := make(map[string]string, len(p.Params)+len(p.Runtime))
+	for k, v := range p.Params {
+		out[k] = v
+	}
+	for k, v := range p.Runtime {
+		out[k] = v
+	}
+	return out
+}
+
+// EachCall runs call(ctx, i) for i in [0, n), at most CallsInFlight at
+// once, reporting each one done through progress (the calls done so far).
+// The first error stops the others (their context is cancelled) and is
+// returned.
+func EachCall(ctx context.Context, n int, progress func(done int64), call func(ctx context.Context, i int) error) error {
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(CallsInFlight)
+	for i := range n {
+		g.Go(func() error {
+			if err := call(gctx, i); err != nil {
+				return err
+			}
+			progress(done.Add(1))
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// RequestSeed is a seed to send with model requests: 31 bits (every
+// provider takes it), a hash of domain (what the seed is for) and values,
+// so that builds and repeated samples differ where their values do.
+func RequestSeed(domain string, values ...uint64) int {
+	b := append([]byte(domain), 0)
+	for _, v := range values {
+		b = binary.BigEndian.AppendUint64(b, v)
+	}
+	sum := sha256.Sum256(b)
+	return int(binary.BigEndian.Uint32(sum[:4]) >> 1)
+}
+
+// FinishSources returns the sources Finish plans from: plan's sources but
+// those isGenerated names (outputs of an earlier Finish), followed by the
+// output of every unit of plan.Generate, which must all be done.
+func FinishSources(ctx context.Context, env Env, plan Plan, isGenerated func(name string) bool) ([]catalog.Source, error) {
+	var out []catalog.Source
+	for _, s := range plan.Sources {
+		if !isGenerated(s.Name) {
+			out = append(out, s)
+		}
+	}
+	for _, u := range plan.Generate {
+		g, ok, err := LoadGenerated(ctx, env.Store, plan.Dataset, u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: unit %d (%s) has not been generated", plan.Dataset, u.Index, u.Label)
+		}
+		out = append(out, g.Source)
+	}
+	return out, nil
+}
