@@ -184,7 +184,9 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	roles, err := judge.RolesOf(env.Judges, DefaultJudge)
 	if err != nil {
-		return scorers.Outcome{}, err
+		// No sample of the run can be judged: every row reports it, at
+		// once and without retries, as not scored (as medrubric does).
+		return scorers.Outcome{}, fmt.Errorf("reporteval: %w: %w", err, scorers.ErrBadSample)
 	}
 	if t.Fetcher == nil {
 		return scorers.Outcome{}, fmt.Errorf("reporteval: sample %s: %w", s.ID, ErrNoFetcher)

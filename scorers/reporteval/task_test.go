@@ -447,8 +447,8 @@ func TestBadSampleAndRoles(t *testing.T) {
 	}
 	report := "r"
 	_, err = webTask(t).Evaluate(context.Background(), scorers.Env{Models: &fake{}, Judges: map[string]string{"checker": "c/1"}}, sample("t", &report))
-	if !errors.Is(err, judge.ErrRoles) {
-		t.Errorf("err = %v, want ErrRoles", err)
+	if !errors.Is(err, judge.ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
+		t.Errorf("err = %v, want ErrRoles, reported as a bad sample (not scored, not retried)", err)
 	}
 }
 
