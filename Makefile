@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup build demo dev test unit integration lint vet bench clean
+.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults
 
 all: build
 
@@ -27,9 +27,25 @@ demo: setup build
 dev: setup build
 	./$(BIN) dev
 
-## test: set up, then vet, staticcheck, unit tests and integration tests against the real stack.
+## test: set up, then vet, staticcheck, unit tests and integration tests against the real stack
+## (the bad-input corpus and the short fault suite among them), then every fuzz target briefly.
 test: setup vet lint
 	$(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) fuzz-short
+
+## fuzz: every fuzz target (found by deploy/dev/fuzz.sh) for FUZZTIME each; crashers land in testdata/fuzz/.
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash deploy/dev/fuzz.sh
+
+## fuzz-short: every fuzz target for 3s, as `make test` runs them.
+fuzz-short:
+	FUZZTIME=3s bash deploy/dev/fuzz.sh
+
+## test-faults: the long fault suite on the real stack (worker kills, Temporal and MinIO restarts,
+## model errors and latency); `make test` runs its short form.
+test-faults: setup
+	BENCHLINE_FAULTS=long $(GO) test $(TEST_FLAGS) -v -run 'TestFaultSuite' ./internal/integration/
 
 unit:
 	$(GO) test -short $(TEST_FLAGS) ./...

@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
 
@@ -61,10 +65,18 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
 	stop := heartbeatEvery(ctx, 5*time.Second, nil)
-	plan, err := b.Plan(ctx, a.env(), in.Request)
+	staged := &stagingLog{Store: a.Store}
+	env := a.env()
+	env.Store = staged
+	plan, err := b.Plan(ctx, env, in.Request)
 	stop()
 	if err != nil {
-		return PlanBuildResult{}, classify(err)
+		err = classify(err)
+		if !isNonRetryable(err) {
+			return PlanBuildResult{}, err // a retry reuses what was staged
+		}
+		// The build is over: remove the staged sources this attempt wrote.
+		return PlanBuildResult{}, staged.discard(ctx, err)
 	}
 	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.Version)
 	if errors.Is(err, catalog.ErrNoDataset) {
@@ -74,6 +86,50 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 		return PlanBuildResult{}, err
 	}
 	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
+}
+
+// stagingLog is a store that notes the staged sources (datasets.StagedKey)
+// written through it, so a build that fails for good can delete them.
+// Sources some other build staged first are not written again, so they are
+// not noted and never deleted.
+type stagingLog struct {
+	blob.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (s *stagingLog) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	err := s.Store.Put(ctx, key, r, size)
+	if err == nil && strings.HasPrefix(key, datasets.StagedKey("")) {
+		s.mu.Lock()
+		s.keys = append(s.keys, key)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// discard deletes the noted staged sources and returns cause; a deletion
+// that fails is logged, not returned: the build's own error is the one
+// the user needs.
+func (s *stagingLog) discard(ctx context.Context, cause error) error {
+	s.mu.Lock()
+	keys := s.keys
+	s.mu.Unlock()
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for _, k := range keys {
+		if err := s.Store.Delete(dctx, k); err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("discard staged source", "key", k, "error", err)
+		}
+	}
+	return cause
+}
+
+// isNonRetryable reports whether err is an application error Temporal
+// does not retry.
+func isNonRetryable(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.NonRetryable()
 }
 
 // GenerateInput is one generation unit of a plan. Plan.Generate may be left
@@ -226,7 +282,7 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 		m.Rows += f.Rows
 	}
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
-		return catalog.Manifest{}, err
+		return catalog.Manifest{}, classify(err) // parts that do not match what was written will not on a retry
 	}
 	if err := catalog.Publish(ctx, a.Store, m, b.Card(m)); err != nil {
 		return catalog.Manifest{}, err
@@ -234,12 +290,26 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 	return m, nil
 }
 
-// classify turns bad input into a non-retryable failure; anything else is
-// retried by Temporal.
+// classify sorts a failure by its class (the failure table in
+// docs/ARCHITECTURE.md). Failures a retry cannot fix end the workflow at
+// once, as non-retryable InvalidInput errors whose message names the file,
+// row, URL or name: bad input (*datasets.InputError), a source that is
+// missing, refuses or is unusable (source.Permanent), data that does not
+// match its manifest or is not the Parquet it should be (catalog.ErrMismatch,
+// pq.ErrCorrupt), and an unknown dataset (catalog.ErrNoDataset). Anything
+// else (S3 or a source URL down, a 5xx) is returned as it is, for Temporal's
+// bounded retries. An error already typed for Temporal is left alone.
 func classify(err error) error {
+	var ae *temporal.ApplicationError
 	var ie *datasets.InputError
-	if errors.As(err, &ie) {
+	switch {
+	case err == nil || errors.As(err, &ae):
+		return err
+	case errors.As(err, &ie):
 		return temporal.NewNonRetryableApplicationError(ie.Error(), ErrTypeInvalidInput, err)
+	case source.Permanent(err), errors.Is(err, catalog.ErrMismatch), errors.Is(err, pq.ErrCorrupt),
+		errors.Is(err, catalog.ErrNoDataset):
+		return invalid(err)
 	}
 	return err
 }

@@ -77,7 +77,9 @@ type PlanRunResult struct {
 
 // PlanRun pins the dataset version, checks it against its manifest, and
 // writes runs/<run-id>/plan.json (once: a plan is never rewritten).
-func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, error) {
+func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, err error) {
+	defer func() { err = classify(err) }()
+	defer heartbeatEvery(ctx, 5*time.Second, nil)() // writing references can take minutes
 	req := in.Request
 	name, _, _ := strings.Cut(req.Dataset, "@")
 	task, err := a.Tasks.Get(name)
@@ -94,7 +96,7 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, err
 		}
 		return PlanRunResult{}, err
 	}
-	if err := catalog.Verify(ctx, a.Store, m); err != nil {
+	if err := catalog.VerifyFiles(ctx, a.Store, m); err != nil {
 		if errors.Is(err, catalog.ErrMismatch) {
 			return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s does not match its manifest: %w", m.Name, m.Version, err))
 		}
@@ -106,7 +108,7 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (PlanRunResult, err
 		return PlanRunResult{}, err
 	}
 	if refs, ok := task.(scorers.ReferenceProvider); ok && strings.HasPrefix(req.Model, "baseline/") {
-		if err := a.writeReferences(ctx, task, refs, plan); err != nil {
+		if err := a.writeReferences(ctx, catalog.Checked(a.Store, m), task, refs, plan); err != nil {
 			return PlanRunResult{}, err
 		}
 	}
@@ -127,7 +129,10 @@ func ReferencesKey(dataset, version, taskVersion string) string {
 	return fmt.Sprintf("references/%s/%s/task-%s.jsonl", dataset, version, taskVersion)
 }
 
-func (a *Eval) writeReferences(ctx context.Context, task scorers.Task, refs scorers.ReferenceProvider, plan runs.Plan) error {
+// writeReferences writes the references of every sample of plan, reading
+// the samples from dataset (the store with the version's manifest
+// attached, catalog.Checked).
+func (a *Eval) writeReferences(ctx context.Context, dataset blob.Store, task scorers.Task, refs scorers.ReferenceProvider, plan runs.Plan) error {
 	key := ReferencesKey(plan.Dataset, plan.DatasetVersion, plan.TaskVersion)
 	if ok, err := blob.Exists(ctx, a.Store, key); err != nil || ok {
 		return err
@@ -140,7 +145,7 @@ func (a *Eval) writeReferences(ctx context.Context, task scorers.Task, refs scor
 		enc := json.NewEncoder(bw)
 		var err error
 		for _, f := range plan.Files {
-			err = task.ReadSamples(ctx, a.Store, f.Key, 0, f.Rows, func(s scorers.Sample) error {
+			err = task.ReadSamples(ctx, dataset, f.Key, 0, f.Rows, func(s scorers.Sample) error {
 				for _, r := range scorers.ReferencesOf(refs, s) {
 					if err := enc.Encode(r); err != nil {
 						return err
@@ -192,6 +197,17 @@ func (a *Eval) shard(ctx context.Context, run string, shard int) (runs.Plan, sco
 	return plan, task, rng, nil
 }
 
+// dataset returns the store to read plan's dataset version from: a.Store
+// with the version's manifest attached (catalog.Checked), so a part that is
+// not what the manifest says fails the read, naming it.
+func (a *Eval) dataset(ctx context.Context, plan runs.Plan) (blob.Store, error) {
+	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.DatasetVersion)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", plan.RunID, err)
+	}
+	return catalog.Checked(a.Store, m), nil
+}
+
 // RunShardInput names one shard of a run.
 type RunShardInput struct {
 	RunID       string
@@ -232,7 +248,8 @@ func summarize(shard int, rows []schemas.ResultRow) ShardResult {
 // chunks are safe, so a retry resumes after the last checkpoint. The shard's
 // results go to one file at a deterministic key, so a retried or duplicated
 // activity yields exactly one row per sample.
-func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, error) {
+func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (_ ShardResult, err error) {
+	defer func() { err = classify(err) }()
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
 		return ShardResult{}, err
@@ -260,7 +277,11 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, err
 		Params: plan.Params, Seed: plan.Seed, Judges: plan.Judges, NoCache: plan.NoCache}
 
 	samples := make([]scorers.Sample, 0, rng.Rows)
-	err = task.ReadSamples(ctx, a.Store, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
+	dataset, err := a.dataset(ctx, plan)
+	if err != nil {
+		return ShardResult{}, err
+	}
+	err = task.ReadSamples(ctx, dataset, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
 		samples = append(samples, s)
 		return nil
 	})
@@ -492,7 +513,7 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 	key := runs.ShardKey(plan.RunID, in.Shard)
 	rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, key)
 	if err != nil {
-		return ShardResult{}, err
+		return ShardResult{}, classify(err)
 	}
 	todo := make([]bool, len(rows))
 	left := 0
@@ -505,11 +526,15 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 		return summarize(in.Shard, rows), nil
 	}
 	samples := make([]scorers.Sample, 0, rng.Rows)
-	if err := task.ReadSamples(ctx, a.Store, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
+	dataset, err := a.dataset(ctx, plan)
+	if err != nil {
+		return ShardResult{}, classify(err)
+	}
+	if err := task.ReadSamples(ctx, dataset, plan.Files[rng.File].Key, rng.Start, rng.Rows, func(s scorers.Sample) error {
 		samples = append(samples, s)
 		return nil
 	}); err != nil {
-		return ShardResult{}, err
+		return ShardResult{}, classify(err)
 	}
 	if len(samples) != len(rows) {
 		return ShardResult{}, invalid(fmt.Errorf("run %s shard %d: %d results for %d samples", plan.RunID, in.Shard, len(rows), len(samples)))
@@ -620,7 +645,9 @@ type AggregateInput struct {
 
 // Aggregate reads every result shard and writes summary.json and
 // summary.parquet. It returns the summary (a few KB).
-func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (aggregate.Summary, error) {
+func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Summary, err error) {
+	defer func() { err = classify(err) }()
+	defer heartbeatEvery(ctx, 5*time.Second, nil)() // a million samples take minutes to read
 	plan, err := a.plan(ctx, in.RunID)
 	if err != nil {
 		return aggregate.Summary{}, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
@@ -101,6 +102,10 @@ func generatedShard(t *testing.T, task *fakeTask, n int64, chunk int) (*Eval, st
 	plan.Layout()
 	plan.RunID = plan.ID()
 	if err := blob.PutJSON(ctx, store, runs.PlanKey(plan.RunID), plan); err != nil {
+		t.Fatal(err)
+	}
+	m := catalog.Manifest{Name: "fake", Version: "v1", Rows: n, Files: []catalog.File{{Path: catalog.PartPath(0), Rows: n}}}
+	if err := blob.PutJSON(ctx, store, catalog.ManifestKey(m.Name, m.Version), m); err != nil {
 		t.Fatal(err)
 	}
 	rows := make([]schemas.ResultRow, n)

@@ -12,6 +12,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -43,24 +44,32 @@ func (headDown) Head(context.Context, string) (blob.Info, error) {
 func TestPlanRunManifestMismatch(t *testing.T) {
 	tests := []struct {
 		name    string
-		bytes   int64 // the manifest's size of the part (the part is 4 bytes)
+		bytes   int64 // the manifest's size of the part, when not 0 (its real size)
 		down    bool
 		invalid bool
 	}{
-		{"files match", 4, false, false},
+		{"files match", 0, false, false},
 		{"another size", 99, false, true},
-		{"store down", 4, true, false},
+		{"store down", 0, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := blobtest.NewMemory()
 			part := catalog.PartPath(0)
-			if err := blob.PutBytes(ctx, mem, catalog.PartKey("d", "0001", 0), []byte("pppp")); err != nil {
+			w := pq.NewWriter[item](ctx, mem, catalog.PartKey("d", "0001", 0), pq.Options{})
+			if err := w.Write([]item{{"a"}, {"b"}, {"c"}, {"d"}}); err != nil {
 				t.Fatal(err)
 			}
+			info, err := w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.bytes == 0 {
+				tc.bytes = info.Bytes
+			}
 			m := catalog.Manifest{Name: "d", Version: "0001", Schema: schemas.Table{Name: "t", Version: 1}, Rows: 4,
-				Files: []catalog.File{{Path: part, Rows: 4, Bytes: tc.bytes}}}
+				Files: []catalog.File{{Path: part, Rows: 4, Bytes: tc.bytes, SHA256: info.SHA256}}}
 			if err := catalog.Publish(ctx, mem, m, "# card"); err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +82,7 @@ func TestPlanRunManifestMismatch(t *testing.T) {
 				store = headDown{mem}
 			}
 			a := &Eval{Store: store, Tasks: tasks}
-			_, err := a.PlanRun(ctx, PlanRunInput{Request: runs.Request{Dataset: "d", Model: "baseline/reference"}, CreatedAt: time.Now()})
+			_, err = a.PlanRun(ctx, PlanRunInput{Request: runs.Request{Dataset: "d", Model: "baseline/reference"}, CreatedAt: time.Now()})
 			if !tc.invalid && !tc.down {
 				if err != nil {
 					t.Fatalf("PlanRun: %v", err)

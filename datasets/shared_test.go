@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
@@ -66,5 +67,68 @@ func TestPartSources(t *testing.T) {
 	if _, err := datasets.PartSources(plan, datasets.Part{Label: "p", Inputs: []string{"aa", "cc"}}); err == nil ||
 		!strings.Contains(err.Error(), "d: part p: input cc is not among the plan's sources") {
 		t.Fatalf("missing input: err = %v", err)
+	}
+}
+
+// TestEachLineRejectsInvalidUTF8 is finding 3 of issue 11: a source line
+// that is not valid UTF-8 (the bytes \xff\xfe inside a JSON string) is bad
+// input naming the file, the line and the byte, and the line never reaches
+// the builder.
+func TestEachLineRejectsInvalidUTF8(t *testing.T) {
+	in := "{\"q\": \"fine\"}\n{\"q\": \"a\xff\xfeb\"}\n{\"q\": \"after\"}\n"
+	var seen []int
+	err := datasets.EachLine(strings.NewReader(in), "mem://f.json", func(n int, raw []byte) error {
+		seen = append(seen, n)
+		return nil
+	})
+	var ie *datasets.InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("EachLine = %v, want an *InputError", err)
+	}
+	if ie.File != "mem://f.json" || ie.Line != 2 || !strings.Contains(ie.Msg, "UTF-8") || !strings.Contains(ie.Msg, "byte 9") {
+		t.Errorf("error %q: want mem://f.json line 2, not valid UTF-8 at byte 9", ie)
+	}
+	if fmt.Sprint(seen) != "[1]" {
+		t.Errorf("lines given to the builder: %v, want [1]", seen)
+	}
+}
+
+// TestWriteRowsChecksTheSchemaRules: rows a builder computed (not read line
+// by line) are checked before anything is written: every string is UTF-8
+// and every *_json column holds JSON; a violation is bad input naming the
+// row's source file and line when the row has them, and nothing is written.
+func TestWriteRowsChecksTheSchemaRules(t *testing.T) {
+	type row struct {
+		ID         string   `parquet:"id"`
+		Note       *string  `parquet:"note,optional"`
+		TurnsJSON  string   `parquet:"turns_json"`
+		Tags       []string `parquet:"tags,list"`
+		SourceFile string   `parquet:"source_file"`
+		SourceLine int32    `parquet:"source_line"`
+	}
+	bad := "x\xffy"
+	tests := []struct {
+		name string
+		row  row
+		says string
+	}{
+		{"invalid UTF-8", row{ID: bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "s.json:7: row 1 of k: column id: not valid UTF-8 at byte 2"},
+		{"invalid UTF-8 behind a pointer", row{ID: "a", Note: &bad, TurnsJSON: "[]", SourceFile: "s.json", SourceLine: 7}, "column note: not valid UTF-8"},
+		{"invalid UTF-8 in a list", row{ID: "a", TurnsJSON: "[]", Tags: []string{"ok", bad}}, "k: row 1 of k: column tags: not valid UTF-8"},
+		{"not JSON", row{ID: "a", TurnsJSON: "[{", SourceFile: "s.json", SourceLine: 7}, "s.json:7: row 1 of k: column turns_json: not JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := datasets.Env{Store: blobtest.NewMemory()}
+			rows := []row{{ID: "fine", TurnsJSON: "[]"}, tc.row}
+			_, err := datasets.WriteRows(context.Background(), env, "k", rows, nil, func(int64) {})
+			var ie *datasets.InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("WriteRows = %v, want an *InputError saying %q", err, tc.says)
+			}
+			if _, err := env.Store.Head(context.Background(), "k"); !errors.Is(err, blob.ErrNotFound) {
+				t.Errorf("a part was written: Head = %v", err)
+			}
+		})
 	}
 }

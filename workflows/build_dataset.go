@@ -4,15 +4,11 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 )
 
 // BuildDatasetInput asks for a dataset version to be built from sources.
@@ -47,36 +43,6 @@ type GenerationTotals struct {
 	CacheHits int64
 	CostUSD   float64
 }
-
-// Activity options. Parts heartbeat as they write, so a killed worker's part
-// is retried on another worker within HeartbeatTimeout.
-var (
-	planOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeInvalidInput},
-		},
-	}
-	partOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Hour,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy:         planOptions.RetryPolicy,
-	}
-	// Generation units call models: a few attempts (each resumes from the
-	// unit's response cache; the gateway retries inside each call first),
-	// then the build fails with the error naming the item and model.
-	// Permanent gateway errors (auth, quota, unknown model) are not retried.
-	generateOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Hour,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 5,
-			NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, gateway.NonRetryableErrorTypes()...),
-		},
-	}
-)
 
 // BuildDataset plans a build, writes its parts in parallel and publishes the
 // version with its manifest written last. A builder that calls models
@@ -147,7 +113,7 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 	}
 
 	var m catalog.Manifest
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, planOptions), a.Publish,
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publishOptions), a.Publish,
 		activities.PublishInput{Plan: plan, Files: files, CreatedAt: workflow.Now(ctx)}).Get(ctx, &m)
 	if err != nil {
 		return res, err

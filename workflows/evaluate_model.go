@@ -8,7 +8,6 @@ import (
 
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/runs"
 )
 
@@ -78,21 +77,6 @@ type EvaluateModelResult struct {
 	RunID   string
 	Summary aggregate.Summary
 }
-
-var (
-	evalPlanOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeInvalidInput}},
-	}
-	shardOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 6 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, gateway.NonRetryableErrorTypes()...)},
-	}
-)
 
 // EvaluateModel plans a run, evaluates its shards through a sliding window of
 // shard activities (continuing as new every ShardsPerRun shards, so runs of

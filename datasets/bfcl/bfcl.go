@@ -130,22 +130,14 @@ func (Builder) locate(ctx context.Context, env datasets.Env, src string) (source
 func discover(ctx context.Context, loc source.Location) ([]string, error) {
 	names, err := loc.List(ctx)
 	if errors.Is(err, source.ErrNotListable) {
-		var found []string
-		for _, c := range Categories {
-			rc, err := loc.Open(ctx, "BFCL_v4_"+c+".json")
-			if errors.Is(err, source.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			rc.Close()
-			found = append(found, c)
+		names = make([]string, len(Categories))
+		for i, c := range Categories {
+			names[i] = "BFCL_v4_" + c + ".json"
 		}
-		sort.Strings(found)
-		return found, nil
-	}
-	if err != nil {
+		if names, err = source.Probe(ctx, loc, names); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	var cats []string

@@ -124,15 +124,7 @@ func locate(ctx context.Context, env datasets.Env, src string) (source.Location,
 func discover(ctx context.Context, loc source.Location) ([]string, error) {
 	names, err := loc.List(ctx)
 	if errors.Is(err, source.ErrNotListable) {
-		rc, err := loc.Open(ctx, DefaultFile)
-		if errors.Is(err, source.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		rc.Close()
-		return []string{DefaultFile}, nil
+		return source.Probe(ctx, loc, []string{DefaultFile})
 	}
 	if err != nil {
 		return nil, err

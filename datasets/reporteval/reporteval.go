@@ -220,32 +220,23 @@ func discover(ctx context.Context, loc source.Location) (topics, reports string,
 	return ts[0], "", nil
 }
 
-// probe tries the probe names at a location that cannot be listed.
+// probe tries the probe names at a location that cannot be listed: the
+// first topics file found, and the first reports file if there is one.
+// Without a topics file the error says what the location answered (e.g.
+// HTTP 404 for each name) and the URL.
 func probe(ctx context.Context, loc source.Location) (topics, reports string, err error) {
-	first := func(names []string) (string, error) {
-		for _, n := range names {
-			rc, err := loc.Open(ctx, n)
-			if errors.Is(err, source.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return "", err
-			}
-			rc.Close()
-			return n, nil
-		}
-		return "", nil
-	}
-	if topics, err = first(TopicsProbe); err != nil {
+	ts, err := source.Probe(ctx, loc, TopicsProbe)
+	if err != nil {
 		return "", "", err
 	}
-	if topics == "" {
-		return "", "", &datasets.InputError{File: loc.URI(""), Msg: "no topics file (tried " + strings.Join(TopicsProbe, ", ") + ")"}
-	}
-	if reports, err = first(ReportsProbe); err != nil {
+	rs, err := source.Probe(ctx, loc, ReportsProbe)
+	switch {
+	case errors.Is(err, source.ErrNotFound):
+		return ts[0], "", nil
+	case err != nil:
 		return "", "", err
 	}
-	return topics, reports, nil
+	return ts[0], rs[0], nil
 }
 
 // inputs are a build's staged files.
@@ -365,9 +356,6 @@ func ReadReports(r io.Reader, name string, topics []scorer.Topic, topicsName str
 		}
 		if len(raw) > scorer.MaxLineBytes {
 			return bad("line longer than %d bytes", scorer.MaxLineBytes)
-		}
-		if !utf8.Valid(raw) {
-			return bad("not valid UTF-8")
 		}
 		var l struct {
 			Topic  *string `json:"topic"`

@@ -59,7 +59,12 @@ func StageItems(ctx context.Context, env datasets.Env, loc source.Location, extr
 	if errors.Is(err, source.ErrNotListable) {
 		listable = false
 		for _, c := range bfcl.Categories {
-			names = append(names, "BFCL_v4_"+c+".json")
+			if Pairable(c) {
+				names = append(names, "BFCL_v4_"+c+".json")
+			}
+		}
+		if names, err = source.Probe(ctx, loc, names); err != nil {
+			return nil, err
 		}
 	} else if err != nil {
 		return nil, err

@@ -21,17 +21,20 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 )
 
 // ErrNoDataset is returned when a dataset or version is not in the store.
 var ErrNoDataset = errors.New("catalog: no such dataset version")
 
-// ErrMismatch is returned (wrapped) by Verify and VerifyHashes when a
-// version's files do not match its manifest: a file is missing or has
-// another size or sha256, or the rows do not add up. The message names the
-// version and the file. A store that fails for another reason is not a
-// mismatch.
+// ErrMismatch is returned (wrapped) by Verify, VerifyFiles and VerifyHashes
+// when a version's files do not match its manifest: a file is missing or
+// has another size, row count or sha256, the rows do not add up, or a file
+// is not Parquet. The message names the version and the file. A store that
+// fails for another reason is not a mismatch. Readers of a version through
+// Checked report the same kind of failure as pq.ErrCorrupt (VerifyFiles
+// wraps both).
 var ErrMismatch = errors.New("catalog: files do not match the manifest")
 
 // Source is one input file of a build, fixed by its content hash.
@@ -174,6 +177,44 @@ func Verify(ctx context.Context, s blob.Store, m Manifest) error {
 	}
 	if rows != m.Rows {
 		return fmt.Errorf("%w: %s@%s: files hold %d rows, manifest says %d", ErrMismatch, m.Name, m.Version, rows, m.Rows)
+	}
+	return nil
+}
+
+// Checked returns store with the promises m makes about its files (see
+// pq.Expecting): every reader of internal/pq that opens one of m's files
+// through it checks the file's size, row count and Parquet footer, and its
+// sha256 when it fetches the file whole, before using a row; a file that
+// breaks a promise is an error wrapping pq.ErrCorrupt naming its key. The
+// activities read dataset versions through it, so data is checked where it
+// is read. Other objects read through it are not checked.
+func Checked(store blob.Store, m Manifest) blob.Store {
+	files := make(map[string]pq.Expect, len(m.Files))
+	for _, f := range m.Files {
+		files[Dir(m.Name, m.Version)+f.Path] = pq.Expect{Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256}
+	}
+	return pq.Expecting(store, files)
+}
+
+// VerifyFiles is Verify, then opens every file of m through Checked as its
+// readers will (its footer and row count, and its sha256 when the file is
+// small enough to be fetched whole), so that a version whose files were
+// overwritten with other bytes of the same size fails before any of it is
+// used. A file that breaks a promise is an error wrapping ErrMismatch and
+// pq.ErrCorrupt, naming the version and the file.
+func VerifyFiles(ctx context.Context, s blob.Store, m Manifest) error {
+	if err := Verify(ctx, s, m); err != nil {
+		return err
+	}
+	checked := Checked(s, m)
+	for _, f := range m.Files {
+		err := pq.Check(ctx, checked, Dir(m.Name, m.Version)+f.Path)
+		switch {
+		case errors.Is(err, pq.ErrCorrupt):
+			return fmt.Errorf("%w: %s@%s: file %s: %w", ErrMismatch, m.Name, m.Version, f.Path, err)
+		case err != nil:
+			return fmt.Errorf("catalog: %s@%s: file %s: %w", m.Name, m.Version, f.Path, err)
+		}
 	}
 	return nil
 }

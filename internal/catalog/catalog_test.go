@@ -14,6 +14,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 )
 
@@ -173,6 +174,66 @@ func TestVerifyWrapsErrMismatch(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "d@0001") {
 				t.Errorf("error %q does not name d@0001 and %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestVerifyFilesAndChecked: a part overwritten with other bytes of the
+// same size passes Verify (sizes) but not VerifyFiles, whose error wraps
+// ErrMismatch and pq.ErrCorrupt and names the file; a reader through
+// Checked fails the same way, while one through the bare store reads the
+// flipped byte's file without noticing.
+func TestVerifyFilesAndChecked(t *testing.T) {
+	ctx := context.Background()
+	type item struct {
+		ID string `parquet:"id"`
+	}
+	tests := []struct {
+		name  string
+		spoil func(b []byte)
+		says  string
+	}{
+		{"intact", func([]byte) {}, ""},
+		{"no magic", func(b []byte) { copy(b, "XXXX") }, "sha256"}, // a small file is read whole: its sha256 is checked first
+		{"a flipped byte", func(b []byte) { b[len(b)/2] ^= 1 }, "sha256"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := blobtest.NewMemory()
+			key := catalog.PartKey("d", "0001", 0)
+			w := pq.NewWriter[item](ctx, s, key, pq.Options{})
+			if err := w.Write([]item{{"a"}, {"b"}, {"c"}}); err != nil {
+				t.Fatal(err)
+			}
+			info, err := w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := catalog.Manifest{Name: "d", Version: "0001", Rows: 3,
+				Files: []catalog.File{{Path: catalog.PartPath(0), Rows: 3, Bytes: info.Bytes, SHA256: info.SHA256}}}
+			b, _ := blob.GetBytes(ctx, s, key)
+			tc.spoil(b)
+			if err := blob.PutBytes(ctx, s, key, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := catalog.Verify(ctx, s, m); err != nil {
+				t.Fatalf("Verify (sizes only): %v", err)
+			}
+			verr := catalog.VerifyFiles(ctx, s, m)
+			_, rerr := pq.ReadAll[item](ctx, catalog.Checked(s, m), key)
+			if tc.says == "" {
+				if verr != nil || rerr != nil {
+					t.Fatalf("intact version: VerifyFiles %v, read %v", verr, rerr)
+				}
+				return
+			}
+			if !errors.Is(verr, catalog.ErrMismatch) || !errors.Is(verr, pq.ErrCorrupt) ||
+				!strings.Contains(verr.Error(), "d@0001") || !strings.Contains(verr.Error(), catalog.PartPath(0)) || !strings.Contains(verr.Error(), tc.says) {
+				t.Errorf("VerifyFiles = %v: want ErrMismatch and pq.ErrCorrupt naming d@0001, %s, saying %q", verr, catalog.PartPath(0), tc.says)
+			}
+			if !errors.Is(rerr, pq.ErrCorrupt) || !strings.Contains(rerr.Error(), key) {
+				t.Errorf("read through Checked = %v: want pq.ErrCorrupt naming %s", rerr, key)
 			}
 		})
 	}

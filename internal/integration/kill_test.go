@@ -10,14 +10,11 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/config"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -118,41 +115,12 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 	if res.Version != plan.Version || res.Rows != rows || res.Files != len(plan.Parts) {
 		t.Fatalf("result %+v, want version %s, %d rows, %d files", res, plan.Version, rows, len(plan.Parts))
 	}
-	m := verifiedManifest(t, synthetic.Name, plan.Version)
-	// Every row exactly once across all files.
-	seen := make([]uint8, rows)
-	type idx struct {
-		Index int64 `parquet:"index"`
+	// Every row exactly once across all files, and the kill really
+	// interrupted an activity: some part ran more than once.
+	if dups, lost := checkBuiltOnce(ctx, t, plan.Version, rows); dups+lost > 0 {
+		t.FailNow()
 	}
-	for _, f := range m.Files {
-		err := pq.ReadEach(ctx, stack.Store, catalog.Dir(m.Name, m.Version)+f.Path, func(batch []idx) error {
-			for _, r := range batch {
-				seen[r.Index]++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, n := range seen {
-		if n != 1 {
-			t.Fatalf("row %d present %d times", i, n)
-		}
-	}
-	// The kill really interrupted an activity: some part ran more than once.
-	iter := stack.Client.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	retried := false
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.Attempt > 1 {
-			retried = true
-		}
-	}
-	return retried
+	return retriedActivities(ctx, t, run.GetID()) > 0
 }
 
 // pollUntil calls cond every 50 ms until it returns true, and fails the

@@ -19,21 +19,26 @@ var ErrNoColumn = errors.New("pq: no column")
 
 // ReadArrow streams the Parquet object at key as Arrow record batches with
 // only the named columns (all when columns is empty). Aggregation reads
-// result tables this way: columnar, vectorised, projected.
+// result tables this way: columnar, vectorised, projected. An object that
+// is not the Parquet it should be is an error wrapping ErrCorrupt, as for
+// ReadEach.
 func ReadArrow(ctx context.Context, store blob.Store, key string, columns []string, fn func(arrow.RecordBatch) error) error {
 	ra, err := OpenObject(ctx, store, key)
 	if err != nil {
-		return fmt.Errorf("pq: open %s: %w", key, err)
+		return err
 	}
 	defer ra.Release()
 	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, ra.Size()))
 	if err != nil {
-		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
+		return ra.readError("not a Parquet file", err)
 	}
 	defer pf.Close()
+	if err := ra.checkRows(pf.NumRows()); err != nil {
+		return err
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
 	if err != nil {
-		return fmt.Errorf("pq: %s: %w", key, err)
+		return ra.readError("not readable as Arrow", err)
 	}
 	// pqarrow selects leaf columns: a nested column (a map, a list) is
 	// every leaf under its top-level name.
@@ -55,7 +60,7 @@ func ReadArrow(ctx context.Context, store blob.Store, key string, columns []stri
 	}
 	rr, err := fr.GetRecordReader(ctx, indices, nil)
 	if err != nil {
-		return fmt.Errorf("pq: %s: %w", key, err)
+		return ra.readError("read", err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -64,7 +69,7 @@ func ReadArrow(ctx context.Context, store blob.Store, key string, columns []stri
 		}
 	}
 	if err := rr.Err(); err != nil && err != io.EOF {
-		return fmt.Errorf("pq: read %s: %w", key, err)
+		return ra.readError("read", err)
 	}
 	return nil
 }

@@ -23,9 +23,13 @@ type ObjectReaderAt struct {
 	key   string
 	size  int64
 
-	mu     sync.Mutex
-	whole  []byte
-	blocks map[int64][]byte
+	expect *Expect // what a manifest promises, or nil
+	ranged blob.RangeGetter
+
+	mu       sync.Mutex
+	whole    []byte
+	blocks   map[int64][]byte
+	storeErr error // the first failed store call
 }
 
 // Objects up to wholeLimit are fetched in one GET. Larger ones are read in
@@ -37,13 +41,41 @@ const (
 	maxBlocks  = 32
 )
 
-// OpenObject returns a ReaderAt over key and its size.
+// OpenObject returns a ReaderAt over key and its size. When store carries
+// a promise about key (see Expecting), the object's size is checked, and
+// its sha256 when it is read whole: a mismatch is an error wrapping
+// ErrCorrupt. Errors name the key.
 func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, error) {
+	store, exp := expectation(store, key)
 	info, err := store.Head(ctx, key)
 	if err != nil {
+		return nil, fmt.Errorf("pq: open %s: %w", key, err)
+	}
+	r := &ObjectReaderAt{ctx: ctx, store: store, key: key, size: info.Size, expect: exp, blocks: map[int64][]byte{}}
+	r.ranged, _ = store.(blob.RangeGetter)
+	if err := r.checkWhole(); err != nil {
 		return nil, err
 	}
-	return &ObjectReaderAt{ctx: ctx, store: store, key: key, size: info.Size, blocks: map[int64][]byte{}}, nil
+	return r, nil
+}
+
+// readsWhole reports whether the object is fetched in one GET.
+func (r *ObjectReaderAt) readsWhole() bool { return r.ranged == nil || r.size <= wholeLimit }
+
+// fetchWhole fetches the whole object once. Callers hold r.mu.
+func (r *ObjectReaderAt) fetchWhole() error {
+	if r.whole != nil {
+		return nil
+	}
+	b, err := blob.GetBytes(r.ctx, r.store, r.key)
+	if err != nil {
+		if r.storeErr == nil {
+			r.storeErr = err
+		}
+		return err
+	}
+	r.whole = b
+	return nil
 }
 
 // Size returns the object's size.
@@ -84,16 +116,11 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= r.size {
 		return 0, io.EOF
 	}
-	rg, ranged := r.store.(blob.RangeGetter)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !ranged || r.size <= wholeLimit {
-		if r.whole == nil {
-			b, err := blob.GetBytes(r.ctx, r.store, r.key)
-			if err != nil {
-				return 0, err
-			}
-			r.whole = b
+	if r.readsWhole() {
+		if err := r.fetchWhole(); err != nil {
+			return 0, err
 		}
 		n := copy(p, r.whole[off:])
 		if n < len(p) {
@@ -109,8 +136,11 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		if !ok {
 			start := bi * blockSize
 			length := min(int64(blockSize), r.size-start)
-			rc, err := rg.GetRange(r.ctx, r.key, start, length)
+			rc, err := r.ranged.GetRange(r.ctx, r.key, start, length)
 			if err != nil {
+				if r.storeErr == nil {
+					r.storeErr = err
+				}
 				return n, err
 			}
 			if len(r.blocks) >= maxBlocks {
@@ -121,7 +151,11 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 			rc.Close()
 			if err != nil {
 				putBlock(blk)
-				return n, fmt.Errorf("pq: read %s: %w", r.key, err)
+				err = fmt.Errorf("pq: read %s: %w", r.key, err)
+				if r.storeErr == nil {
+					r.storeErr = err
+				}
+				return n, err
 			}
 			r.blocks[bi] = blk
 		}
@@ -136,16 +170,14 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // ReadEach streams the rows of the Parquet object at key as type T, calling
 // fn for each batch. T may name a subset of the file's columns: only those
 // columns are read (projection). Returning an error from fn stops the read.
+// An object that is not the Parquet it should be is an error wrapping
+// ErrCorrupt (see Expecting for what a store may promise).
 func ReadEach[T any](ctx context.Context, store blob.Store, key string, fn func([]T) error) error {
-	ra, err := OpenObject(ctx, store, key)
+	ra, f, err := openParquet(ctx, store, key)
 	if err != nil {
-		return fmt.Errorf("pq: open %s: %w", key, err)
+		return err
 	}
 	defer ra.Release()
-	f, err := parquet.OpenFile(ra, ra.Size())
-	if err != nil {
-		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
-	}
 	rd := parquet.NewGenericReader[T](f)
 	defer rd.Close()
 	buf := make([]T, 1024)
@@ -160,7 +192,7 @@ func ReadEach[T any](ctx context.Context, store blob.Store, key string, fn func(
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("pq: read %s: %w", key, err)
+			return ra.readError("read", err)
 		}
 	}
 }
@@ -184,22 +216,18 @@ func sortedKeys(m map[string]string) []string {
 // ReadRange streams rows [start, start+n) of the object at key as type T
 // (projected like ReadEach), seeking past the rows before start.
 func ReadRange[T any](ctx context.Context, store blob.Store, key string, start, n int64, fn func([]T) error) error {
-	ra, err := OpenObject(ctx, store, key)
+	ra, f, err := openParquet(ctx, store, key)
 	if err != nil {
-		return fmt.Errorf("pq: open %s: %w", key, err)
+		return err
 	}
 	defer ra.Release()
-	f, err := parquet.OpenFile(ra, ra.Size())
-	if err != nil {
-		return fmt.Errorf("pq: %s: not a readable Parquet file: %w", key, err)
-	}
 	if start < 0 || start+n > f.NumRows() {
-		return fmt.Errorf("pq: %s: rows [%d, %d) out of range (file has %d)", key, start, start+n, f.NumRows())
+		return fmt.Errorf("pq: %s: rows [%d, %d) out of range (file has %d): %w", key, start, start+n, f.NumRows(), ErrCorrupt)
 	}
 	rd := parquet.NewGenericReader[T](f)
 	defer rd.Close()
 	if err := rd.SeekToRow(start); err != nil {
-		return fmt.Errorf("pq: %s: seek to row %d: %w", key, start, err)
+		return ra.readError(fmt.Sprintf("seek to row %d", start), err)
 	}
 	buf := make([]T, min(1024, max(n, 1)))
 	for left := n; left > 0; {
@@ -212,12 +240,12 @@ func ReadRange[T any](ctx context.Context, store blob.Store, key string, start, 
 		}
 		if errors.Is(err, io.EOF) {
 			if left > 0 {
-				return fmt.Errorf("pq: %s: file ended %d rows early", key, left)
+				return fmt.Errorf("pq: %s: file ended %d rows early: %w", key, left, ErrCorrupt)
 			}
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("pq: read %s: %w", key, err)
+			return ra.readError("read", err)
 		}
 	}
 	return nil

@@ -24,8 +24,53 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 )
 
-// ErrNotFound is returned (wrapped) when a named file is not at a Location.
-var ErrNotFound = errors.New("source: file not found")
+// Errors retrying cannot fix. Each is returned wrapped, with a message
+// naming the path or URL; Permanent reports whether an error is one of them.
+var (
+	// ErrNotFound is returned when a source location (a --source
+	// directory) or a named file in it does not exist: a missing local
+	// path, HTTP 404 or 410, an S3 key that is not there.
+	ErrNotFound = errors.New("source: file not found")
+	// ErrRefused is returned when the source refuses to be read: HTTP 401,
+	// 403 and every other 4xx answer but 408 and 429, or a local file the
+	// worker may not read.
+	ErrRefused = errors.New("source: refused")
+	// ErrInvalid is returned for a --source argument that cannot name a
+	// source: a malformed URL, a path that is not a directory, an s3:// URL
+	// without S3 configuration.
+	ErrInvalid = errors.New("source: not a usable source")
+)
+
+// Permanent reports whether err is a source failure that retrying cannot
+// fix (it wraps ErrNotFound, ErrRefused or ErrInvalid). Other failures (a
+// 5xx answer, a network error, S3 down) may pass on a retry.
+func Permanent(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrRefused) || errors.Is(err, ErrInvalid)
+}
+
+// HTTPError is an answer other than 200 OK to the GET of a source file.
+// It wraps ErrNotFound (404, 410) or ErrRefused (other 4xx but 408 and
+// 429); other statuses (5xx, 408, 429) wrap nothing: they may pass.
+type HTTPError struct {
+	URL    string
+	Code   int
+	Status string // e.g. "404 Not Found"
+}
+
+func (e *HTTPError) Error() string { return fmt.Sprintf("source: GET %s: HTTP %s", e.URL, e.Status) }
+
+// Unwrap returns the sentinel of the status's class, or nil.
+func (e *HTTPError) Unwrap() error {
+	switch {
+	case e.Code == http.StatusNotFound || e.Code == http.StatusGone:
+		return ErrNotFound
+	case e.Code == http.StatusRequestTimeout || e.Code == http.StatusTooManyRequests:
+		return nil
+	case e.Code >= 400 && e.Code < 500:
+		return ErrRefused
+	}
+	return nil
+}
 
 // Location is where a build's source files are.
 type Location interface {
@@ -52,10 +97,10 @@ func Parse(ctx context.Context, uri string, openS3 S3Opener) (Location, error) {
 	case strings.HasPrefix(uri, "s3://"):
 		u, err := url.Parse(uri)
 		if err != nil {
-			return nil, fmt.Errorf("source: parse %q: %w", uri, err)
+			return nil, fmt.Errorf("source: parse %q: %w (%w)", uri, ErrInvalid, err)
 		}
 		if openS3 == nil {
-			return nil, fmt.Errorf("source: %s: no S3 configuration", uri)
+			return nil, fmt.Errorf("source: %s: no S3 configuration: %w", uri, ErrInvalid)
 		}
 		prefix := strings.Trim(u.Path, "/")
 		st, err := openS3(ctx, u.Host, prefix)
@@ -68,14 +113,18 @@ func Parse(ctx context.Context, uri string, openS3 S3Opener) (Location, error) {
 	default:
 		abs, err := filepath.Abs(uri)
 		if err != nil {
-			return nil, fmt.Errorf("source: %s: %w", uri, err)
+			return nil, fmt.Errorf("source: %s: %w (%w)", uri, ErrInvalid, err)
 		}
 		st, err := os.Stat(abs)
-		if err != nil {
-			return nil, fmt.Errorf("source: %w", err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("source: %s is not a directory", abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("source: directory %s (%s) does not exist on the worker: %w", uri, abs, ErrNotFound)
+		case errors.Is(err, fs.ErrPermission):
+			return nil, fmt.Errorf("source: directory %s (%s): %w (%w)", uri, abs, ErrRefused, err)
+		case err != nil:
+			return nil, fmt.Errorf("source: %s: %w", uri, err)
+		case !st.IsDir():
+			return nil, fmt.Errorf("source: %s (%s) is not a directory: %w", uri, abs, ErrInvalid)
 		}
 		return &fsLoc{fsys: os.DirFS(abs), base: abs}, nil
 	}
@@ -94,6 +143,9 @@ func (l *fsLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	f, err := l.fsys.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("source: %s: %w", l.URI(name), ErrNotFound)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("source: %s: %w (%w)", l.URI(name), ErrRefused, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
@@ -140,13 +192,9 @@ func (l *httpLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) 
 	if err != nil {
 		return nil, fmt.Errorf("source: get %s: %w", l.URI(name), err)
 	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("source: %s: %w", l.URI(name), ErrNotFound)
-	case resp.StatusCode != http.StatusOK:
-		resp.Body.Close()
-		return nil, fmt.Errorf("source: get %s: HTTP %s", l.URI(name), resp.Status)
+		return nil, &HTTPError{URL: l.URI(name), Code: resp.StatusCode, Status: resp.Status}
 	}
 	return resp.Body, nil
 }
@@ -161,16 +209,16 @@ type storeLoc struct {
 
 func (l *storeLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	rc, err := l.store.Get(ctx, name)
-	if errors.Is(err, blob.ErrNotFound) {
-		return nil, fmt.Errorf("source: %s: %w", l.URI(name), ErrNotFound)
+	if err != nil {
+		return nil, storeError("get "+l.URI(name), err)
 	}
-	return rc, err
+	return rc, nil
 }
 
 func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 	infos, err := l.store.List(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("source: list %s: %w", l.base, err)
+		return nil, storeError("list "+l.base, err)
 	}
 	names := make([]string, 0, len(infos))
 	for _, i := range infos {
@@ -180,3 +228,57 @@ func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 }
 
 func (l *storeLoc) URI(name string) string { return l.base + "/" + name }
+
+// storeError names what failed (op, with the URL) and classes an object
+// store's error: a missing key or bucket (blob.ErrNotFound, HTTP 404) is
+// ErrNotFound, HTTP 401 or 403 (the worker's credentials refused) is
+// ErrRefused; anything else may pass on a retry. The status comes from the
+// S3 client's error (an HTTPStatusCode method), so this package does not
+// link the AWS SDK.
+func storeError(op string, err error) error {
+	var st interface{ HTTPStatusCode() int }
+	code := 0
+	if errors.As(err, &st) {
+		code = st.HTTPStatusCode()
+	}
+	switch {
+	case errors.Is(err, blob.ErrNotFound) || code == http.StatusNotFound:
+		return fmt.Errorf("source: %s: %w (%w)", op, ErrNotFound, err)
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return fmt.Errorf("source: %s: %w (%w)", op, ErrRefused, err)
+	}
+	return fmt.Errorf("source: %s: %w", op, err)
+}
+
+// Probe opens each of names at loc and returns, in order, those that
+// exist: how builders find their files where a location cannot be listed
+// (plain http URLs). When none exists, the error wraps ErrNotFound and says
+// what the location answered for the first name (e.g. "GET …: HTTP 404 Not
+// Found"), so that a wrong URL is reported as such. Any other failure (a
+// 5xx answer, a refusal) is returned as it is.
+func Probe(ctx context.Context, loc Location, names []string) ([]string, error) {
+	var found []string
+	var first error
+	for _, n := range names {
+		rc, err := loc.Open(ctx, n)
+		if errors.Is(err, ErrNotFound) {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rc.Close()
+		found = append(found, n)
+	}
+	if len(found) == 0 && first != nil {
+		tried := strings.Join(names, ", ")
+		if len(names) > 3 {
+			tried = fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+		}
+		return nil, fmt.Errorf("source: none of the %d files probed at %s exists (%s): %w", len(names), loc.URI(""), tried, first)
+	}
+	return found, nil
+}

@@ -189,3 +189,31 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+var openAISeeds = []string{
+	`[{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1, \"b\": [true, null]}"}}]`,
+	`{"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "g", "arguments": {"x": "y"}}}]}`,
+	`{"tool_calls": []}`, `{"tool_calls": [1]}`, `[{"function": {"name": "", "arguments": "{}"}}]`, `[{"function": {"name": "f", "arguments": "{"}}]`,
+	`[{"function": {"name": "f", "arguments": "` + strings.Repeat("[", 600) + `"}}]`,
+}
+
+// FuzzParseOpenAI checks the OpenAI tool-call payload parser never panics
+// and round-trips what it accepts.
+func FuzzParseOpenAI(f *testing.F) {
+	for _, s := range openAISeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		calls, err := ParseOpenAI(data)
+		if err != nil {
+			if calls != nil {
+				t.Fatalf("error %v with calls %v", err, calls)
+			}
+			return
+		}
+		if len(calls) == 0 {
+			t.Fatal("no calls and no error")
+		}
+		roundTrip(t, calls)
+	})
+}

@@ -1,0 +1,201 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/schemas"
+)
+
+// sourceBuilder is a builder whose Plan only opens its source and one file
+// in it, as every builder does first.
+type sourceBuilder struct{}
+
+func (sourceBuilder) Name() string          { return "src" }
+func (sourceBuilder) Version() string       { return "1" }
+func (sourceBuilder) Schema() schemas.Table { return schemas.Table{Name: "t", Version: 1} }
+func (sourceBuilder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	loc, err := source.Parse(ctx, req.Source, env.OpenS3)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	if _, err := source.Probe(ctx, loc, []string{"a.json"}); err != nil {
+		return datasets.Plan{}, err
+	}
+	return datasets.Plan{}, errors.New("not planned")
+}
+func (sourceBuilder) WritePart(context.Context, datasets.Env, datasets.Plan, datasets.Part, string, func(int64)) (pq.FileInfo, error) {
+	return pq.FileInfo{}, errors.New("not written")
+}
+func (sourceBuilder) Card(catalog.Manifest) string { return "" }
+
+// TestPlanBuildSourceFailures: a source that is missing, answers 404 or
+// refuses fails PlanBuild non-retryably (InvalidInput) with an error naming
+// the path or URL and the status; a source answering 5xx is left to
+// Temporal's bounded retries.
+func TestPlanBuildSourceFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/down/"):
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+		case strings.HasPrefix(r.URL.Path, "/private/"):
+			http.Error(w, "no", http.StatusForbidden)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name, source string
+		invalid      bool
+		says         []string
+	}{
+		{"missing directory", "./no-such-dir", true, []string{"no-such-dir", "does not exist"}},
+		{"URL that 404s", srv.URL + "/nothing-here/", true, []string{srv.URL + "/nothing-here/a.json", "404 Not Found"}},
+		{"URL that refuses", srv.URL + "/private/", true, []string{srv.URL + "/private/a.json", "403 Forbidden"}},
+		{"URL that is down", srv.URL + "/down/", false, []string{srv.URL + "/down/a.json", "503 Service Unavailable"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := datasets.NewRegistry()
+			if err := reg.Register(sourceBuilder{}); err != nil {
+				t.Fatal(err)
+			}
+			a := &Datasets{Store: blobtest.NewMemory(), Builders: reg}
+			_, err := a.PlanBuild(context.Background(), PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: tc.source}})
+			if err == nil {
+				t.Fatal("PlanBuild succeeded")
+			}
+			if got := isInvalidInput(err); got != tc.invalid {
+				t.Errorf("PlanBuild error %v: non-retryable invalid input %v, want %v", err, got, tc.invalid)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("PlanBuild error %q does not say %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func isInvalidInput(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == ErrTypeInvalidInput && ae.NonRetryable()
+}
+
+// TestClassify: each class of failure is retried or not, as the failure
+// table in docs/ARCHITECTURE.md says.
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		invalid bool
+	}{
+		{"bad input", &datasets.InputError{File: "x.json", Line: 2, Msg: "not a JSON object"}, true},
+		{"missing source", fmt.Errorf("bfcl: %w", source.ErrNotFound), true},
+		{"refused source", &source.HTTPError{URL: "http://h/x", Code: 403, Status: "403 Forbidden"}, true},
+		{"source down", &source.HTTPError{URL: "http://h/x", Code: 502, Status: "502 Bad Gateway"}, false},
+		{"manifest mismatch", fmt.Errorf("read: %w", catalog.ErrMismatch), true},
+		{"unknown dataset", fmt.Errorf("resolve: %w", catalog.ErrNoDataset), true},
+		{"store down", errors.New("s3blob: get k: connection refused"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := classify(tc.err)
+			if got := isInvalidInput(err); got != tc.invalid {
+				t.Fatalf("classify(%v) = %v: non-retryable %v, want %v", tc.err, err, got, tc.invalid)
+			}
+			if !strings.Contains(err.Error(), tc.err.Error()) {
+				t.Errorf("classify(%v) lost the message: %v", tc.err, err)
+			}
+		})
+	}
+}
+
+// stagingBuilder stages its source's files, then fails with err.
+type stagingBuilder struct {
+	sourceBuilder
+	err error
+}
+
+func (b stagingBuilder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	loc, err := source.Parse(ctx, req.Source, env.OpenS3)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
+	for _, n := range []string{"a.json", "b.json"} {
+		if _, err := datasets.Stage(ctx, env, loc, n); err != nil {
+			return datasets.Plan{}, err
+		}
+	}
+	return datasets.Plan{}, b.err
+}
+
+// TestFailedPlanBuildRemovesWhatItStaged: a build that fails for good
+// (bad input) deletes the staged sources it wrote, and only those (a file
+// another build staged before stays); a failure Temporal retries keeps
+// them for the retry.
+func TestFailedPlanBuildRemovesWhatItStaged(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.json": "{\"a\": 1}\n", "b.json": "{\"b\": 2}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		err  error
+		kept int // staged objects left, besides the one staged before
+	}{
+		{"bad input", &datasets.InputError{File: "b.json", Line: 1, Msg: "bad row"}, 0},
+		{"store down", errors.New("s3blob: put: connection refused"), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := blobtest.NewMemory()
+			other := datasets.StagedKey("0000000000000000000000000000000000000000000000000000000000000000")
+			if err := blob.PutBytes(ctx, mem, other, []byte("staged by another build")); err != nil {
+				t.Fatal(err)
+			}
+			reg := datasets.NewRegistry()
+			if err := reg.Register(stagingBuilder{err: tc.err}); err != nil {
+				t.Fatal(err)
+			}
+			a := &Datasets{Store: mem, Builders: reg}
+			if _, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}}); err == nil {
+				t.Fatal("PlanBuild succeeded")
+			}
+			infos, err := mem.List(ctx, "staging/sources/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, i := range infos {
+				keys = append(keys, i.Key)
+			}
+			if !slices.Contains(keys, other) {
+				t.Errorf("the file another build staged was deleted: %v", keys)
+			}
+			if len(keys)-1 != tc.kept {
+				t.Errorf("staged objects left: %v, want %d besides %s", keys, tc.kept, other)
+			}
+		})
+	}
+}

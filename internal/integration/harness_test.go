@@ -1,0 +1,136 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+)
+
+// workerEnv is the environment of a `benchline worker` process on the test
+// stack, serving queue and calling the baseline models at baseURL; extra
+// entries (KEY=value) come last and so win.
+func workerEnv(queue, baseURL string, extra ...string) []string {
+	cfg := stack.Stack.Config
+	env := append(os.Environ(),
+		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
+		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
+		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1",
+		"BENCHLINE_BASELINE_URL="+baseURL)
+	return append(env, extra...)
+}
+
+// A procWorker is a `benchline worker` process whose exit is noticed.
+type procWorker struct {
+	cmd    *exec.Cmd
+	exited atomic.Bool
+	done   chan struct{}
+}
+
+// startProcWorker starts `benchline <args...>` (a worker) with env in its own
+// process group; it is SIGKILLed when the test ends.
+func startProcWorker(t *testing.T, bin string, env []string, args ...string) *procWorker {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &procWorker{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		w.exited.Store(true)
+		close(w.done)
+	}()
+	t.Cleanup(w.kill)
+	return w
+}
+
+// kill SIGKILLs the worker's process group and waits for it to exit.
+func (w *procWorker) kill() {
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	<-w.done
+}
+
+// Exited reports whether the process has ended (crashed, or was killed).
+func (w *procWorker) Exited() bool { return w.exited.Load() }
+
+// publishedState maps every key under datasets/ (parts, cards, manifests,
+// latest pointers) to its ETag: what readers of datasets can see.
+func publishedState(t *testing.T) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	infos, err := stack.Store.List(ctx, "datasets/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := make(map[string]string, len(infos))
+	for _, in := range infos {
+		m[in.Key] = in.ETag
+	}
+	return m
+}
+
+// publishedSince lists the keys under datasets/ that are new or rewritten
+// since before.
+func publishedSince(t *testing.T, before map[string]string) []string {
+	t.Helper()
+	var out []string
+	for k, etag := range publishedState(t) {
+		if old, ok := before[k]; !ok || old != etag {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// terminateOnCleanup terminates workflow id when the test ends, if it is
+// still running: a case that failed by hanging must not leave a workflow
+// retrying on the shared stack.
+func terminateOnCleanup(t *testing.T, id string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = stack.Client.TerminateWorkflow(ctx, id, "", "integration test cleanup")
+	})
+}
+
+// resultRows reads every result shard of a finished run.
+func resultRows(ctx context.Context, t *testing.T, runID string) (runs.Plan, []schemas.ResultRow) {
+	t.Helper()
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, stack.Store, runs.PlanKey(runID), &plan); err != nil {
+		t.Fatal(err)
+	}
+	var rows []schemas.ResultRow
+	for i := range plan.Shards {
+		part, err := pq.ReadAll[schemas.ResultRow](ctx, stack.Store, runs.ShardKey(runID, i))
+		if err != nil {
+			t.Fatalf("run %s shard %d: %v", runID, i, err)
+		}
+		rows = append(rows, part...)
+	}
+	return plan, rows
+}
+
+// excerpt shortens s to n bytes for a table cell, on one line.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

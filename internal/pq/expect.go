@@ -1,0 +1,148 @@
+package pq
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/benchline/benchline/internal/blob"
+)
+
+// ErrCorrupt is returned (wrapped) when an object is not the Parquet file
+// its reader was promised: no Parquet magic or footer, pages that do not
+// decode (parquet-go checks each page's CRC), fewer rows than asked for,
+// or, for an object with an Expect (what a manifest promises), another
+// size, row count or sha256. The message names the key. Retrying cannot
+// fix it. A store that fails to answer is not corruption: that error is
+// returned as the store gave it.
+var ErrCorrupt = errors.New("pq: corrupt Parquet file")
+
+// Expect is what a manifest promises about one Parquet object. Rows is
+// always checked; a zero Bytes or an empty SHA256 is not.
+type Expect struct {
+	Rows   int64
+	Bytes  int64
+	SHA256 string
+}
+
+// expecting is a store that carries promises about some of its objects.
+type expecting struct {
+	blob.Store
+	files map[string]Expect
+}
+
+// Expecting returns store with promises about the objects at the keys of
+// files. Every reader of this package (ReadEach, ReadAll, ReadRange,
+// ReadArrow, Check, OpenObject) that opens one of them through the returned
+// store checks it before reading a row: its size, its row count and its
+// Parquet footer, and its sha256 when the object is small enough to be
+// fetched whole (up to 1 MiB, or from a store without ranged reads). A
+// broken promise is an error wrapping ErrCorrupt naming the key. Other
+// methods pass through to store, so tasks and builders can be handed the
+// returned store in place of store.
+func Expecting(store blob.Store, files map[string]Expect) blob.Store {
+	return &expecting{Store: store, files: files}
+}
+
+// expectation returns the store to read key from (store without its
+// promises) and the promise about key, if any.
+func expectation(store blob.Store, key string) (blob.Store, *Expect) {
+	e, ok := store.(*expecting)
+	if !ok {
+		return store, nil
+	}
+	inner, exp := expectation(e.Store, key)
+	if x, ok := e.files[key]; ok {
+		exp = &x
+	}
+	return inner, exp
+}
+
+// checkWhole checks the promised size and, when the object is read whole,
+// its sha256; it is called when the object is opened.
+func (r *ObjectReaderAt) checkWhole() error {
+	exp := r.expect
+	if exp == nil {
+		return nil
+	}
+	if exp.Bytes > 0 && r.size != exp.Bytes {
+		return fmt.Errorf("pq: %s is %d bytes, its manifest says %d: %w", r.key, r.size, exp.Bytes, ErrCorrupt)
+	}
+	if exp.SHA256 == "" || !r.readsWhole() {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.fetchWhole(); err != nil {
+		return fmt.Errorf("pq: open %s: %w", r.key, err)
+	}
+	sum := sha256.Sum256(r.whole)
+	if got := hex.EncodeToString(sum[:]); got != exp.SHA256 {
+		return fmt.Errorf("pq: %s has sha256 %s, its manifest says %s: %w", r.key, got, exp.SHA256, ErrCorrupt)
+	}
+	return nil
+}
+
+// checkRows checks the promised row count against what the footer says.
+func (r *ObjectReaderAt) checkRows(rows int64) error {
+	if r.expect != nil && rows != r.expect.Rows {
+		return fmt.Errorf("pq: %s holds %d rows, its manifest says %d: %w", r.key, rows, r.expect.Rows, ErrCorrupt)
+	}
+	return nil
+}
+
+// failed returns the error of the first store call that failed, if any.
+func (r *ObjectReaderAt) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.storeErr
+}
+
+// readError classifies an error of a Parquet library reading the object:
+// the store's own failure (or the context's) when there was one, since a
+// retry may pass; else the bytes themselves are wrong, ErrCorrupt. what
+// says what was being done ("not a Parquet file", "read").
+func (r *ObjectReaderAt) readError(what string, err error) error {
+	if serr := r.failed(); serr != nil {
+		return fmt.Errorf("pq: read %s: %w", r.key, serr)
+	}
+	if cerr := r.ctx.Err(); cerr != nil {
+		return fmt.Errorf("pq: read %s: %w", r.key, cerr)
+	}
+	return fmt.Errorf("pq: %s: %s (%v): %w", r.key, what, err, ErrCorrupt)
+}
+
+// openParquet opens the object at key as a Parquet file with parquet-go,
+// checking what it was promised (see Expecting). Release the reader.
+func openParquet(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, *parquet.File, error) {
+	ra, err := OpenObject(ctx, store, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := parquet.OpenFile(ra, ra.Size())
+	if err != nil {
+		ra.Release()
+		return nil, nil, ra.readError("not a Parquet file", err)
+	}
+	if err := ra.checkRows(f.NumRows()); err != nil {
+		ra.Release()
+		return nil, nil, err
+	}
+	return ra, f, nil
+}
+
+// Check opens the Parquet object at key as a reader would, without reading
+// rows: it fails as a reader would on an object that is not Parquet or not
+// what it was promised (ErrCorrupt), or on a store that fails.
+func Check(ctx context.Context, store blob.Store, key string) error {
+	ra, _, err := openParquet(ctx, store, key)
+	if err != nil {
+		return err
+	}
+	ra.Release()
+	return nil
+}
