@@ -213,28 +213,6 @@ func TestFixtureReports(t *testing.T) {
 	}
 }
 
-// overlap is the Jaccard similarity of two texts' sets of words of at
-// least 4 letters, lower-cased: a crude measure of restated content.
-func overlap(a, b string) float64 {
-	words := func(s string) map[string]bool {
-		set := map[string]bool{}
-		for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !('a' <= r && r <= 'z') }) {
-			if len(w) >= 4 {
-				set[w] = true
-			}
-		}
-		return set
-	}
-	wa, wb := words(a), words(b)
-	inter := 0
-	for w := range wa {
-		if wb[w] {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(wa)+len(wb)-inter)
-}
-
 // TestFixtureRedundancy checks that the repetitive reports restate content
 // between two of their candidate sections (the ones redundancy pairs are
 // drawn from) and the other reports do not.
@@ -244,7 +222,7 @@ func TestFixtureRedundancy(t *testing.T) {
 			_, cands := scorer.Sections(s.Report)
 			best, pair := 0.0, [2]int{}
 			for _, p := range scorer.Pairs(len(cands), 0, 1) {
-				if o := overlap(cands[p[0]], cands[p[1]]); o > best {
+				if o := scorer.WordOverlap(cands[p[0]], cands[p[1]]); o > best {
 					best, pair = o, [2]int{p[0], p[1]}
 				}
 			}

@@ -36,7 +36,43 @@ import (
 const Name = "reporteval"
 
 // builderVersion changes whenever the rows written for the same input change.
-const builderVersion = "1"
+const builderVersion = "2"
+
+// ParamReports is the build parameter that says what the reports file's
+// reports are: ReportsScore (the default) or ReportsReference.
+const ParamReports = "reports"
+
+// The values of ParamReports.
+const (
+	// ReportsScore: a topic's report is the report the task scores
+	// (column report); the model under test is not asked.
+	ReportsScore = "score"
+	// ReportsReference: a topic's report is a reference (column
+	// reference): the model under test writes the report the task scores,
+	// and baseline/reference answers with the reference.
+	ReportsReference = "reference"
+)
+
+// parseParams validates a build's parameters and returns the normalized
+// ones the version id is derived from: none for the default.
+func parseParams(params map[string]string) (reference bool, norm map[string]string, err error) {
+	for k, v := range params {
+		if k != ParamReports {
+			return false, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have %s)", k, ParamReports)}
+		}
+		switch strings.TrimSpace(v) {
+		case "", ReportsScore:
+		case ReportsReference:
+			reference = true
+		default:
+			return false, nil, &datasets.InputError{File: "params", Msg: fmt.Sprintf("%s=%q: want %s or %s", k, v, ReportsScore, ReportsReference)}
+		}
+	}
+	if reference {
+		norm = map[string]string{ParamReports: ReportsReference}
+	}
+	return reference, norm, nil
+}
 
 // Embedded is the source URI of the fixtures bundled in the binary.
 const Embedded = "embedded://reporteval"
@@ -77,8 +113,14 @@ func (Builder) Schema() schemas.Table { return schemas.ReportEvalTopicTable }
 // Plan finds the topics file and the optional reports file, stages them,
 // validates every line of both (each report must name a topic of the
 // topics file by its exact text, once) and plans parts of at most
-// PartRows rows in the topics file's order.
+// PartRows rows in the topics file's order. With reports=reference the
+// reports become the rows' references (ParamReports), a version of its
+// own.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
+	reference, params, err := parseParams(req.Params)
+	if err != nil {
+		return datasets.Plan{}, err
+	}
 	loc, err := locate(ctx, env, req.Source)
 	if err != nil {
 		return datasets.Plan{}, err
@@ -102,7 +144,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	}
 	// Validate now, before any part is written, so bad input never
 	// leaves a partial version behind.
-	rows, err := readRows(ctx, env, in)
+	rows, err := readRows(ctx, env, in, reference)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -119,7 +161,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		parts = append(parts, datasets.Part{Index: len(parts), Label: fmt.Sprintf("topics-%05d", start),
 			Inputs: shas, Start: int64(start), Rows: int64(n)})
 	}
-	return datasets.NewPlan(b, sources, nil, parts), nil
+	return datasets.NewPlan(b, sources, params, parts), nil
 }
 
 func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
@@ -229,7 +271,11 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if err != nil {
 		return pq.FileInfo{}, err
 	}
-	rows, err := readRows(ctx, env, in)
+	reference, _, err := parseParams(plan.Params)
+	if err != nil {
+		return pq.FileInfo{}, err
+	}
+	rows, err := readRows(ctx, env, in, reference)
 	if err != nil {
 		return pq.FileInfo{}, err
 	}
@@ -240,8 +286,10 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	return datasets.WriteComputedPart(ctx, env, plan, p, key, rows[p.Start:end], progress)
 }
 
-// readRows reads the staged topics and reports into rows, in topic order.
-func readRows(ctx context.Context, env datasets.Env, in inputs) ([]schemas.ReportEvalTopic, error) {
+// readRows reads the staged topics and reports into rows, in topic order;
+// with reference the reports go to the rows' reference column instead of
+// their report column.
+func readRows(ctx context.Context, env datasets.Env, in inputs, reference bool) ([]schemas.ReportEvalTopic, error) {
 	rc, err := datasets.OpenStaged(ctx, env, in.topics.SHA256)
 	if err != nil {
 		return nil, err
@@ -269,7 +317,12 @@ func readRows(ctx context.Context, env datasets.Env, in inputs) ([]schemas.Repor
 			SourceFile: in.topics.URI, SourceLine: int32(t.Line)}
 		if r, ok := reports[t.Topic]; ok {
 			report, file, line := r.Report, in.reports.URI, int32(r.Line)
-			rows[i].Report, rows[i].ReportFile, rows[i].ReportLine = &report, &file, &line
+			rows[i].ReportFile, rows[i].ReportLine = &file, &line
+			if reference {
+				rows[i].Reference = &report
+			} else {
+				rows[i].Report = &report
+			}
 		}
 	}
 	return rows, nil
@@ -347,8 +400,10 @@ func (Builder) Card(m catalog.Manifest) string {
 		Description: "DeepResearch-ReportEval research topics, one row per topic in the topics file's order, built by " +
 			"benchline. Columns: id (the original's report id, the hex MD5 of the topic), category (the original's " +
 			"category_str), topic, report (the Markdown report to score, from the build's reports file; null when the " +
-			"build had none for the topic, and the model under test then writes one), source_file and source_line " +
-			"(where the topic came from), report_file and report_line (where the report came from).\n\n" +
+			"build had none for the topic, and the model under test then writes one), reference (with reports=reference, " +
+			"the reports file's report as a reference: the model under test writes the report scored, and " +
+			"baseline/reference answers with this one), source_file and source_line (where the topic came from), " +
+			"report_file and report_line (where the report or reference came from).\n\n" +
 			"Reports are scored for quality, redundancy and factuality; see docs/benchmarks/reporteval.md. " +
 			"`benchline score reporteval-sections` prints the sections redundancy pairs are drawn from.",
 		Provenance: "DeepResearch-ReportEval is from HKUDS/DeepResearch-Eval (arXiv 2510.07861, MIT). The bundled demo " +

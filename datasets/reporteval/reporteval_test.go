@@ -55,6 +55,36 @@ func TestBuildFixtures(t *testing.T) {
 	}
 }
 
+// TestBuildReportsAsReferences: with reports=reference the reports are
+// the rows' references (what baseline/reference answers) and no row has a
+// report to score, so the model under test is asked; it is a version of
+// its own, and reports=score is the default's version.
+func TestBuildReportsAsReferences(t *testing.T) {
+	withParams := func(params map[string]string) (datasets.Plan, []schemas.ReportEvalTopic, error) {
+		return datasetstest.Build[schemas.ReportEvalTopic](t, reporteval.Builder{}, datasets.Request{Source: reporteval.Embedded, Params: params}, nil)
+	}
+	plan, rows, err := withParams(map[string]string{"reports": "reference"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs := readSources(t)
+	for i, r := range rows {
+		if r.Report != nil || r.Reference == nil || *r.Reference != srcs[i].Report || *r.ReportLine != int32(i+1) {
+			t.Errorf("row %d (%s): report %v, reference not the fixture's", i, srcs[i].Slug, r.Report != nil)
+		}
+	}
+	def, _, _ := build(t, reporteval.Embedded)
+	score, _, err := withParams(map[string]string{"reports": "score"})
+	if err != nil || score.Version != def.Version || plan.Version == def.Version || plan.Params["reports"] != "reference" {
+		t.Errorf("versions: reference %s, score %s (%v), default %s", plan.Version, score.Version, err, def.Version)
+	}
+	for _, params := range []map[string]string{{"reports": "both"}, {"report": "reference"}} {
+		if _, _, err := withParams(params); !errors.As(err, new(*datasets.InputError)) {
+			t.Errorf("params %v: err = %v, want an InputError", params, err)
+		}
+	}
+}
+
 // fixtureLines returns the lines of a fixture file.
 func fixtureLines(t *testing.T, name string) []string {
 	t.Helper()

@@ -16,6 +16,9 @@ func printAgreement(w io.Writer, agreement []judge.Agreement) {
 		if a.Alpha != nil {
 			alpha = fmt.Sprintf("%.3f", *a.Alpha)
 		}
+		if a.Scale != judge.ScaleNominal {
+			alpha = "(" + a.Scale + ") " + alpha
+		}
 		fmt.Fprintf(w, "judges %s [%s]: Krippendorff's alpha %s; unanimous on %d of %d items with two or more labels (%d items, %d samples)\n",
 			a.Set, strings.Join(a.Judges, ", "), alpha, a.Unanimous, a.Paired, a.Items, a.Samples)
 	}

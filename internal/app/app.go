@@ -24,6 +24,7 @@ import (
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/sandbox"
 	"github.com/benchline/benchline/internal/source"
+	"github.com/benchline/benchline/internal/webfetch"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -84,6 +85,11 @@ type WorkerOptions struct {
 	SandboxConcurrency int
 	// Benchmarks are the benchmarks served [registry.Default()].
 	Benchmarks *registry.Registry
+	// Web configures the fetcher of cited web pages the tasks get
+	// (benchmark.Deps.Web), cached in the store [webfetch's defaults:
+	// public addresses only]. The embedded stack resolves the fixtures'
+	// hosts here (benchmark.Demo.Hosts).
+	Web webfetch.Config
 }
 
 // NewWorkers returns one worker per queue served, with every workflow and
@@ -101,6 +107,10 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 	if o.Benchmarks == nil {
 		o.Benchmarks = registry.Default()
 	}
+	web, err := webfetch.New(store, o.Web)
+	if err != nil {
+		return nil, fmt.Errorf("web fetcher: %w", err)
+	}
 	var out []worker.Worker
 	for _, q := range o.Queues {
 		switch q {
@@ -109,7 +119,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
 			out = append(out, w)
 		case QueueSandbox:
 			sb, err := sandbox.New(sandbox.Config{})

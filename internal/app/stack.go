@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,8 @@ import (
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/webfetch"
 )
 
 // Running is the embedded stack with a connected client, store, baseline
@@ -34,6 +37,12 @@ type Running struct {
 	Workers     []worker.Worker
 	BaselineURL string // http://127.0.0.1:<port>/v1
 	baselineSrv *http.Server
+	// Sources is the address (127.0.0.1:<port>) that serves the web hosts
+	// the fixtures cite (benchmark.Demo.Hosts); Hosts names them. Empty
+	// when no benchmark has any.
+	Sources    string
+	Hosts      []string
+	sourcesSrv *http.Server
 }
 
 // StackOptions configure StartStack.
@@ -70,10 +79,15 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
+	web, err := r.startSources(registry.Default())
+	if err != nil {
+		r.Stop()
+		return nil, err
+	}
 	if o.NoWorker {
 		return r, nil
 	}
-	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{})
+	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{Web: web})
 	if err != nil {
 		r.Stop()
 		return nil, err
@@ -107,6 +121,56 @@ func (r *Running) startBaselines(port int, logger *slog.Logger) error {
 	return nil
 }
 
+// startSources serves the web hosts the benchmarks' fixtures cite
+// (benchmark.Demo.Hosts) on one loopback listener, each request going to
+// its Host's handler, and returns the fetcher configuration of the
+// stack's workers: each host resolved to that listener and allowed
+// (webfetch.Config.Resolve, AllowHosts). Cited URLs, Host headers and
+// cache keys stay the fixtures'.
+func (r *Running) startSources(reg *registry.Registry) (webfetch.Config, error) {
+	hosts := map[string]http.Handler{}
+	for _, b := range reg.All() {
+		if b.Demo == nil {
+			continue
+		}
+		for h, handler := range b.Demo.Hosts {
+			hosts[strings.ToLower(h)] = handler
+		}
+	}
+	if len(hosts) == 0 {
+		return webfetch.Config{}, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return webfetch.Config{}, fmt.Errorf("sources server: %w", err)
+	}
+	r.Sources = l.Addr().String()
+	cfg := webfetch.Config{Resolve: map[string]string{}}
+	for h := range hosts {
+		r.Hosts = append(r.Hosts, h)
+		cfg.Resolve[h] = r.Sources
+	}
+	sort.Strings(r.Hosts)
+	cfg.AllowHosts = r.Hosts
+	r.sourcesSrv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		host := req.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if handler, ok := hosts[strings.ToLower(host)]; ok {
+			handler.ServeHTTP(w, req)
+			return
+		}
+		http.NotFound(w, req)
+	})}
+	go func() {
+		if err := r.sourcesSrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("sources server stopped", "err", err)
+		}
+	}()
+	return cfg, nil
+}
+
 // PrintAddresses writes where each part of the stack listens, and the
 // credentials it set up.
 func (r *Running) PrintAddresses(w io.Writer) {
@@ -119,6 +183,9 @@ func (r *Running) PrintAddresses(w io.Writer) {
 	fmt.Fprintf(w, "  credentials   AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (this stack's S3 server, loopback only)\n",
 		cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey)
 	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
+	if r.Sources != "" {
+		fmt.Fprintf(w, "  sources       %s (serves %s, the fixtures' cited pages, to the in-process workers)\n", r.Sources, strings.Join(r.Hosts, ", "))
+	}
 	providers := "providers: none configured beyond openai (OPENAI_API_KEY) and baseline"
 	if f := cfg.Models.ProvidersFile; f != "" {
 		providers = "providers file " + f
@@ -209,10 +276,12 @@ func (r *Running) Stop() {
 	for _, w := range r.Workers {
 		w.Stop()
 	}
-	if r.baselineSrv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = r.baselineSrv.Shutdown(ctx)
-		cancel()
+	for _, srv := range []*http.Server{r.baselineSrv, r.sourcesSrv} {
+		if srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(ctx)
+			cancel()
+		}
 	}
 	if r.Client != nil {
 		r.Client.Close()

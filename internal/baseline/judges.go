@@ -20,17 +20,20 @@ import (
 //
 //   - judge: the oracle verbatim;
 //   - judge-yes: every JSON boolean set to true (a judge biased to "met"),
-//     and every bounded integer set to its maximum (a lenient scorer);
-//   - judge-noisy-<p>: each JSON boolean flipped, and each bounded integer
-//     moved one step up or down within its bounds, with probability p;
+//     and every number on a scale set to the top of the scale (a judge
+//     biased to the best score);
+//   - judge-noisy-<p>: each JSON boolean flipped, each number on a listed
+//     scale replaced by another value of the scale drawn uniformly, and
+//     each number on a bounded scale moved one step up or down within its
+//     bounds, with probability p;
 //   - judge-malformed-<p>: with probability p a reply that does not parse
 //     (the oracle's JSON cut in half, or prose), else the oracle.
 //
-// A bounded integer is one whose place in the request's response schema
-// (response_format json_schema: properties of objects, items of arrays)
-// says "integer" with a numeric minimum and maximum, such as a 1–5 score;
-// the server knows its range only from there. Other numbers are kept as
-// written.
+// A number is on a scale when the request's response format (a JSON
+// schema), at its place in the document, lists the values it may take (an
+// "enum" of numbers: ReportEval's 0–4 scores, -1/0/1 fact labels) or
+// bounds an integer (a "minimum" and a "maximum": RMTBench's 1–5 scores).
+// Other numbers, and every number of a request without a schema, are kept.
 //
 // The draws are pure functions of the request (its body, seed and choice
 // index), the server seed and the oracle, like every baseline answer: a
@@ -62,28 +65,42 @@ func NoOracleReply(m Model) string {
 const malformedProse = "Having read the answer carefully, I think it covers most of what matters, " +
 	"though a few points could be clearer. Overall it seems reasonable."
 
-// oracleReply is judge model m's reply given the oracle; d is the
-// request's digest and schema its response schema (nil when it has none).
-func oracleReply(m Model, oracle string, d digest, schema map[string]any) string {
+// oracleReply is judge model m's reply given the oracle and the schema of
+// the request's response format (nil without one); d is the request's
+// digest.
+func oracleReply(m Model, oracle string, schema map[string]any, d digest) string {
 	if oracle == "" {
 		return NoOracleReply(m)
 	}
 	d = hashOf(d, "oracle", oracle)
 	switch m.Kind {
 	case KindJudgeYes:
-		return mapJSON(oracle, schema, jsonMap{
+		return mapVerdicts(oracle, schema, transform{
 			boolean: func(string, bool) bool { return true },
-			integer: func(_ string, _, _, hi int64) int64 { return hi },
+			scaled:  func(_ string, _ json.Number, scale []json.Number) json.Number { return top(scale) },
+			bounded: func(_ string, _, _, hi int64) int64 { return hi },
 		})
 	case KindJudgeNoisy:
-		return mapJSON(oracle, schema, jsonMap{
+		return mapVerdicts(oracle, schema, transform{
 			boolean: func(path string, b bool) bool {
 				if hashOf(d, "flip", path).uniform() < m.P {
 					return !b
 				}
 				return b
 			},
-			integer: func(path string, v, lo, hi int64) int64 {
+			scaled: func(path string, n json.Number, scale []json.Number) json.Number {
+				var others []json.Number
+				for _, v := range scale {
+					if !sameNumber(v, n) {
+						others = append(others, v)
+					}
+				}
+				if len(others) == 0 || hashOf(d, "flip", path).uniform() >= m.P {
+					return n
+				}
+				return others[hashOf(d, "to", path).intn(len(others))]
+			},
+			bounded: func(path string, v, lo, hi int64) int64 {
 				if hashOf(d, "flip", path).uniform() >= m.P {
 					return v
 				}
@@ -112,20 +129,25 @@ func oracleReply(m Model, oracle string, d digest, schema map[string]any) string
 	return oracle
 }
 
-// jsonMap says how mapJSON changes a document's values: boolean gets each
-// boolean at its path (e.g. "verdicts.2.met"), integer each integer that
-// the schema bounds to [lo, hi] (lo <= v <= hi is not assumed).
-type jsonMap struct {
+// transform says how a judge changes an oracle's verdicts: each boolean
+// at path, and each number on a scale (the values its schema lists).
+//
+// A scale is either listed (an "enum" of numbers: values without an order
+// the judge must respect) or bounded (an "integer" with a "minimum" and a
+// "maximum", such as a 1–5 score: an ordinal range).
+type transform struct {
 	boolean func(path string, b bool) bool
-	integer func(path string, v, lo, hi int64) int64
+	scaled  func(path string, n json.Number, scale []json.Number) json.Number
+	bounded func(path string, v, lo, hi int64) int64
 }
 
-// mapJSON returns the JSON document doc with its booleans and bounded
-// integers replaced as f says, reading the bounds from schema (a JSON
-// Schema, nil for none). The document is re-encoded (object keys sorted,
-// other numbers as written) only when a value changed; doc is returned
-// unchanged when it is not JSON or nothing changed.
-func mapJSON(doc string, schema map[string]any, f jsonMap) string {
+// mapVerdicts returns the JSON document doc with every boolean b at path
+// (e.g. "verdicts.2.met") replaced by t.boolean(path, b), and every number
+// whose schema node (schema followed down "properties" and "items") lists
+// an enum of numbers replaced by t.scaled(path, n, enum). The document is
+// re-encoded (object keys sorted) only when something changed; doc is
+// returned unchanged when it is not JSON or nothing changed.
+func mapVerdicts(doc string, schema map[string]any, t transform) string {
 	dec := json.NewDecoder(bytes.NewReader([]byte(doc)))
 	dec.UseNumber()
 	var v any
@@ -133,23 +155,30 @@ func mapJSON(doc string, schema map[string]any, f jsonMap) string {
 		return doc
 	}
 	changed := false
-	var walk func(v any, path string, schema map[string]any) any
-	walk = func(v any, path string, schema map[string]any) any {
+	var walk func(v any, schema map[string]any, path string) any
+	walk = func(v any, schema map[string]any, path string) any {
 		switch x := v.(type) {
 		case bool:
-			y := f.boolean(path, x)
+			y := t.boolean(path, x)
 			changed = changed || y != x
 			return y
 		case json.Number:
-			n, err := strconv.ParseInt(string(x), 10, 64)
-			lo, hi, bounded := integerBounds(schema)
-			if err != nil || !bounded {
+			scale := numberEnum(schema)
+			if len(scale) == 0 {
+				n, err := strconv.ParseInt(string(x), 10, 64)
+				lo, hi, ok := integerBounds(schema)
+				if err != nil || !ok {
+					return x
+				}
+				if y := t.bounded(path, n, lo, hi); y != n {
+					changed = true
+					return json.Number(strconv.FormatInt(y, 10))
+				}
 				return x
 			}
-			if y := f.integer(path, n, lo, hi); y != n {
-				changed = true
-				return json.Number(strconv.FormatInt(y, 10))
-			}
+			y := t.scaled(path, x, scale)
+			changed = changed || !sameNumber(x, y)
+			return y
 		case map[string]any:
 			props, _ := schema["properties"].(map[string]any)
 			keys := make([]string, 0, len(x))
@@ -159,17 +188,17 @@ func mapJSON(doc string, schema map[string]any, f jsonMap) string {
 			sort.Strings(keys)
 			for _, k := range keys {
 				sub, _ := props[k].(map[string]any)
-				x[k] = walk(x[k], join(path, k), sub)
+				x[k] = walk(x[k], sub, join(path, k))
 			}
 		case []any:
 			items, _ := schema["items"].(map[string]any)
 			for i := range x {
-				x[i] = walk(x[i], join(path, strconv.Itoa(i)), items)
+				x[i] = walk(x[i], items, join(path, strconv.Itoa(i)))
 			}
 		}
 		return v
 	}
-	v = walk(v, "", schema)
+	v = walk(v, schema, "")
 	if !changed {
 		return doc
 	}
@@ -180,6 +209,26 @@ func mapJSON(doc string, schema map[string]any, f jsonMap) string {
 		return doc
 	}
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// numberEnum returns the numbers a schema node's "enum" lists, when every
+// value it lists is a number; nil otherwise.
+func numberEnum(schema map[string]any) []json.Number {
+	enum, _ := schema["enum"].([]any)
+	var out []json.Number
+	for _, e := range enum {
+		var n json.Number
+		switch x := e.(type) {
+		case json.Number:
+			n = x
+		case float64:
+			n = json.Number(strconv.FormatFloat(x, 'g', -1, 64))
+		default:
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // integerBounds returns the minimum and maximum of an integer schema; ok
@@ -194,6 +243,30 @@ func integerBounds(schema map[string]any) (lo, hi int64, ok bool) {
 		return 0, 0, false
 	}
 	return int64(least), int64(most), true
+}
+
+// top is the largest value of a scale.
+func top(scale []json.Number) json.Number {
+	best := scale[0]
+	for _, v := range scale[1:] {
+		a, _ := v.Float64()
+		b, _ := best.Float64()
+		if a > b {
+			best = v
+		}
+	}
+	return best
+}
+
+// sameNumber reports whether two JSON numbers are equal in value ("1" and
+// "1.0" are).
+func sameNumber(a, b json.Number) bool {
+	x, err1 := a.Float64()
+	y, err2 := b.Float64()
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return x == y
 }
 
 func join(path, k string) string {

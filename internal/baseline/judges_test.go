@@ -118,22 +118,22 @@ func TestOracleTransforms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := oracleReply(tc.model, oracle, d, nil)
+			got := oracleReply(tc.model, oracle, nil, d)
 			tc.check(t, got)
-			assert.Equal(t, got, oracleReply(tc.model, oracle, d, nil), "deterministic")
+			assert.Equal(t, got, oracleReply(tc.model, oracle, nil, d), "deterministic")
 		})
 	}
 
 	t.Run("without an oracle: an error text with no JSON", func(t *testing.T) {
 		for _, k := range []Kind{KindJudge, KindJudgeYes, KindJudgeNoisy, KindJudgeMalformed} {
-			got := oracleReply(Model{Kind: k, P: 0.5}, "", d, nil)
+			got := oracleReply(Model{Kind: k, P: 0.5}, "", nil, d)
 			assert.Contains(t, got, "no oracle reply")
 			assert.NotContains(t, got, "{")
 		}
 	})
 	t.Run("not JSON: no booleans to change", func(t *testing.T) {
 		for _, k := range []Kind{KindJudgeYes, KindJudgeNoisy} {
-			assert.Equal(t, "<choice>1</choice>", oracleReply(Model{Kind: k, P: 1}, "<choice>1</choice>", d, nil))
+			assert.Equal(t, "<choice>1</choice>", oracleReply(Model{Kind: k, P: 1}, "<choice>1</choice>", nil, d))
 		}
 	})
 }
@@ -142,7 +142,7 @@ func TestJudgeNoisyShare(t *testing.T) {
 	const n, p = 2000, 0.3
 	oracle := bigOracle(n)
 	want := booleans(t, oracle)
-	got := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("x"), nil))
+	got := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, nil, hashOf("x")))
 	flipped := 0
 	for path, b := range want {
 		if got[path] != b {
@@ -150,7 +150,7 @@ func TestJudgeNoisyShare(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, p, float64(flipped)/n, 0.04, "flipped %d of %d", flipped, n)
-	other := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, hashOf("y"), nil))
+	other := booleans(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, nil, hashOf("y")))
 	assert.NotEqual(t, got, other, "another request, other flips")
 }
 
@@ -159,7 +159,7 @@ func TestJudgeMalformedShare(t *testing.T) {
 	oracle := bigOracle(3)
 	broken, truncated := 0, 0
 	for i := range n {
-		got := oracleReply(Model{Kind: KindJudgeMalformed, P: p}, oracle, hashOf("request", i), nil)
+		got := oracleReply(Model{Kind: KindJudgeMalformed, P: p}, oracle, nil, hashOf("request", i))
 		switch {
 		case got == oracle:
 		case got == malformedProse:
@@ -218,4 +218,72 @@ func TestJudgeOverHTTP(t *testing.T) {
 	status, got = send("reference", enc, "What is 2+2?")
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "4", got)
+}
+
+// scaledSchema is a response format with numbers on scales: a 0–4 score,
+// a list of -1/0/1 labels, and a number without a scale.
+var scaledSchema = map[string]any{"type": "object", "properties": map[string]any{
+	"score":      map[string]any{"type": "integer", "enum": []any{0.0, 1.0, 2.0, 3.0, 4.0}},
+	"confidence": map[string]any{"type": "number"},
+	"checks": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
+		"is_factual": map[string]any{"type": "integer", "enum": []any{-1.0, 0.0, 1.0}},
+	}}},
+}}
+
+// scaled reads the numbers of a document on scaledSchema.
+func scaled(t *testing.T, doc string) (score int, labels []int, confidence float64) {
+	t.Helper()
+	var v struct {
+		Score      int     `json:"score"`
+		Confidence float64 `json:"confidence"`
+		Checks     []struct {
+			IsFactual int `json:"is_factual"`
+		} `json:"checks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(doc), &v), doc)
+	for _, c := range v.Checks {
+		labels = append(labels, c.IsFactual)
+	}
+	return v.Score, labels, v.Confidence
+}
+
+func TestOracleScaledNumbers(t *testing.T) {
+	const oracle = `{"score":1,"confidence":90,"checks":[{"is_factual":-1},{"is_factual":0},{"is_factual":1}]}`
+	d := hashOf("a request")
+	t.Run("judge-yes: the top of every scale", func(t *testing.T) {
+		s, l, c := scaled(t, oracleReply(Model{Kind: KindJudgeYes}, oracle, scaledSchema, d))
+		assert.Equal(t, 4, s)
+		assert.Equal(t, []int{1, 1, 1}, l)
+		assert.Equal(t, 90.0, c, "a number without a scale is kept")
+	})
+	t.Run("judge-noisy-1: every scaled number moves to another value of its scale", func(t *testing.T) {
+		s, l, c := scaled(t, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, scaledSchema, d))
+		assert.NotEqual(t, 1, s)
+		assert.True(t, s >= 0 && s <= 4, s)
+		for i, want := range []int{-1, 0, 1} {
+			assert.NotEqual(t, want, l[i])
+			assert.True(t, l[i] >= -1 && l[i] <= 1, l[i])
+		}
+		assert.Equal(t, 90.0, c)
+	})
+	t.Run("without a schema numbers are kept", func(t *testing.T) {
+		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeYes}, oracle, nil, d))
+		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, nil, d))
+	})
+	t.Run("judge-noisy-p moves a share p, to every other value", func(t *testing.T) {
+		const n, p = 3000, 0.3
+		moved := 0
+		to := map[int]int{}
+		for i := range n {
+			s, _, _ := scaled(t, oracleReply(Model{Kind: KindJudgeNoisy, P: p}, oracle, scaledSchema, hashOf("request", i)))
+			if s != 1 {
+				moved++
+				to[s]++
+			}
+		}
+		assert.InDelta(t, p, float64(moved)/n, 0.03)
+		for _, v := range []int{0, 2, 3, 4} {
+			assert.InDelta(t, 0.25, float64(to[v])/float64(moved), 0.05, "moved to %d", v)
+		}
+	})
 }

@@ -182,7 +182,7 @@ func (s *Server) generate(req *openai.ChatCompletionRequest, m Model, rd digest,
 	d := hashOf(rd, s.opts.Seed, seed, i)
 	if m.IsJudge() {
 		schema, _ := responseSchema(req)
-		return answer{content: oracleReply(m, oracle, d, schema)}
+		return answer{content: oracleReply(m, oracle, schema, d)}
 	}
 	switch m.Kind {
 	case KindAssistant:

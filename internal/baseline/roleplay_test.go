@@ -162,12 +162,12 @@ func TestOracleTransformsOfBoundedIntegers(t *testing.T) {
 	d := hashOf("a request")
 
 	t.Run("judge-yes: every score at the maximum", func(t *testing.T) {
-		for _, s := range scores(t, oracleReply(Model{Kind: KindJudgeYes}, oracle, d, scoreSchema)) {
+		for _, s := range scores(t, oracleReply(Model{Kind: KindJudgeYes}, oracle, scoreSchema, d)) {
 			assert.Equal(t, 5, s)
 		}
 	})
 	t.Run("judge-noisy-1: every score one step away, within bounds", func(t *testing.T) {
-		got := scores(t, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, d, scoreSchema))
+		got := scores(t, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, scoreSchema, d))
 		up := 0
 		for i, s := range got {
 			assert.Equal(t, 1, abs(s-want[i]), "score %d: %d → %d", i, want[i], s)
@@ -179,7 +179,7 @@ func TestOracleTransformsOfBoundedIntegers(t *testing.T) {
 		assert.Greater(t, up, 40, "both directions occur")
 	})
 	t.Run("judge-noisy-0.3: a share moved", func(t *testing.T) {
-		got := scores(t, oracleReply(Model{Kind: KindJudgeNoisy, P: 0.3}, oracle, d, scoreSchema))
+		got := scores(t, oracleReply(Model{Kind: KindJudgeNoisy, P: 0.3}, oracle, scoreSchema, d))
 		moved := 0
 		for i := range got {
 			if got[i] != want[i] {
@@ -189,8 +189,8 @@ func TestOracleTransformsOfBoundedIntegers(t *testing.T) {
 		assert.InDelta(t, 0.3, float64(moved)/float64(len(got)), 0.1)
 	})
 	t.Run("without a schema: integers are kept", func(t *testing.T) {
-		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeYes}, oracle, d, nil))
-		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, d, nil))
+		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeYes}, oracle, nil, d))
+		assert.Equal(t, oracle, oracleReply(Model{Kind: KindJudgeNoisy, P: 1}, oracle, nil, d))
 	})
 }
 

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/sandbox/lang"
+	"github.com/benchline/benchline/internal/webfetch"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -51,6 +53,9 @@ type Deps struct {
 	// Store is the object store, for tasks that read inputs of a run
 	// beyond the dataset (omnicloze's captions files).
 	Store blob.Store
+	// Web fetches cited web pages (bounded, cached in the object store);
+	// set on workers of the main queue.
+	Web *webfetch.Fetcher
 }
 
 // Demo is what the demo builds and evaluates for a benchmark: the dataset
@@ -68,6 +73,12 @@ type Demo struct {
 	// Note, when set, is printed before the build (e.g. that candidates
 	// are sampled live from baseline models).
 	Note string
+	// Hosts are the web hosts the fixtures cite (e.g. ReportEval's
+	// sources.benchline.test), each with the handler that serves it: the
+	// embedded stack serves them on a local listener and its workers'
+	// fetcher resolves each host there, so the demo and the end-to-end
+	// tests fetch them offline.
+	Hosts map[string]http.Handler
 	// Describe, when set, prints what is worth seeing of the built version
 	// (e.g. where a preference dataset's pairs come from).
 	Describe func(ctx context.Context, env DescribeEnv, m catalog.Manifest) error

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -26,12 +28,24 @@ type Ratings struct {
 	// Items holds one row per item, one label per judge in Judges' order;
 	// "" is a judge error (no label).
 	Items [][]string `json:"items"`
+	// Scale says how labels compare: "" (ScaleNominal) for categories,
+	// ScaleInterval for numbers written as labels (e.g. "0"–"4" scores),
+	// whose agreement is then AlphaInterval's.
+	Scale string `json:"scale,omitempty"`
 }
+
+// The scales of Ratings.
+const (
+	ScaleNominal  = ""
+	ScaleInterval = "interval"
+)
 
 // Agreement is how far a panel agreed over a whole run, for one set.
 type Agreement struct {
 	Set    string   `json:"set"`
 	Judges []string `json:"judges"`
+	// Scale is the ratings' scale; alpha is nominal or interval by it.
+	Scale string `json:"scale,omitempty"`
 	// Samples and Items count what the ratings covered; Unanimous counts
 	// the items on which every judge that gave a label gave the same one
 	// (items with fewer than two labels are not counted).
@@ -39,8 +53,9 @@ type Agreement struct {
 	Items     int `json:"items"`
 	Paired    int `json:"paired"` // items with at least two labels
 	Unanimous int `json:"unanimous"`
-	// Alpha is Krippendorff's alpha (nominal) over the items; nil when it
-	// is undefined, with Note saying why (one judge, no variance).
+	// Alpha is Krippendorff's alpha over the items, nominal or interval by
+	// Scale; nil when it is undefined, with Note saying why (one judge, no
+	// variance, a label that is not a number on the interval scale).
 	Alpha *float64 `json:"alpha,omitempty"`
 	Note  string   `json:"note,omitempty"`
 }
@@ -60,9 +75,10 @@ func RatingsOf(details string) ([]Ratings, error) {
 	return d.Ratings, nil
 }
 
-// RunAgreement pools the ratings of every sample of a run by set and
-// panel, and computes each pool's agreement. Pools are sorted by set, then
-// by panel.
+// RunAgreement pools the ratings of every sample of a run by set, panel
+// and scale, and computes each pool's agreement: AlphaNominal, or
+// AlphaInterval over the labels read as numbers for ScaleInterval. Pools
+// are sorted by set, then by panel.
 func RunAgreement(ratings []Ratings) []Agreement {
 	type pool struct {
 		a     Agreement
@@ -70,10 +86,10 @@ func RunAgreement(ratings []Ratings) []Agreement {
 	}
 	pools := map[string]*pool{}
 	for _, r := range ratings {
-		key := r.Set + "\x00" + strings.Join(r.Judges, ",")
+		key := r.Set + "\x00" + strings.Join(r.Judges, ",") + "\x00" + r.Scale
 		p := pools[key]
 		if p == nil {
-			p = &pool{a: Agreement{Set: r.Set, Judges: r.Judges}}
+			p = &pool{a: Agreement{Set: r.Set, Judges: r.Judges, Scale: r.Scale}}
 			pools[key] = p
 		}
 		p.a.Samples++
@@ -108,7 +124,13 @@ func RunAgreement(ratings []Ratings) []Agreement {
 	out := make([]Agreement, 0, len(keys))
 	for _, k := range keys {
 		p := pools[k]
-		alpha, err := AlphaNominal(p.units)
+		var alpha float64
+		var err error
+		if p.a.Scale == ScaleInterval {
+			alpha, err = alphaOfNumbers(p.units)
+		} else {
+			alpha, err = AlphaNominal(p.units)
+		}
 		switch {
 		case err == nil:
 			p.a.Alpha = &alpha
@@ -122,4 +144,28 @@ func RunAgreement(ratings []Ratings) []Agreement {
 		out = append(out, p.a)
 	}
 	return out
+}
+
+// errNotNumber is alphaOfNumbers' error for a label that is not a number.
+var errNotNumber = errors.New("a label is not a number")
+
+// alphaOfNumbers is AlphaInterval over labels read as numbers ("" is a
+// missing rating).
+func alphaOfNumbers(units [][]string) (float64, error) {
+	nums := make([][]float64, len(units))
+	for i, u := range units {
+		nums[i] = make([]float64, len(u))
+		for j, l := range u {
+			if l == "" {
+				nums[i][j] = math.NaN()
+				continue
+			}
+			v, err := strconv.ParseFloat(l, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return math.NaN(), fmt.Errorf("%w: %q", errNotNumber, l)
+			}
+			nums[i][j] = v
+		}
+	}
+	return AlphaInterval(nums)
 }

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -34,6 +35,42 @@ func TestPanel(t *testing.T) {
 	b := Panel(map[string]string{"judge": "z/3,x/1,y/2"}, "judge")
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("order-dependent: %q vs %q", a, b)
+	}
+}
+
+func TestRolesOf(t *testing.T) {
+	const def = "baseline/judge"
+	tests := []struct {
+		name   string
+		judges map[string]string
+		want   Roles
+		err    bool
+	}{
+		{"none: the default judge", nil, Roles{Judges: []string{def}}, false},
+		{"a panel", map[string]string{"judge": "b/y,a/x"}, Roles{Judges: []string{"a/x", "b/y"}}, false},
+		{"asymmetric", map[string]string{"proposer": "p/1", "checker": "c/2,c/1"},
+			Roles{Judges: []string{def}, Proposer: "p/1", Checkers: []string{"c/1", "c/2"}}, false},
+		{"a proposer alone", map[string]string{"proposer": "p/1"}, Roles{}, true},
+		{"a checker alone", map[string]string{"checker": "c/1"}, Roles{}, true},
+		{"two proposers", map[string]string{"proposer": "p/1,p/2", "checker": "c/1"}, Roles{}, true},
+		{"an unknown role", map[string]string{"jugde": "a/x"}, Roles{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := RolesOf(tc.judges, def)
+			if tc.err {
+				if !errors.Is(err, ErrRoles) {
+					t.Errorf("err = %v, want ErrRoles", err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("RolesOf = %+v, %v; want %+v", got, err, tc.want)
+			}
+			if got.Asymmetric() != (tc.want.Proposer != "") {
+				t.Errorf("Asymmetric = %v", got.Asymmetric())
+			}
+		})
 	}
 }
 
@@ -90,5 +127,39 @@ func TestRunAgreement(t *testing.T) {
 	}
 	if z := got[2]; z.Alpha != nil || z.Unanimous != 2 || z.Note != "n/a (no variance: every label is the same)" {
 		t.Errorf("no variance = %+v", z)
+	}
+}
+
+// TestRunAgreementInterval: scores written as labels pool apart from the
+// same set's nominal labels and get interval alpha.
+func TestRunAgreementInterval(t *testing.T) {
+	ab := []string{"a", "b"}
+	// Units (1,2) and (3,3). By hand: o_12 = o_21 = 1, o_33 = 2; n_1 = n_2
+	// = 1, n_3 = 2, n = 4. Interval: observed Σ o·δ² = 2, expected
+	// Σ n_c·n_k·δ² = 2·(1·1·1 + 1·2·4 + 1·2·1) = 22, alpha = 1 − 3·2/22 =
+	// 8/11. Nominal, the same labels: expected 2·(1 + 2 + 2) = 10, alpha =
+	// 1 − 3·2/10 = 2/5.
+	items := [][]string{{"1", "2"}, {"3", "3"}}
+	got := RunAgreement([]Ratings{
+		{Set: "q", Judges: ab, Items: items, Scale: ScaleInterval},
+		{Set: "q", Judges: ab, Items: items},
+		{Set: "r", Judges: ab, Items: [][]string{{"1", "x"}}, Scale: ScaleInterval},
+	})
+	if len(got) != 3 {
+		t.Fatalf("got %d pools, want 3: %+v", len(got), got)
+	}
+	byScale := map[string]Agreement{}
+	for _, a := range got[:2] {
+		byScale[a.Scale] = a
+	}
+	in, nom := byScale[ScaleInterval], byScale[ScaleNominal]
+	if in.Alpha == nil || math.Abs(*in.Alpha-8.0/11) > 1e-12 {
+		t.Errorf("interval pool %+v, want alpha 8/11", in)
+	}
+	if nom.Alpha == nil || math.Abs(*nom.Alpha-0.4) > 1e-12 {
+		t.Errorf("nominal pool %+v, want alpha 2/5", nom)
+	}
+	if r := got[2]; r.Alpha != nil || r.Note != `n/a (a label is not a number: "x")` {
+		t.Errorf("a label that is not a number: %+v", r)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,16 +20,17 @@ import (
 // Dataset is the dataset the task evaluates.
 const Dataset = "medrubric"
 
-// Roles of a run's judges (runs.Request.Judges, --judge ROLE=MODEL[,MODEL…]).
+// Roles of a run's judges (runs.Request.Judges, --judge ROLE=MODEL[,MODEL…]):
+// judge.RoleJudge's; see judge.RolesOf.
 const (
 	// RoleJudge is the rubric judge: one model, or a panel.
-	RoleJudge = "judge"
+	RoleJudge = judge.RoleJudge
 	// RoleProposer and RoleChecker turn on the information-asymmetric
 	// mode: the proposer (one model) splits the answer into claims, the
 	// checker (one model, or a panel) decides each rubric from the claims
 	// alone.
-	RoleProposer = "proposer"
-	RoleChecker  = "checker"
+	RoleProposer = judge.RoleProposer
+	RoleChecker  = judge.RoleChecker
 )
 
 // DefaultJudge judges a run that names no judge: the baseline judge, which
@@ -62,7 +62,7 @@ const (
 var suffixed = []string{MetricScore, MetricAccuracy, MetricCoverage, MetricRiskInterception}
 
 // ErrRoles is returned (wrapped) for judge roles the task cannot run.
-var ErrRoles = errors.New("medrubric: judge roles")
+var ErrRoles = judge.ErrRoles
 
 // Task evaluates a model on medrubric items: the model answers each query
 // (each turn of a session, with the session so far), a judge or a panel of
@@ -152,43 +152,14 @@ func turnsOf(s scorers.Sample) ([]schemas.MedRubricTurn, error) {
 	return turns, nil
 }
 
-// Roles are a run's judges as the task uses them.
-type Roles struct {
-	Judges   []string `json:"judges"`
-	Proposer string   `json:"proposer,omitempty"`
-	Checkers []string `json:"checkers,omitempty"`
-}
+// Roles are a run's judges as the task uses them (judge.Roles).
+type Roles = judge.Roles
 
-// RolesOf reads the judge roles of a run: the judge panel (DefaultJudge
-// when none is named), and for the asymmetric mode exactly one proposer
-// and a checker panel, or neither. Any other role is an error, so that a
-// misspelt role is not silently ignored.
+// RolesOf reads the judge roles of a run (judge.RolesOf, with DefaultJudge
+// when no judge is named).
 func RolesOf(judges map[string]string) (Roles, error) {
-	for role := range judges {
-		if role != RoleJudge && role != RoleProposer && role != RoleChecker {
-			return Roles{}, fmt.Errorf("%w: unknown role %q (want %s, %s or %s)", ErrRoles, role, RoleJudge, RoleProposer, RoleChecker)
-		}
-	}
-	r := Roles{Judges: judge.Panel(judges, RoleJudge), Checkers: judge.Panel(judges, RoleChecker)}
-	if len(r.Judges) == 0 {
-		r.Judges = []string{DefaultJudge}
-	}
-	proposers := judge.Panel(judges, RoleProposer)
-	switch {
-	case len(proposers) > 1:
-		return Roles{}, fmt.Errorf("%w: one proposer, not a panel (got %s)", ErrRoles, strings.Join(proposers, ", "))
-	case len(proposers) == 1 && len(r.Checkers) == 0:
-		return Roles{}, fmt.Errorf("%w: a proposer needs a checker (--judge checker=MODEL)", ErrRoles)
-	case len(proposers) == 0 && len(r.Checkers) > 0:
-		return Roles{}, fmt.Errorf("%w: a checker needs a proposer (--judge proposer=MODEL)", ErrRoles)
-	case len(proposers) == 1:
-		r.Proposer = proposers[0]
-	}
-	return r, nil
+	return judge.RolesOf(judges, DefaultJudge)
 }
-
-// Asymmetric reports whether the run has the information-asymmetric mode.
-func (r Roles) Asymmetric() bool { return r.Proposer != "" }
 
 // Details is what a result row stores (details_json): every judge call's
 // audit record and every verdict, so that a person can check any judged

@@ -403,40 +403,20 @@ func TestLengthLimitedSet(t *testing.T) {
 	}
 }
 
+// TestRolesOf: the rules are judge.RolesOf's (tested there); medrubric's
+// default judge is DefaultJudge and its errors wrap ErrRoles.
 func TestRolesOf(t *testing.T) {
-	tests := []struct {
-		name   string
-		judges map[string]string
-		want   Roles
-		err    bool
-	}{
-		{"none: the default judge", nil, Roles{Judges: []string{DefaultJudge}}, false},
-		{"a panel", map[string]string{"judge": "b/y,a/x"}, Roles{Judges: []string{"a/x", "b/y"}}, false},
-		{"asymmetric", map[string]string{"proposer": "p/1", "checker": "c/2,c/1"},
-			Roles{Judges: []string{DefaultJudge}, Proposer: "p/1", Checkers: []string{"c/1", "c/2"}}, false},
-		{"a proposer alone", map[string]string{"proposer": "p/1"}, Roles{}, true},
-		{"a checker alone", map[string]string{"checker": "c/1"}, Roles{}, true},
-		{"two proposers", map[string]string{"proposer": "p/1,p/2", "checker": "c/1"}, Roles{}, true},
-		{"an unknown role", map[string]string{"jugde": "a/x"}, Roles{}, true},
+	got, err := RolesOf(map[string]string{"proposer": "p/1", "checker": "c/1"})
+	if err != nil || !reflect.DeepEqual(got, Roles{Judges: []string{DefaultJudge}, Proposer: "p/1", Checkers: []string{"c/1"}}) {
+		t.Errorf("RolesOf = %+v, %v", got, err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := RolesOf(tc.judges)
-			if tc.err {
-				if !errors.Is(err, ErrRoles) {
-					t.Errorf("err = %v, want ErrRoles", err)
-				}
-				// Evaluate reports it on the row, not scored, never retried.
-				_, err := Task{}.Evaluate(context.Background(), env(&fake{}, tc.judges), item(t))
-				if !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
-					t.Errorf("Evaluate: err = %v, want ErrRoles and ErrBadSample", err)
-				}
-				return
-			}
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("RolesOf = %+v, %v; want %+v", got, err, tc.want)
-			}
-		})
+	bad := map[string]string{"jugde": "a/x"}
+	if _, err := RolesOf(bad); !errors.Is(err, ErrRoles) {
+		t.Errorf("an unknown role: err = %v, want ErrRoles", err)
+	}
+	// Evaluate reports it on the row, not scored, never retried.
+	if _, err := (Task{}).Evaluate(context.Background(), env(&fake{}, bad), item(t)); !errors.Is(err, ErrRoles) || !errors.Is(err, scorers.ErrBadSample) {
+		t.Errorf("Evaluate: err = %v, want ErrRoles and ErrBadSample", err)
 	}
 }
 

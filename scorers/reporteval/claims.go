@@ -19,6 +19,15 @@ var (
 	citedSentenceRE = regexp.MustCompile(`[^。.!?]*\[\[\p{Nd}+(?:,\p{Nd}+)*\]\][^。.!?]*[。.!?]`)
 	// citationRE finds the citations of one sentence.
 	citationRE = regexp.MustCompile(`\[\[(\p{Nd}+(?:,\p{Nd}+)*)\]\]`)
+	// singleCitedSentenceRE and singleCitationRE are benchline's
+	// extension (Citations): the same with single brackets, [n] or
+	// [n,m,…], where a '.' followed by a digit (a decimal point) does not
+	// end a sentence.
+	singleCitedSentenceRE = regexp.MustCompile(`(?:[^。.!?]|\.\p{Nd})*\[\p{Nd}+(?:,\p{Nd}+)*\](?:[^。.!?]|\.\p{Nd})*[。.!?]`)
+	singleCitationRE      = regexp.MustCompile(`\[(\p{Nd}+(?:,\p{Nd}+)*)\]`)
+	// citationMarkRE is a citation mark of either pattern, with the
+	// white space before it.
+	citationMarkRE = regexp.MustCompile(`[ \t]*\[\[?\p{Nd}+(?:,\p{Nd}+)*\]\]?`)
 	// referenceLineRE is a line of the reports' reference list,
 	// "[12],https://…" (an empty URL when the source is unknown).
 	referenceLineRE = regexp.MustCompile(`(?m)^\[([0-9]+)\],(.*)$`)
@@ -49,7 +58,65 @@ type Claim struct {
 // normalized with NormalizeURL; a reference with an empty URL, or none,
 // gives no URL.
 func CitedSentences(report string) []Claim {
-	matches := citedSentenceRE.FindAllString(report, -1)
+	return citedWith(citedSentenceRE, citationRE, report, report)
+}
+
+// The citation patterns Citations reports.
+const (
+	// PatternOriginal is the original's [[n]] pattern (CitedSentences).
+	PatternOriginal = "[[n]]"
+	// PatternSingle is benchline's extension to single brackets, [n]: the
+	// form the bundled Qwen reports and the fixtures use.
+	PatternSingle = "[n]"
+)
+
+// Citations returns the cited sentences of report and the pattern that
+// found them. The original's [[n]] pattern comes first (CitedSentences);
+// when it finds no sentence, the same pattern with single brackets, in
+// which a decimal point does not end a sentence,
+// (?:[^。.!?]|\.\d)*\[\d+(?:,\d+)*\](?:[^。.!?]|\.\d)*[。.!?], is applied to
+// the report's body: the text before its first reference-list line "[n],…"
+// (whose URLs hold dots that would end sentences inside the list). The references come from
+// the whole report in both cases. With no cited sentence either way, the
+// pattern is "".
+func Citations(report string) (pattern string, claims []Claim) {
+	if c := CitedSentences(report); len(c) > 0 {
+		return PatternOriginal, c
+	}
+	body := report
+	if loc := referenceLineRE.FindStringIndex(report); loc != nil {
+		body = report[:loc[0]]
+	}
+	if c := citedWith(singleCitedSentenceRE, singleCitationRE, body, report); len(c) > 0 {
+		return PatternSingle, c
+	}
+	return "", nil
+}
+
+// ClaimText is the text of a cited sentence that a judge checks: the
+// sentence without the Markdown heading lines it runs across (a sentence
+// runs back to the previous terminator, so the first sentence of a
+// section starts with the section's heading), stripped. Citation marks
+// are kept.
+func ClaimText(sentence string) string {
+	lines := strings.Split(sentence, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimLeft(lines[i], " \t"), "#") {
+			return pyStrip(strings.Join(lines[i+1:], "\n"))
+		}
+	}
+	return pyStrip(sentence)
+}
+
+// StripCitations removes the citation marks ([n], [[n]], [n,m]) of text.
+func StripCitations(text string) string {
+	return citationMarkRE.ReplaceAllString(text, "")
+}
+
+// citedWith finds the sentences of text matching sentenceRE and reads
+// their citations with citeRE, mapping them to the references of report.
+func citedWith(sentenceRE, citeRE *regexp.Regexp, text, report string) []Claim {
+	matches := sentenceRE.FindAllString(text, -1)
 	if len(matches) == 0 {
 		return nil
 	}
@@ -58,7 +125,7 @@ func CitedSentences(report string) []Claim {
 	for _, m := range matches {
 		c := Claim{Sentence: pyStrip(m)}
 		seen := map[int]bool{}
-		for _, cite := range citationRE.FindAllStringSubmatch(m, -1) {
+		for _, cite := range citeRE.FindAllStringSubmatch(m, -1) {
 			for _, num := range strings.Split(cite[1], ",") {
 				n, err := strconv.Atoi(num)
 				if err != nil || seen[n] {
