@@ -1,9 +1,11 @@
 package activities
 
 import (
+	"strings"
 	"time"
 
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers"
 )
@@ -11,9 +13,12 @@ import (
 // NewPlan derives a run's plan from the request, the pinned dataset version
 // and the task. It is the one derivation of a plan: the client calls it to
 // learn the run id it will attach to (app.ResolveRun) and PlanRun calls it
-// to write plan.json, so the two cannot disagree on the run id.
+// to write plan.json, so the two cannot disagree on the run id. Judge
+// panels are normalized (judge.Panel: trimmed, deduplicated, sorted), so a
+// panel listed in another order, from flags or a board file, is the same
+// run.
 func NewPlan(req runs.Request, m catalog.Manifest, task scorers.Task, createdAt time.Time) runs.Plan {
-	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: req.Judges, Params: req.Params,
+	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: normalJudges(req.Judges), Params: req.Params,
 		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit,
 		NoCache: req.NoCache, CreatedAt: createdAt.UTC()}
 	for _, f := range m.Files {
@@ -22,4 +27,22 @@ func NewPlan(req runs.Request, m catalog.Manifest, task scorers.Task, createdAt 
 	p.Layout()
 	p.RunID = p.ID()
 	return p
+}
+
+// normalJudges returns the judges with every role's panel in its normal
+// form; roles left without a model are dropped, and nil stays nil.
+func normalJudges(judges map[string]string) map[string]string {
+	if judges == nil {
+		return nil
+	}
+	out := make(map[string]string, len(judges))
+	for role := range judges {
+		if panel := judge.Panel(judges, role); len(panel) > 0 {
+			out[role] = strings.Join(panel, ",")
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/blob"
@@ -16,6 +17,7 @@ import (
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/synthetic"
 )
 
 // planTask is a task PlanRun can plan; it is never evaluated.
@@ -102,4 +104,32 @@ func TestPlanRunManifestMismatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNewPlanNormalizesPanels(t *testing.T) {
+	m := catalog.Manifest{Name: "medrubric", Version: "v1"}
+	task := synthetic.Task{}
+	at := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	plan := func(judges map[string]string) runs.Plan {
+		return NewPlan(runs.Request{Model: "baseline/reference", Judges: judges}, m, task, at)
+	}
+	want := plan(map[string]string{"judge": "baseline/judge,baseline/judge-yes"})
+	tests := []struct {
+		name   string
+		judges map[string]string
+	}{
+		{"another order", map[string]string{"judge": "baseline/judge-yes,baseline/judge"}},
+		{"spaces and a repeat", map[string]string{"judge": " baseline/judge-yes , baseline/judge,baseline/judge"}},
+		{"an empty role besides", map[string]string{"judge": "baseline/judge-yes,baseline/judge", "checker": " , "}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := plan(tc.judges)
+			assert.Equal(t, want.RunID, got.RunID)
+			assert.Equal(t, want.Judges, got.Judges)
+		})
+	}
+	assert.NotEqual(t, want.RunID, plan(map[string]string{"judge": "baseline/judge"}).RunID, "another panel is another run")
+	assert.Nil(t, plan(nil).Judges)
+	assert.Nil(t, plan(map[string]string{"judge": ""}).Judges, "a role without models is no judge")
 }
