@@ -62,6 +62,9 @@ func TestEvalTRBenchJudges(t *testing.T) {
 			a1.Mean != tc.acc1 || a2.Mean != tc.acc2 || avg.Mean != 0.5 {
 			t.Errorf("%s: w_avg %v acc_order1 %v acc_order2 %v avg %v", tc.model, w.Mean, a1.Mean, a2.Mean, avg.Mean)
 		}
+		if c := metric(s, "consistency"); c.Mean != 0 || int64(c.N) != m.Rows {
+			t.Errorf("%s: consistency %v over %d pairs, want 0 over %d: a position-biased judge is never consistent", tc.model, c.Mean, c.N, m.Rows)
+		}
 		if s.Calls != 2*m.Rows {
 			t.Errorf("%s: %d calls for %d pairs, want two per pair", tc.model, s.Calls, m.Rows)
 		}

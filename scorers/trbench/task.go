@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -26,6 +27,11 @@ import (
 //	acc_order1  1 iff the order-1 verdict is right
 //	acc_order2  1 iff the order-2 verdict is right
 //	avg         the mean of the two
+//	consistency 1 iff the two verdicts name the same answer (position
+//	            consistency, judge.PositionConsistency: "1" in order 1 is
+//	            "2" in order 2); only for pairs where both verdicts parse,
+//	            so its mean is the judge's consistent share. A scalar
+//	            reward model sees no order and reports none.
 //
 // The sample category is the pair's task source (the BFCL category), so the
 // run summary gives W-Avg per source. A reply without a valid verdict counts
@@ -44,9 +50,11 @@ type Task struct{}
 var _ scorers.Task = Task{}
 var _ scorers.ReferenceProvider = Task{}
 
-func (Task) Dataset() string   { return "trbench" }
-func (Task) Version() string   { return "2" }
-func (Task) Metrics() []string { return []string{"w_avg", "acc_order1", "acc_order2", "avg"} }
+func (Task) Dataset() string { return "trbench" }
+func (Task) Version() string { return "3" }
+func (Task) Metrics() []string {
+	return []string{"w_avg", "acc_order1", "acc_order2", "avg", "consistency"}
+}
 
 // ReadSamples implements scorers.Task.
 func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
@@ -108,6 +116,10 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 	}
 	a1, a2 := b2f(verdicts[0].Correct), b2f(verdicts[1].Correct)
 	out.Metrics = map[string]float64{"w_avg": a1 * a2, "acc_order1": a1, "acc_order2": a2, "avg": (a1 + a2) / 2}
+	pos, err := judge.PositionConsistency([]judge.SwappedPair{{Original: verdicts[0].Choice, Swapped: verdicts[1].Choice}}, "1", "2")
+	if err == nil {
+		out.Metrics["consistency"] = b2f(pos.Consistent == 1)
+	}
 	out.Response = "[order 1]\n" + texts[0] + "\n[order 2]\n" + texts[1]
 	for _, v := range verdicts {
 		if v.Parsed == ParsedNone {

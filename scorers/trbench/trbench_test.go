@@ -141,11 +141,12 @@ func TestTaskBaselineJudges(t *testing.T) {
 		want   map[string]float64 // mean of each metric over the samples
 	}{
 		{"baseline/first", func(string) string { return "<choice>\n1\n</choice>" },
-			map[string]float64{"w_avg": 0, "acc_order1": 2.0 / 3, "acc_order2": 1.0 / 3, "avg": 0.5}},
+			// always position 1: never the same answer twice
+			map[string]float64{"w_avg": 0, "acc_order1": 2.0 / 3, "acc_order2": 1.0 / 3, "avg": 0.5, "consistency": 0}},
 		{"baseline/second", func(string) string { return "<choice>\n2\n</choice>" },
-			map[string]float64{"w_avg": 0, "acc_order1": 1.0 / 3, "acc_order2": 2.0 / 3, "avg": 0.5}},
+			map[string]float64{"w_avg": 0, "acc_order1": 1.0 / 3, "acc_order2": 2.0 / 3, "avg": 0.5, "consistency": 0}},
 		{"reference", func(p string) string { return refs[p] },
-			map[string]float64{"w_avg": 1, "acc_order1": 1, "acc_order2": 1, "avg": 1}},
+			map[string]float64{"w_avg": 1, "acc_order1": 1, "acc_order2": 1, "avg": 1, "consistency": 1}},
 		{"reference, loose format", func(p string) string { return "Reply is better: " + refs[p][:8] + refs[p][9:10] + "</choice>" },
 			map[string]float64{"w_avg": 1, "acc_order1": 1, "acc_order2": 1, "avg": 1}},
 		{"no verdict", func(string) string { return "Both are fine." },
@@ -162,7 +163,14 @@ func TestTaskBaselineJudges(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(o.Metrics) != len(trbench.Task{}.Metrics()) {
+				want := len(trbench.Task{}.Metrics())
+				if tc.name == "no verdict" {
+					want-- // no consistency without both verdicts
+					if _, ok := o.Metrics["consistency"]; ok {
+						t.Errorf("consistency %v without a verdict", o.Metrics["consistency"])
+					}
+				}
+				if len(o.Metrics) != want {
 					t.Fatalf("metrics %v", o.Metrics)
 				}
 				for k, v := range o.Metrics {
