@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,7 +72,14 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 		if ok, err := blob.Exists(ctx, stack.Store, runs.SummaryKey(plan.RunID)); err != nil || !ok {
 			t.Errorf("%s: summary.json missing (%v)", model, err)
 		}
-		t.Logf("%s on %s@%s: %s %.4f over %d samples", model, res.Dataset, res.Version, s.Metrics[0].Name, s.Metrics[0].Mean, s.Samples)
+		// A benchmark that declares clusters gets clustered intervals from
+		// the workers (the registry's cluster functions, wired in app).
+		if h := s.Metrics[0]; b.Cluster != nil && (h.Clusters < 2 || int64(h.Clusters) > s.Scored || !strings.HasPrefix(h.CIMethod, "cluster-")) {
+			t.Errorf("%s: %s declares clusters (%s) but the headline is %+v", model, b.Name(), b.ClusterBy, h)
+		} else if b.Cluster == nil && h.Clusters != 0 {
+			t.Errorf("%s: %s has no clusters but the headline is %+v", model, b.Name(), h)
+		}
+		t.Logf("%s on %s@%s: %s %.4f over %d samples (%s, %d clusters)", model, res.Dataset, res.Version, s.Metrics[0].Name, s.Metrics[0].Mean, s.Samples, s.Metrics[0].CIMethod, s.Metrics[0].Clusters)
 	}
 }
 

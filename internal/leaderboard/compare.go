@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/pq"
@@ -40,7 +42,9 @@ var ErrNoMetric = errors.New("leaderboard: no such metric")
 // LoadSamples reads runs/<runID>/results/*.parquet and returns metric's
 // value for every scored sample that has it, in the order of the files
 // (shard order) and rows. cluster maps a result row to its cluster key (nil:
-// no clusters, Samples.Clusters is nil). A run with no result file is an
+// no clusters, Samples.Clusters is nil); it sees the row's SampleID,
+// Category, Metrics, ErrorClass and DetailsJSON (only those columns are
+// read). A run with no result file is an
 // error wrapping blob.ErrNotFound; a sample id twice or a NaN or infinite
 // value one wrapping ErrBadResults, naming the file and sample; scored
 // samples none of which has metric one wrapping ErrNoMetric. A run none of
@@ -69,34 +73,54 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 	scored := 0
 	others := map[string]bool{}
 	for _, key := range keys {
-		err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
-			for _, r := range rows {
-				if !schemas.Scored(r.ErrorClass) {
-					continue
+		add := func(r schemas.ResultRow) error {
+			if !schemas.Scored(r.ErrorClass) {
+				return nil
+			}
+			scored++
+			v, ok := r.Metrics[metric]
+			if !ok {
+				for m := range r.Metrics {
+					others[m] = true
 				}
-				scored++
-				v, ok := r.Metrics[metric]
-				if !ok {
-					for m := range r.Metrics {
-						others[m] = true
-					}
-					continue
-				}
-				if prev, dup := where[r.SampleID]; dup {
-					return fmt.Errorf("%w: sample %q is in %s and again in %s", ErrBadResults, r.SampleID, prev, key)
-				}
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
-				}
-				where[r.SampleID] = key
-				s.IDs = append(s.IDs, r.SampleID)
-				s.Values = append(s.Values, v)
-				if cluster != nil {
-					s.Clusters = append(s.Clusters, cluster(r))
-				}
+				return nil
+			}
+			if prev, dup := where[r.SampleID]; dup {
+				return fmt.Errorf("%w: sample %q is in %s and again in %s", ErrBadResults, r.SampleID, prev, key)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
+			}
+			where[r.SampleID] = key
+			s.IDs = append(s.IDs, r.SampleID)
+			s.Values = append(s.Values, v)
+			if cluster != nil {
+				s.Clusters = append(s.Clusters, cluster(r))
 			}
 			return nil
-		})
+		}
+		// Read only the columns needed (not the responses): details too
+		// only for a cluster function.
+		var err error
+		if cluster != nil {
+			err = pq.ReadEach(ctx, store, key, func(rows []clusterRow) error {
+				for _, r := range rows {
+					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		} else {
+			err = pq.ReadEach(ctx, store, key, func(rows []sampleRow) error {
+				for _, r := range rows {
+					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		if err != nil {
 			return s, fmt.Errorf("leaderboard: run %s: %s: %w", runID, key, err)
 		}
@@ -110,6 +134,23 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 		return s, fmt.Errorf("%w: run %s: no scored sample has metric %q (it has %s)", ErrNoMetric, runID, metric, strings.Join(names, ", "))
 	}
 	return s, nil
+}
+
+// sampleRow and clusterRow are the columns of schemas.ResultRow that
+// LoadSamples reads (Parquet projection).
+type sampleRow struct {
+	SampleID   string             `parquet:"sample_id"`
+	Category   string             `parquet:"category,dict"`
+	Metrics    map[string]float64 `parquet:"metrics"`
+	ErrorClass string             `parquet:"error_class,dict"`
+}
+
+type clusterRow struct {
+	SampleID    string             `parquet:"sample_id"`
+	Category    string             `parquet:"category,dict"`
+	Metrics     map[string]float64 `parquet:"metrics"`
+	ErrorClass  string             `parquet:"error_class,dict"`
+	DetailsJSON string             `parquet:"details_json"`
 }
 
 // Alpha is the level of the comparisons: a comparison is significant when
@@ -166,45 +207,33 @@ func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]R
 			index[k][id] = n
 		}
 	}
-	out := make([]Comparison, 0, len(pairs))
-	var tested []int // indices into out of comparisons in the family
+	// The comparisons are independent (each its own seeded generator):
+	// run them on every core; the result does not depend on the order.
+	out := make([]Comparison, len(pairs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pairs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				p := pairs[k]
+				out[k] = compare(dataset, metric, runs[p.i], runs[p.j], index[p.j], boot)
+			}
+		}()
+	}
+	for k := range pairs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	var tested []int // indices of the comparisons in the family
 	var ps []float64
-	for _, p := range pairs {
-		ra, rb := runs[p.i], runs[p.j]
-		c := Comparison{Dataset: dataset, Metric: metric, ModelA: ra.Model, ModelB: rb.Model, RunA: ra.RunID, RunB: rb.RunID,
-			Correction: "holm", P: 1, PAdjusted: 1, Method: MethodNone}
-		var a, b []float64
-		var cl []string
-		for n, id := range ra.IDs {
-			m, ok := index[p.j][id]
-			if !ok {
-				continue
-			}
-			a = append(a, ra.Values[n])
-			b = append(b, rb.Values[m])
-			switch {
-			case ra.Clusters != nil:
-				cl = append(cl, ra.Clusters[n])
-			case rb.Clusters != nil:
-				cl = append(cl, rb.Clusters[m])
-			}
-		}
-		c.N = int64(len(a))
-		if len(a) > 0 {
-			pb := stats.PairedBootstrap(a, b, cl, boot)
-			c.Diff, c.CILow, c.CIHigh = pb.Diff, pb.CILow, pb.CIHigh
-			if cl != nil {
-				c.Clusters = int64(pb.Clusters)
-			}
-			if cl == nil && stats.Binary(a) && stats.Binary(b) {
-				c.Method, c.P = MethodMcNemar, stats.McNemarPaired(a, b).P
-			} else {
-				c.Method, c.P = MethodBootstrap, pb.P
-			}
-			tested = append(tested, len(out))
+	for k, c := range out {
+		if c.N > 0 {
+			tested = append(tested, k)
 			ps = append(ps, c.P)
 		}
-		out = append(out, c)
 	}
 	var orders []stats.Order
 	for k, adj := range stats.Holm(ps) {
@@ -225,4 +254,42 @@ func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]R
 		ranks[runs[k].Model] = RankRange{Low: r.Low, High: r.High}
 	}
 	return out, ranks
+}
+
+// compare is one comparison of Compare: ra against rb on the samples both
+// scored (bIndex: rb's sample ids to their positions).
+func compare(dataset, metric string, ra, rb Samples, bIndex map[string]int, boot stats.Bootstrap) Comparison {
+	c := Comparison{Dataset: dataset, Metric: metric, ModelA: ra.Model, ModelB: rb.Model, RunA: ra.RunID, RunB: rb.RunID,
+		Correction: "holm", P: 1, PAdjusted: 1, Method: MethodNone}
+	var a, b []float64
+	var cl []string
+	for n, id := range ra.IDs {
+		m, ok := bIndex[id]
+		if !ok {
+			continue
+		}
+		a = append(a, ra.Values[n])
+		b = append(b, rb.Values[m])
+		switch {
+		case ra.Clusters != nil:
+			cl = append(cl, ra.Clusters[n])
+		case rb.Clusters != nil:
+			cl = append(cl, rb.Clusters[m])
+		}
+	}
+	c.N = int64(len(a))
+	if len(a) == 0 {
+		return c
+	}
+	pb := stats.PairedBootstrap(a, b, cl, boot)
+	c.Diff, c.CILow, c.CIHigh = pb.Diff, pb.CILow, pb.CIHigh
+	if cl != nil {
+		c.Clusters = int64(pb.Clusters)
+	}
+	if cl == nil && stats.Binary(a) && stats.Binary(b) {
+		c.Method, c.P = MethodMcNemar, stats.McNemarPaired(a, b).P
+	} else {
+		c.Method, c.P = MethodBootstrap, pb.P
+	}
+	return c
 }

@@ -222,11 +222,13 @@ func row(id, cat, errClass string, metrics map[string]float64) schemas.ResultRow
 	return schemas.ResultRow{RunID: "run1", SampleID: id, Category: cat, ErrorClass: errClass, Metrics: metrics}
 }
 
+func withDetails(r schemas.ResultRow, d string) schemas.ResultRow { r.DetailsJSON = d; return r }
+
 func TestLoadSamples(t *testing.T) {
 	ctx := context.Background()
 	store := blobtest.NewMemory()
 	writeShard(t, store, runs.ShardKey("run1", 0), []schemas.ResultRow{
-		row("a", "en", "", map[string]float64{"acc": 1, "other": 0.5}),
+		withDetails(row("a", "en", "", map[string]float64{"acc": 1, "other": 0.5}), `{"k":"a"}`),
 		row("b", "zh", schemas.ErrorClassInfrastructure, nil),                   // not scored
 		row("c", "zh", "parse_error", map[string]float64{"acc": 0, "other": 0}), // a model failure: scored
 	})
@@ -249,6 +251,12 @@ func TestLoadSamples(t *testing.T) {
 	}
 	s, err = LoadSamples(ctx, store, "run1", "m", "acc", nil)
 	if err != nil || s.Clusters != nil || len(s.IDs) != 3 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	// The cluster function sees the row's details (rmtbench and trbench
+	// keep their keys there).
+	s, err = LoadSamples(ctx, store, "run1", "m", "acc", func(r schemas.ResultRow) string { return r.DetailsJSON })
+	if err != nil || fmt.Sprint(s.Clusters) != fmt.Sprint([]string{`{"k":"a"}`, "", ""}) {
 		t.Fatalf("%+v %v", s, err)
 	}
 
