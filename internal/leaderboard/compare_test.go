@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -301,4 +302,24 @@ func TestLoadSamples(t *testing.T) {
 			t.Fatalf("%+v %v", s, err)
 		}
 	})
+}
+
+// TestCompareDeterministic: the comparisons run concurrently, but the
+// result is the same on one core or many, and from one call to the next.
+func TestCompareDeterministic(t *testing.T) {
+	var rs []Samples
+	for m := range 5 {
+		vals := make([]float64, 300)
+		for i := range vals {
+			vals[i] = float64((i*(m+3))%7) / 6
+		}
+		rs = append(rs, samples(fmt.Sprint("m", m), vals, nil))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one, oneRanks := Compare("bench", "score", rs)
+	runtime.GOMAXPROCS(4)
+	many, manyRanks := Compare("bench", "score", rs)
+	if fmt.Sprint(one, oneRanks) != fmt.Sprint(many, manyRanks) {
+		t.Fatalf("one core:\n%+v %v\nfour:\n%+v %v", one, oneRanks, many, manyRanks)
+	}
 }
