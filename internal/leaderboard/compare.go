@@ -41,14 +41,16 @@ var ErrNoMetric = errors.New("leaderboard: no such metric")
 
 // LoadSamples reads runs/<runID>/results/*.parquet and returns metric's
 // value for every scored sample that has it, in the order of the files
-// (shard order) and rows. cluster maps a result row to its cluster key (nil:
-// no clusters, Samples.Clusters is nil); it sees the row's SampleID,
+// (shard order) and rows. cluster maps a result row to its cluster key
+// (nil: no clusters, Samples.Clusters is nil); it sees the row's SampleID,
 // Category, Metrics, ErrorClass and DetailsJSON (only those columns are
-// read). A run with no result file is an
-// error wrapping blob.ErrNotFound; a sample id twice or a NaN or infinite
-// value one wrapping ErrBadResults, naming the file and sample; scored
-// samples none of which has metric one wrapping ErrNoMetric. A run none of
-// whose samples was scored gives no values and no error.
+// read).
+//
+// Errors: a run with no result file wraps blob.ErrNotFound; a sample id
+// twice, or a NaN or infinite value, wraps ErrBadResults and names the
+// file and sample; scored samples none of which has metric wrap
+// ErrNoMetric and list the metrics they have. A run none of whose samples
+// was scored gives no values and no error.
 func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric string, cluster func(schemas.ResultRow) string) (Samples, error) {
 	s := Samples{RunID: runID, Model: model}
 	if cluster != nil {
