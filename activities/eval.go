@@ -56,6 +56,10 @@ type Eval struct {
 	SampleAttempts int
 	// CacheTTL ignores cached answers older than this [0: forever].
 	CacheTTL time.Duration
+	// Clusters are the cluster functions of the benchmarks that declare
+	// one (registry.Registry.Clusters), by dataset: Aggregate computes
+	// those runs' statistics by cluster. nil: no clusters anywhere.
+	Clusters map[string]func(schemas.ResultRow) string
 
 	plans     sync.Map      // run id -> runs.Plan
 	retryBase time.Duration // retryUnit [1s]; tests shorten it
@@ -673,7 +677,7 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Su
 	if plan.Seed != nil {
 		seed = uint64(*plan.Seed) + 1
 	}
-	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed})
+	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed, Cluster: a.Clusters[plan.Dataset]})
 	if errors.Is(err, aggregate.ErrBadShard) || errors.Is(err, blob.ErrNotFound) {
 		// A shard that does not match the schema, or is missing after every
 		// shard activity succeeded, will not fix itself: stop with its name.

@@ -39,6 +39,11 @@ var Benchmark = benchmark.Benchmark{
 			"(all deterministic baselines, not LLMs)",
 		Describe: describeDialogues,
 	},
+	// One sample is one dialogue (its rounds are rolled up within it); a
+	// character's dialogues share its persona, in both languages and
+	// every scenario.
+	Cluster:   scorer.CharacterOf,
+	ClusterBy: "character (its dialogues in both languages and every scenario)",
 }
 
 // describeDialogues prints the dialogues per language and scenario, fixed

@@ -2,6 +2,7 @@ package rmtbench_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -108,6 +109,26 @@ func TestTaskOnFixtures(t *testing.T) {
 		t.Errorf("persona: n %v, user_ended %v", persona.n, persona.mean[scorer.MetricUserEnded])
 	}
 	t.Logf("persona, the rule: score %.3f over %d dialogues, %d rounds", persona.mean["score"], persona.n["score"], persona.rounds)
+
+	t.Run("the registration clusters dialogues by character", func(t *testing.T) {
+		chars := map[string]bool{}
+		for _, s := range r.samples {
+			d := persona.details[s.ID]
+			b, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := schemas.ResultRow{SampleID: s.ID, Category: s.Category, DetailsJSON: string(b)}
+			want := s.Row.(*schemas.RMTBenchDialogue).CharacterID
+			if got := rmtbench.Benchmark.Cluster(row); got != want || want == "" {
+				t.Errorf("%s: cluster %q, want the character %q", s.ID, got, want)
+			}
+			chars[want] = true
+		}
+		if len(chars) != 8 || rmtbench.Benchmark.ClusterBy == "" {
+			t.Errorf("%d characters (want the fixtures' 8); ClusterBy %q", len(chars), rmtbench.Benchmark.ClusterBy)
+		}
+	})
 
 	t.Run("the out-of-character assistant scores lower", func(t *testing.T) {
 		ooc := r.run(t, "baseline/assistant", rule, nil)

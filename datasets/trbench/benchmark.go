@@ -16,4 +16,8 @@ var Benchmark = benchmark.Benchmark{
 	// once each; w_avg comparable with the judges').
 	Demo: &benchmark.Demo{Models: []string{"baseline/first", "baseline/second", "baseline/reference",
 		"baseline/reward-reference", "baseline/reward-noisy-0.3", "baseline/reward-length"}},
+	// One sample is one pair (both answer orders); the pairs built from
+	// one BFCL item share it.
+	Cluster:   judge.ItemOf,
+	ClusterBy: "BFCL item (the pairs built from one item)",
 }

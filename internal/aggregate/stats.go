@@ -9,6 +9,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/benchline/benchline/internal/stats"
+	"github.com/benchline/benchline/schemas"
 )
 
 // MetricStat summarises one metric over a set of samples.
@@ -20,8 +23,15 @@ type MetricStat struct {
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
 	// CIMethod is "bootstrap" (percentile, seeded) or "normal" (mean ±
-	// 1.96·stderr, used above BootstrapMaxN samples where the two agree).
+	// 1.96·stderr, used above BootstrapMaxN samples where the two agree);
+	// for a benchmark with clusters, "cluster-bootstrap" (whole clusters
+	// resampled) or "cluster-normal", with StdErr the CR1 clustered
+	// standard error (docs/statistics.md).
 	CIMethod string `json:"ci_method"`
+	// Clusters is the number of clusters G of a benchmark with clusters
+	// (Options.Cluster); 0 without. Below 2 the statistics are the
+	// unclustered ones: a clustered error cannot be estimated.
+	Clusters int `json:"clusters,omitempty"`
 }
 
 // NoSamples is what printers show instead of the mean, interval and
@@ -57,6 +67,11 @@ type Options struct {
 	Resamples     int    // bootstrap resamples [1000]
 	Seed          uint64 // bootstrap seed [1]
 	BootstrapMaxN int    // above this many samples use the normal interval [20000]
+	// Cluster, when set, is the benchmark's cluster key of a result row
+	// (benchmark.Benchmark.Cluster): Compute then computes every metric's
+	// standard error and interval by cluster (ClusterStat). It sees the
+	// row's SampleID, Category, ErrorClass and DetailsJSON.
+	Cluster func(schemas.ResultRow) string
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +128,36 @@ func Stat(name string, xs []float64, o Options) MetricStat {
 	sort.Float64s(means)
 	s.CILow = quantile(means, 0.025)
 	s.CIHigh = quantile(means, 0.975)
+	return s
+}
+
+// ClusterStat computes the statistics of xs whose samples share clusters
+// (keys[i] is xs[i]'s cluster; "" a cluster of its own; nil: no clusters,
+// as Stat). The standard error is CR1's, G/(G−1)·Σ_g(Σ_{i∈g}(x_i−x̄))²/n²
+// under the root; the interval is the percentile cluster bootstrap
+// (o.Resamples resamples of the G clusters, seeded with o.Seed), or mean ±
+// 1.96·SE above o.BootstrapMaxN samples. With fewer than 2 clusters it is
+// Stat's result with Clusters set. A pure function of xs, keys and o.
+func ClusterStat(name string, xs []float64, keys []string, o Options) MetricStat {
+	if keys == nil {
+		return Stat(name, xs, o)
+	}
+	o = o.withDefaults()
+	m, se, g := stats.ClusteredSE(xs, keys)
+	if g < 2 {
+		s := Stat(name, xs, o)
+		s.Clusters = g
+		return s
+	}
+	s := MetricStat{Name: name, N: len(xs), Mean: m, StdErr: se, Clusters: g}
+	if len(xs) > o.BootstrapMaxN {
+		s.CIMethod = "cluster-normal"
+		s.CILow, s.CIHigh = m-1.96*se, m+1.96*se
+		return s
+	}
+	b := stats.BootstrapMean(xs, keys, stats.Bootstrap{Resamples: o.Resamples, Seed: o.Seed})
+	s.CIMethod = "cluster-bootstrap"
+	s.CILow, s.CIHigh = b.CILow, b.CIHigh
 	return s
 }
 

@@ -68,18 +68,45 @@ var ErrBadShard = errors.New("aggregate: result shard does not match the schema"
 
 var resultColumns = []string{"category", "metrics", "error_class", "calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms"}
 
+// clusterColumns are read besides when the benchmark has clusters: what
+// Options.Cluster sees of a row.
+var clusterColumns = []string{"sample_id", "details_json"}
+
+// clusterKeys returns metric's cluster keys: non-nil (possibly empty) when
+// the run has clusters, so that even a metric no sample scored is computed
+// as clustered.
+func clusterKeys(keys map[string][]string, metric string) []string {
+	if keys == nil {
+		return nil
+	}
+	if k := keys[metric]; k != nil {
+		return k
+	}
+	return []string{}
+}
+
 // Compute reads every result shard of a plan (arrow-go, projected columns)
-// and aggregates. A missing shard is an error naming it.
+// and aggregates. A missing shard is an error naming it. With o.Cluster
+// the statistics of every metric, overall and per category, are clustered
+// (ClusterStat).
 func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (Summary, error) {
 	s := Summary{RunID: plan.RunID, Dataset: plan.Dataset, DatasetVersion: plan.DatasetVersion, Model: plan.Model,
 		ErrorsByClass: map[string]int64{}}
 	overall := map[string][]float64{}
 	byCat := map[string]map[string][]float64{}
+	// With clusters, each value's cluster key, parallel to the values.
+	var overallKeys map[string][]string
+	var byCatKeys map[string]map[string][]string
+	columns := resultColumns
+	if o.Cluster != nil {
+		overallKeys, byCatKeys = map[string][]string{}, map[string]map[string][]string{}
+		columns = append(append([]string(nil), resultColumns...), clusterColumns...)
+	}
 	catN := map[string]int64{}
 	var latencies []float64
 	for i := range plan.Shards {
 		key := runs.ShardKey(plan.RunID, i)
-		err := pq.ReadArrow(ctx, store, key, resultColumns, func(rec arrow.RecordBatch) error {
+		err := pq.ReadArrow(ctx, store, key, columns, func(rec arrow.RecordBatch) error {
 			var cerr error
 			col := func(name string) arrow.Array {
 				idx := rec.Schema().FieldIndices(name)
@@ -103,6 +130,18 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 			}
 			if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) {
 				return fmt.Errorf("%w: columns do not have the result_row v%d types", ErrBadShard, schemas.ResultRowTable.Version)
+			}
+			var ids, details *array.String
+			if o.Cluster != nil {
+				var ok10, ok11 bool
+				ids, ok10 = col("sample_id").(*array.String)
+				details, ok11 = col("details_json").(*array.String)
+				if cerr != nil {
+					return cerr
+				}
+				if !ok10 || !ok11 {
+					return fmt.Errorf("%w: columns do not have the result_row v%d types", ErrBadShard, schemas.ResultRowTable.Version)
+				}
 			}
 			keys, ok1 := mets.Keys().(*array.String)
 			items, ok2 := mets.Items().(*array.Float64)
@@ -137,12 +176,23 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 				if byCat[c] == nil {
 					byCat[c] = map[string][]float64{}
 				}
+				var ck string
+				if o.Cluster != nil {
+					ck = o.Cluster(schemas.ResultRow{SampleID: ids.Value(r), Category: c, ErrorClass: ec, DetailsJSON: details.Value(r)})
+					if byCatKeys[c] == nil {
+						byCatKeys[c] = map[string][]string{}
+					}
+				}
 				start, end := mets.ValueOffsets(r)
 				for j := start; j < end; j++ {
 					name := keys.Value(int(j))
 					v := items.Value(int(j))
 					overall[name] = append(overall[name], v)
 					byCat[c][name] = append(byCat[c][name], v)
+					if o.Cluster != nil {
+						overallKeys[name] = append(overallKeys[name], ck)
+						byCatKeys[c][name] = append(byCatKeys[c][name], ck)
+					}
 				}
 			}
 			return nil
@@ -156,7 +206,7 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 	}
 	names := orderMetrics(plan.Metrics, overall)
 	for _, n := range names {
-		s.Metrics = append(s.Metrics, Stat(n, overall[n], o))
+		s.Metrics = append(s.Metrics, ClusterStat(n, overall[n], clusterKeys(overallKeys, n), o))
 	}
 	cats := make([]string, 0, len(byCat))
 	for c := range byCat {
@@ -166,7 +216,7 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 	for _, c := range cats {
 		cs := CategoryStats{Category: c, Samples: catN[c]}
 		for _, n := range names {
-			cs.Metrics = append(cs.Metrics, Stat(n, byCat[c][n], o))
+			cs.Metrics = append(cs.Metrics, ClusterStat(n, byCat[c][n], clusterKeys(byCatKeys[c], n), o))
 		}
 		s.Categories = append(s.Categories, cs)
 	}

@@ -119,7 +119,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Clusters: o.Benchmarks.Clusters()})
 			out = append(out, w)
 		case QueueSandbox:
 			sb, err := sandbox.New(sandbox.Config{})
@@ -127,7 +127,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval, Clusters: o.Benchmarks.Clusters()})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)

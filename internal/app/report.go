@@ -42,6 +42,10 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 		}
 	}
 	tw.Flush()
+	if len(s.Metrics) > 0 && s.Metrics[0].Clusters > 1 {
+		m := s.Metrics[0]
+		fmt.Fprintf(w, "intervals and standard errors are clustered (%s; %s: %d samples in %d clusters)\n", m.CIMethod, m.Name, m.N, m.Clusters)
+	}
 	if len(s.ErrorsByClass) > 0 {
 		classes := make([]string, 0, len(s.ErrorsByClass))
 		for c := range s.ErrorsByClass {

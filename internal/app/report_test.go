@@ -98,3 +98,24 @@ func TestPrintSummaryUnknownUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintSummaryClusters checks that a summary whose intervals are
+// clustered says so, with the number of clusters, and one that is not
+// does not.
+func TestPrintSummaryClusters(t *testing.T) {
+	s := summaryOf(t, []schemas.ResultRow{
+		row(0, "a", "", map[string]float64{"accuracy": 1}, 1, 1, 1),
+		row(1, "b", "", map[string]float64{"accuracy": 0}, 1, 1, 1),
+	})
+	var out bytes.Buffer
+	app.PrintSummary(&out, s)
+	if strings.Contains(out.String(), "clustered") {
+		t.Errorf("unclustered summary says clustered:\n%s", out.String())
+	}
+	s.Metrics[0] = aggregate.ClusterStat("accuracy", []float64{1, 1, 0, 0, 1, 0}, []string{"x", "x", "y", "y", "z", "z"}, aggregate.Options{})
+	out.Reset()
+	app.PrintSummary(&out, s)
+	if want := "intervals and standard errors are clustered (cluster-bootstrap; accuracy: 6 samples in 3 clusters)"; !strings.Contains(out.String(), want) {
+		t.Errorf("want %q in:\n%s", want, out.String())
+	}
+}

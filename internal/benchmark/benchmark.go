@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/internal/webfetch"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -39,6 +40,15 @@ type Benchmark struct {
 	// Scorers are deterministic line scorers, each a `benchline score
 	// <name>` subcommand.
 	Scorers []LineScorer
+	// Cluster, when set, maps a result row to the cluster its sample
+	// shares with others (e.g. a character's dialogues): summaries and
+	// leaderboard comparisons then resample and compute standard errors
+	// by cluster (docs/statistics.md). An empty key makes the sample a
+	// cluster of its own. nil: every sample is independent.
+	Cluster func(schemas.ResultRow) string
+	// ClusterBy says in a few words what Cluster groups by, for the
+	// leaderboard (e.g. "character"); set exactly when Cluster is.
+	ClusterBy string
 }
 
 // Name is the benchmark's (and its dataset's) name.
@@ -120,8 +130,9 @@ var ErrInvalid = errors.New("benchmark: invalid registration")
 var scorerName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // Validate checks a registration: a builder with a name, a description, a
-// task for the same dataset, demo models only where there is a task, and
-// well-formed line scorers.
+// task for the same dataset, demo models only where there is a task, a
+// cluster function only with its description, and well-formed line
+// scorers.
 func (b Benchmark) Validate() error {
 	if b.Builder == nil || b.Builder.Name() == "" {
 		return fmt.Errorf("%w: no builder", ErrInvalid)
@@ -137,6 +148,9 @@ func (b Benchmark) Validate() error {
 	}
 	if b.Demo != nil && len(b.Demo.Models) > 0 && b.NewTask == nil {
 		return fmt.Errorf("%w: %s: demo models but no task", ErrInvalid, name)
+	}
+	if (b.Cluster == nil) != (b.ClusterBy == "") {
+		return fmt.Errorf("%w: %s: Cluster and ClusterBy go together (a cluster function needs its description)", ErrInvalid, name)
 	}
 	for _, s := range b.Scorers {
 		if !scorerName.MatchString(s.Name) || s.Score == nil || s.Short == "" {

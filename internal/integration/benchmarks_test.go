@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
@@ -48,6 +51,7 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 		t.Fatalf("%s@%s: built %d rows, manifest says %d", res.Dataset, res.Version, res.Rows, m.Rows)
 	}
 	tasks := reg.Tasks(benchmark.Deps{})
+	var compared []leaderboard.Samples
 	for _, model := range b.Demo.Models {
 		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: b.Demo.Judges, ShardSize: 100}
 		plan, err := app.ResolveRun(ctx, stack.Store, tasks, req)
@@ -71,8 +75,63 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 		if ok, err := blob.Exists(ctx, stack.Store, runs.SummaryKey(plan.RunID)); err != nil || !ok {
 			t.Errorf("%s: summary.json missing (%v)", model, err)
 		}
-		t.Logf("%s on %s@%s: %s %.4f over %d samples", model, res.Dataset, res.Version, s.Metrics[0].Name, s.Metrics[0].Mean, s.Samples)
+		// A benchmark that declares clusters gets clustered intervals from
+		// the workers (the registry's cluster functions, wired in app).
+		if h := s.Metrics[0]; b.Cluster != nil && (h.Clusters < 2 || int64(h.Clusters) > s.Scored || !strings.HasPrefix(h.CIMethod, "cluster-")) {
+			t.Errorf("%s: %s declares clusters (%s) but the headline is %+v", model, b.Name(), b.ClusterBy, h)
+		} else if b.Cluster == nil && h.Clusters != 0 {
+			t.Errorf("%s: %s has no clusters but the headline is %+v", model, b.Name(), h)
+		}
+		// The board's statistics read the run's results from the store.
+		smp, err := leaderboard.LoadSamples(ctx, stack.Store, plan.RunID, model, s.Metrics[0].Name, b.Cluster)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if len(smp.IDs) != s.Metrics[0].N || (smp.Clusters != nil) != (b.Cluster != nil) {
+			t.Errorf("%s: LoadSamples: %d samples (summary: %d), clusters %v", model, len(smp.IDs), s.Metrics[0].N, smp.Clusters != nil)
+		}
+		compared = append(compared, smp)
+		t.Logf("%s on %s@%s: %s %.4f over %d samples (%s, %d clusters)", model, res.Dataset, res.Version, s.Metrics[0].Name, s.Metrics[0].Mean, s.Samples, s.Metrics[0].CIMethod, s.Metrics[0].Clusters)
 	}
+	checkComparisons(t, b, compared)
+}
+
+// checkComparisons compares the demo models' runs as a leaderboard does
+// and checks every pair is compared on all its samples, clustered where
+// the benchmark declares clusters, with a rank range per model.
+func checkComparisons(t *testing.T, b benchmark.Benchmark, runs []leaderboard.Samples) {
+	t.Helper()
+	if len(runs) < 2 {
+		return
+	}
+	cs, ranks := leaderboard.Compare(b.Name(), "headline", runs)
+	if len(cs) != len(runs)*(len(runs)-1)/2 || len(ranks) != len(runs) {
+		t.Fatalf("%d comparisons and %d rank ranges for %d runs", len(cs), len(ranks), len(runs))
+	}
+	var shared []int64 // samples each pair shares, in Compare's order
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			n := int64(0)
+			for _, id := range runs[i].IDs {
+				if slices.Contains(runs[j].IDs, id) {
+					n++
+				}
+			}
+			shared = append(shared, n)
+		}
+	}
+	for k, c := range cs {
+		if c.N != shared[k] || c.N == 0 || (c.Clusters > 0) != (b.Cluster != nil) || c.PAdjusted < c.P || c.CILow > c.Diff || c.CIHigh < c.Diff {
+			t.Errorf("comparison %+v", c)
+		}
+		t.Logf("%s − %s: %+.4f [%.4f, %.4f], %s p %.4g (Holm %.4g), %d clusters", c.ModelA, c.ModelB, c.Diff, c.CILow, c.CIHigh, c.Method, c.P, c.PAdjusted, c.Clusters)
+	}
+	for m, r := range ranks {
+		if r.Low < 1 || r.High > len(runs) || r.Low > r.High {
+			t.Errorf("%s: rank range %v", m, r)
+		}
+	}
+	t.Logf("rank ranges: %v", ranks)
 }
 
 // checkOneRowPerSample reads every result shard of a run and checks each

@@ -134,9 +134,15 @@ type Comparison struct {
 	CILow  float64 `json:"ci_low"`
 	CIHigh float64 `json:"ci_high"`
 	// Method is "paired-bootstrap" (clustered where the benchmark has
-	// clusters) or "mcnemar" (pass/fail metrics).
-	Method string  `json:"method"`
-	P      float64 `json:"p"`
+	// clusters) or "mcnemar" (pass/fail metrics without clusters); "none"
+	// when the runs share no scored sample. The interval is always the
+	// paired bootstrap's (see docs/statistics.md).
+	Method string `json:"method"`
+	// Clusters is the number of clusters the paired bootstrap resampled
+	// when the benchmark has clusters (see Benchmark.ClusterBy); 0 when
+	// samples were resampled one by one.
+	Clusters int64   `json:"clusters,omitempty"`
+	P        float64 `json:"p"`
 	// PAdjusted is P corrected for the benchmark's many comparisons
 	// (Correction: "holm").
 	PAdjusted  float64 `json:"p_adjusted"`

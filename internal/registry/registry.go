@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -104,6 +105,18 @@ func (r *Registry) Tasks(deps benchmark.Deps) *scorers.Registry {
 		}
 	}
 	return reg
+}
+
+// Clusters returns the cluster function of every benchmark that declares
+// one (benchmark.Benchmark.Cluster), by dataset name.
+func (r *Registry) Clusters() map[string]func(schemas.ResultRow) string {
+	out := map[string]func(schemas.ResultRow) string{}
+	for _, b := range r.list {
+		if b.Cluster != nil {
+			out[b.Name()] = b.Cluster
+		}
+	}
+	return out
 }
 
 // Scorers returns every line scorer, sorted by name.

@@ -11,6 +11,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -79,6 +80,11 @@ func TestNewRejects(t *testing.T) {
 		b.Scorers = append(b.Scorers, s)
 		return b
 	}
+	withCluster := func(b benchmark.Benchmark, f func(schemas.ResultRow) string, by string) benchmark.Benchmark {
+		b.Cluster, b.ClusterBy = f, by
+		return b
+	}
+	byCategory := func(r schemas.ResultRow) string { return r.Category }
 	cases := []struct {
 		name    string
 		list    []benchmark.Benchmark
@@ -94,6 +100,8 @@ func TestNewRejects(t *testing.T) {
 			Demo: &benchmark.Demo{Models: []string{"baseline/reference"}}}}, true},
 		{"scorer name", []benchmark.Benchmark{withScorer(ok("a"), benchmark.LineScorer{Name: "Bad Name", Short: "s", Score: score})}, true},
 		{"scorer without func", []benchmark.Benchmark{withScorer(ok("a"), benchmark.LineScorer{Name: "a", Short: "s"})}, true},
+		{"cluster without its description", []benchmark.Benchmark{withCluster(ok("a"), byCategory, "")}, true},
+		{"cluster description without a cluster", []benchmark.Benchmark{withCluster(ok("a"), nil, "category")}, true},
 		{"duplicate benchmark", []benchmark.Benchmark{ok("a"), ok("a")}, false},
 		{"duplicate scorer", []benchmark.Benchmark{
 			withScorer(ok("a"), benchmark.LineScorer{Name: "s", Short: "s", Score: score}),
@@ -110,8 +118,12 @@ func TestNewRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := registry.New(ok("a"), ok("b")); err != nil {
-		t.Errorf("a valid list: %v", err)
+	reg, err := registry.New(ok("a"), withCluster(ok("b"), byCategory, "category"))
+	if err != nil {
+		t.Fatalf("a valid list: %v", err)
+	}
+	if cl := reg.Clusters(); len(cl) != 1 || cl["b"] == nil || cl["b"](schemas.ResultRow{Category: "x"}) != "x" {
+		t.Errorf("Clusters() = %v", cl)
 	}
 }
 

@@ -169,6 +169,9 @@ func RolesOf(judges map[string]string) (Roles, error) {
 // every judge and simulated-user call, so that a person can check any
 // judged number and replay the dialogue.
 type Details struct {
+	// Character is the dialogue's character id (the dataset's
+	// character_id): the cluster its dialogues share (CharacterOf).
+	Character string `json:"character_id,omitempty"`
 	// Ratings are the judge panel's labels ("1"–"5", "" for a judge error)
 	// of every round dimension, for the run's agreement (judge.RatingsKey).
 	Ratings       []judge.Ratings `json:"panel_ratings"`
@@ -250,7 +253,7 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	}
 	c := &caller{models: env.Models, seed: env.Seed, noCache: env.NoCache}
 	out := scorers.Outcome{PromptHash: promptHash(d.row)}
-	det := Details{Roles: roles, Mode: d.row.Mode, MaxTurns: int(d.row.MaxTurns), PersonaPrompt: PersonaPromptVersion}
+	det := Details{Character: d.row.CharacterID, Roles: roles, Mode: d.row.Mode, MaxTurns: int(d.row.MaxTurns), PersonaPrompt: PersonaPromptVersion}
 	msgs := []openai.ChatCompletionMessage{PersonaMessage(d.char, d.row.Language)}
 	var history []Exchange
 	var userTurns []string
@@ -456,4 +459,23 @@ func (t Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 		return scorers.Reference{}, false
 	}
 	return refs[0], true
+}
+
+// CharacterOf is the cluster key of a result row: the character of its
+// dialogue (Details.Character). A character's dialogues (both languages,
+// every scenario) share its persona, so a model that plays it badly does
+// so in all of them. "" for a row without details (an infrastructure
+// failure) or recorded before details held the character: the sample is
+// then a cluster of its own.
+func CharacterOf(r schemas.ResultRow) string {
+	if r.DetailsJSON == "" {
+		return ""
+	}
+	var d struct {
+		Character string `json:"character_id"`
+	}
+	if json.Unmarshal([]byte(r.DetailsJSON), &d) != nil {
+		return ""
+	}
+	return d.Character
 }

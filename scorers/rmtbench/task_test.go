@@ -526,3 +526,21 @@ func TestPromptsGolden(t *testing.T) {
 		t.Errorf("prompts changed (bump the prompt versions, then -update):\n%s", b.String())
 	}
 }
+
+func TestCharacterOf(t *testing.T) {
+	tests := []struct {
+		name, details, want string
+	}{
+		{"details with the character", `{"character_id":"keeper","panel_ratings":[],"rounds":[]}`, "keeper"},
+		{"no details (an infrastructure failure)", "", ""},
+		{"details recorded before the character was", `{"panel_ratings":[],"rounds":[]}`, ""},
+		{"not JSON", `{"character_id":`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CharacterOf(schemas.ResultRow{SampleID: "d1", DetailsJSON: tc.details}); got != tc.want {
+				t.Fatalf("CharacterOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -128,7 +128,7 @@ func (Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (sc
 			break
 		}
 	}
-	out.Details = map[string]any{"verdicts": verdicts, "error_type": r.ErrorType, "pair_source": r.PairSource}
+	out.Details = map[string]any{"verdicts": verdicts, "error_type": r.ErrorType, "pair_source": r.PairSource, "raw_id": r.RawID}
 	return out, nil
 }
 
@@ -193,7 +193,7 @@ func evaluateScalar(ctx context.Context, env scorers.Env, s scorers.Sample, r *s
 	c := b2f(sc.Correct)
 	out.Metrics = map[string]float64{"w_avg": c, "acc_order1": c, "acc_order2": c, "avg": c}
 	out.Response = fmt.Sprintf("[scalar reward] chosen %g, rejected %g", sc.Chosen, sc.Rejected)
-	out.Details = map[string]any{"mode": "scalar", "scores": sc, "error_type": r.ErrorType, "pair_source": r.PairSource}
+	out.Details = map[string]any{"mode": "scalar", "scores": sc, "error_type": r.ErrorType, "pair_source": r.PairSource, "raw_id": r.RawID}
 	return out, nil
 }
 
@@ -252,4 +252,23 @@ func (Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 		return scorers.Reference{}, false
 	}
 	return refs[0], true
+}
+
+// ItemOf is the cluster key of a result row: the BFCL item its pair was
+// built from (the details' raw_id). A build keeps up to per_item pairs of
+// one item (its question and tools, several rejected replies), so a judge
+// that misreads the item tends to miss all of them. "" for a row without
+// details or recorded before details held the item: the pair is then a
+// cluster of its own.
+func ItemOf(r schemas.ResultRow) string {
+	if r.DetailsJSON == "" {
+		return ""
+	}
+	var d struct {
+		RawID string `json:"raw_id"`
+	}
+	if json.Unmarshal([]byte(r.DetailsJSON), &d) != nil {
+		return ""
+	}
+	return d.RawID
 }

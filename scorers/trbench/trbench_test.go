@@ -2,6 +2,7 @@ package trbench_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"testing"
@@ -111,7 +112,7 @@ func (j *judge) Complete(_ context.Context, req modelapi.Request) (modelapi.Resp
 func samples() []scorers.Sample {
 	var out []scorers.Sample
 	for i, src := range []string{"simple_python", "parallel", "multiple"} {
-		r := &schemas.TRBenchPair{PairID: src + "/p", TaskSource: src,
+		r := &schemas.TRBenchPair{PairID: src + "/p", RawID: src + "_0", TaskSource: src,
 			PromptOrder1: "judge pair " + src + " in order A", GroundTruthOrder1: "1",
 			PromptOrder2: "judge pair " + src + " in order B", GroundTruthOrder2: "2"}
 		if i == 2 { // a pair whose order 1 has the chosen reply second
@@ -176,6 +177,13 @@ func TestTaskBaselineJudges(t *testing.T) {
 				for k, v := range o.Metrics {
 					sum[k] += v
 				}
+				b, err := json.Marshal(o.Details)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := trbench.ItemOf(schemas.ResultRow{SampleID: s.ID, DetailsJSON: string(b)}), s.Row.(*schemas.TRBenchPair).RawID; got != want {
+					t.Errorf("ItemOf = %q, want the pair's item %q", got, want)
+				}
 				if o.Usage.PromptTokens != 200 {
 					t.Errorf("usage %+v, want both calls counted", o.Usage)
 				}
@@ -206,4 +214,20 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+func TestItemOf(t *testing.T) {
+	tests := []struct{ name, details, want string }{
+		{"details with the item", `{"raw_id":"simple_python_3","verdicts":[]}`, "simple_python_3"},
+		{"no details (an infrastructure failure)", "", ""},
+		{"details recorded before the item was", `{"verdicts":[]}`, ""},
+		{"not JSON", `{"raw_id"`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := trbench.ItemOf(schemas.ResultRow{SampleID: "p/0", DetailsJSON: tc.details}); got != tc.want {
+				t.Fatalf("ItemOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

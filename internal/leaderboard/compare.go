@@ -1,0 +1,297 @@
+package leaderboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/internal/stats"
+	"github.com/benchline/benchline/schemas"
+)
+
+// Samples are one run's per-sample values of one metric, from its result
+// Parquet (scored rows only: schemas.Scored(row.ErrorClass)).
+type Samples struct {
+	RunID, Model string
+	IDs          []string  // sample ids, the pairing key (unique)
+	Values       []float64 // the metric's value per sample
+	// Clusters is the cluster key per sample; nil when the benchmark has
+	// no clusters. An empty key makes its sample a cluster of its own.
+	Clusters []string
+}
+
+// RankRange is a model's rank range on one benchmark: its best (Low) and
+// worst (High) rank, 1 the top.
+type RankRange struct{ Low, High int }
+
+// ErrBadResults marks a run's results that cannot be compared: a sample
+// twice, a value that is not a finite number (corrupt data, not retried).
+var ErrBadResults = errors.New("leaderboard: bad run results")
+
+// ErrNoMetric marks a metric that no scored sample of the run has.
+var ErrNoMetric = errors.New("leaderboard: no such metric")
+
+// LoadSamples reads runs/<runID>/results/*.parquet and returns metric's
+// value for every scored sample that has it, in the order of the files
+// (shard order) and rows. cluster maps a result row to its cluster key
+// (nil: no clusters, Samples.Clusters is nil); it sees the row's SampleID,
+// Category, Metrics, ErrorClass and DetailsJSON (only those columns are
+// read).
+//
+// Errors: a run with no result file wraps blob.ErrNotFound; a sample id
+// twice, or a NaN or infinite value, wraps ErrBadResults and names the
+// file and sample; scored samples none of which has metric wrap
+// ErrNoMetric and list the metrics they have. A run none of whose samples
+// was scored gives no values and no error.
+func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric string, cluster func(schemas.ResultRow) string) (Samples, error) {
+	s := Samples{RunID: runID, Model: model}
+	if cluster != nil {
+		s.Clusters = []string{}
+	}
+	prefix := runs.Dir(runID) + "results/"
+	infos, err := store.List(ctx, prefix)
+	if err != nil {
+		return s, fmt.Errorf("leaderboard: run %s: list %s: %w", runID, prefix, err)
+	}
+	var keys []string
+	for _, in := range infos {
+		if strings.HasSuffix(in.Key, ".parquet") && !strings.Contains(strings.TrimPrefix(in.Key, prefix), "/") {
+			keys = append(keys, in.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return s, fmt.Errorf("leaderboard: run %s: no result files under %s: %w", runID, prefix, blob.ErrNotFound)
+	}
+	sort.Strings(keys)
+	where := map[string]string{} // sample id -> key of its file
+	scored := 0
+	others := map[string]bool{}
+	for _, key := range keys {
+		add := func(r schemas.ResultRow) error {
+			if !schemas.Scored(r.ErrorClass) {
+				return nil
+			}
+			scored++
+			v, ok := r.Metrics[metric]
+			if !ok {
+				for m := range r.Metrics {
+					others[m] = true
+				}
+				return nil
+			}
+			if prev, dup := where[r.SampleID]; dup {
+				return fmt.Errorf("%w: sample %q is in %s and again in %s", ErrBadResults, r.SampleID, prev, key)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
+			}
+			where[r.SampleID] = key
+			s.IDs = append(s.IDs, r.SampleID)
+			s.Values = append(s.Values, v)
+			if cluster != nil {
+				s.Clusters = append(s.Clusters, cluster(r))
+			}
+			return nil
+		}
+		// Read only the columns needed (not the responses): details too
+		// only for a cluster function.
+		var err error
+		if cluster != nil {
+			err = pq.ReadEach(ctx, store, key, func(rows []clusterRow) error {
+				for _, r := range rows {
+					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		} else {
+			err = pq.ReadEach(ctx, store, key, func(rows []sampleRow) error {
+				for _, r := range rows {
+					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return s, fmt.Errorf("leaderboard: run %s: %s: %w", runID, key, err)
+		}
+	}
+	if scored > 0 && len(s.IDs) == 0 {
+		names := make([]string, 0, len(others))
+		for m := range others {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		return s, fmt.Errorf("%w: run %s: no scored sample has metric %q (it has %s)", ErrNoMetric, runID, metric, strings.Join(names, ", "))
+	}
+	return s, nil
+}
+
+// sampleRow and clusterRow are the columns of schemas.ResultRow that
+// LoadSamples reads (Parquet projection).
+type sampleRow struct {
+	SampleID   string             `parquet:"sample_id"`
+	Category   string             `parquet:"category,dict"`
+	Metrics    map[string]float64 `parquet:"metrics"`
+	ErrorClass string             `parquet:"error_class,dict"`
+}
+
+type clusterRow struct {
+	SampleID    string             `parquet:"sample_id"`
+	Category    string             `parquet:"category,dict"`
+	Metrics     map[string]float64 `parquet:"metrics"`
+	ErrorClass  string             `parquet:"error_class,dict"`
+	DetailsJSON string             `parquet:"details_json"`
+}
+
+// Alpha is the level of the comparisons: a comparison is significant when
+// its adjusted p-value is below it.
+const Alpha = 0.05
+
+// Methods of a Comparison.
+const (
+	MethodMcNemar   = "mcnemar"
+	MethodBootstrap = "paired-bootstrap"
+	// MethodNone is a comparison of runs that share no scored sample.
+	MethodNone = "none"
+)
+
+// Seed is the seed of every comparison's bootstrap: a comparison is a
+// pure function of its two runs' samples (and of how many comparisons the
+// benchmark has, which sets the resamples; see Resamples).
+const Seed = 1
+
+// Resamples is the number of bootstrap resamples of a benchmark with m
+// comparisons: at least stats.DefaultResamples, and 40·m, so that the
+// smallest bootstrap p-value, 1/(B+1), still passes Holm's correction with
+// room to spare (m/(B+1) < Alpha/2).
+func Resamples(m int) int { return max(stats.DefaultResamples, 40*m) }
+
+// Compare compares every two runs of one benchmark's headline metric on the
+// samples both scored (paired by sample id), corrects the p-values over the
+// benchmark's comparisons (Holm), and returns the comparisons (runs[i]
+// against runs[j] for i < j, in that order; A is runs[i]) and each model's
+// rank range (by Model: one run per model). Higher values are better.
+//
+// The test: when every paired value of both runs is 0 or 1 and the
+// benchmark has no clusters, the exact McNemar test; otherwise the paired
+// bootstrap of the mean difference, resampling clusters when the runs
+// carry cluster keys (McNemar assumes independent pairs, so clustered
+// pass/fail samples get the cluster bootstrap too). The difference's 95%
+// interval is always the paired (cluster) bootstrap's percentile interval.
+// The cluster key of a pair is runs[i]'s (both runs read the same dataset
+// version). Comparisons of runs sharing no sample have Method "none", P
+// and PAdjusted 1, and are left out of the correction.
+func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]RankRange) {
+	type pair struct{ i, j int }
+	var pairs []pair
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			pairs = append(pairs, pair{i, j})
+		}
+	}
+	boot := stats.Bootstrap{Resamples: Resamples(len(pairs)), Seed: Seed}
+	index := make([]map[string]int, len(runs))
+	for k, r := range runs {
+		index[k] = make(map[string]int, len(r.IDs))
+		for n, id := range r.IDs {
+			index[k][id] = n
+		}
+	}
+	// The comparisons are independent (each its own seeded generator):
+	// run them on every core; the result does not depend on the order.
+	out := make([]Comparison, len(pairs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pairs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				p := pairs[k]
+				out[k] = compare(dataset, metric, runs[p.i], runs[p.j], index[p.j], boot)
+			}
+		}()
+	}
+	for k := range pairs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	var tested []int // indices of the comparisons in the family
+	var ps []float64
+	for k, c := range out {
+		if c.N > 0 {
+			tested = append(tested, k)
+			ps = append(ps, c.P)
+		}
+	}
+	var orders []stats.Order
+	for k, adj := range stats.Holm(ps) {
+		c := &out[tested[k]]
+		c.PAdjusted = adj
+		c.Significant = adj < Alpha && c.Diff != 0
+		if c.Significant {
+			p := pairs[tested[k]]
+			if c.Diff > 0 {
+				orders = append(orders, stats.Order{Better: p.i, Worse: p.j})
+			} else {
+				orders = append(orders, stats.Order{Better: p.j, Worse: p.i})
+			}
+		}
+	}
+	ranks := map[string]RankRange{}
+	for k, r := range stats.RankRanges(len(runs), orders) {
+		ranks[runs[k].Model] = RankRange{Low: r.Low, High: r.High}
+	}
+	return out, ranks
+}
+
+// compare is one comparison of Compare: ra against rb on the samples both
+// scored (bIndex: rb's sample ids to their positions).
+func compare(dataset, metric string, ra, rb Samples, bIndex map[string]int, boot stats.Bootstrap) Comparison {
+	c := Comparison{Dataset: dataset, Metric: metric, ModelA: ra.Model, ModelB: rb.Model, RunA: ra.RunID, RunB: rb.RunID,
+		Correction: "holm", P: 1, PAdjusted: 1, Method: MethodNone}
+	var a, b []float64
+	var cl []string
+	for n, id := range ra.IDs {
+		m, ok := bIndex[id]
+		if !ok {
+			continue
+		}
+		a = append(a, ra.Values[n])
+		b = append(b, rb.Values[m])
+		switch {
+		case ra.Clusters != nil:
+			cl = append(cl, ra.Clusters[n])
+		case rb.Clusters != nil:
+			cl = append(cl, rb.Clusters[m])
+		}
+	}
+	c.N = int64(len(a))
+	if len(a) == 0 {
+		return c
+	}
+	pb := stats.PairedBootstrap(a, b, cl, boot)
+	c.Diff, c.CILow, c.CIHigh = pb.Diff, pb.CILow, pb.CIHigh
+	if cl != nil {
+		c.Clusters = int64(pb.Clusters)
+	}
+	if cl == nil && stats.Binary(a) && stats.Binary(b) {
+		c.Method, c.P = MethodMcNemar, stats.McNemarPaired(a, b).P
+	} else {
+		c.Method, c.P = MethodBootstrap, pb.P
+	}
+	return c
+}
