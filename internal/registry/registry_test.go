@@ -11,6 +11,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -50,6 +51,19 @@ func TestDefault(t *testing.T) {
 	for name, found := range want {
 		if !found {
 			t.Errorf("line scorer %s (a contract in design.md) is not registered", name)
+		}
+	}
+}
+
+// TestEveryTableHasColumns checks every registered builder's table is one
+// schemas knows the columns of, so reading its parts through
+// catalog.Checked checks their columns (a part of another table fails).
+func TestEveryTableHasColumns(t *testing.T) {
+	for _, b := range registry.Default().All() {
+		tbl := b.Builder.Schema()
+		cols, ok := schemas.Columns(tbl)
+		if !ok || len(cols) == 0 {
+			t.Errorf("%s: schemas.Columns(%s v%d) unknown: add its row type to schemas.rowTypes", b.Name(), tbl.Name, tbl.Version)
 		}
 	}
 }
