@@ -82,6 +82,14 @@ var (
 		HeartbeatTimeout:       30 * time.Second,
 		RetryPolicy:            retry(infraAttempts, gateway.NonRetryableErrorTypes()...),
 	}
+	// cleanupOptions: CleanupRun lists and deletes a run's checkpoints
+	// after it was cancelled or failed; short, a few attempts, and bounded
+	// so that a cancelled run ends even with no worker to clean up.
+	cleanupOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    5 * time.Minute,
+		ScheduleToCloseTimeout: 15 * time.Minute,
+		RetryPolicy:            retry(5),
+	}
 )
 
 // ActivityOptionSet is one set of activity options a workflow schedules
@@ -108,5 +116,6 @@ func ActivityOptionSets() []ActivityOptionSet {
 		{Name: "generate", Activities: []string{"Generate"}, Options: generateOptions, Long: true},
 		{Name: "eval-plan", Activities: []string{"PlanRun", "Aggregate"}, Options: evalPlanOptions, Long: true},
 		{Name: "shard", Activities: []string{"RunShard", "ScoreShard"}, Options: shardOptions, Long: true},
+		{Name: "cleanup", Activities: []string{"CleanupRun"}, Options: cleanupOptions},
 	}
 }

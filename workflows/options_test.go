@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -150,6 +151,22 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 		})
 	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
 	require.NoError(t, env.GetWorkflowError())
+	// A cancelled run cleans up its checkpoints.
+	env = s.NewTestWorkflowEnvironment()
+	env.OnActivity(e.PlanRun, mock.Anything, mock.Anything).Return(activities.PlanRunResult{RunID: "r1", Samples: 1, Shards: 1}, nil)
+	env.OnActivity(e.RunShard, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.RunShardInput) (activities.ShardResult, error) {
+			<-ctx.Done()
+			return activities.ShardResult{}, ctx.Err()
+		})
+	env.OnActivity(e.CleanupRun, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.CleanupRunInput) (activities.CleanupRunResult, error) {
+			record(ctx)
+			return activities.CleanupRunResult{}, nil
+		})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
+	require.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "cancelled run: %v", env.GetWorkflowError())
 
 	for name, set := range want {
 		info, ok := got[name]
