@@ -82,9 +82,10 @@ var (
 		HeartbeatTimeout:       30 * time.Second,
 		RetryPolicy:            retry(infraAttempts, gateway.NonRetryableErrorTypes()...),
 	}
-	// cleanupOptions: CleanupRun lists and deletes a run's checkpoints
-	// after it was cancelled or failed; short, a few attempts, and bounded
-	// so that a cancelled run ends even with no worker to clean up.
+	// cleanupOptions: CleanupRun deletes a run's checkpoints after it was
+	// cancelled or failed, DiscardStaged a failed build's staged sources;
+	// short, a few attempts, and bounded so that a cancelled run or failed
+	// build ends even with no worker to clean up.
 	cleanupOptions = workflow.ActivityOptions{
 		StartToCloseTimeout:    5 * time.Minute,
 		ScheduleToCloseTimeout: 15 * time.Minute,
@@ -116,6 +117,6 @@ func ActivityOptionSets() []ActivityOptionSet {
 		{Name: "generate", Activities: []string{"Generate"}, Options: generateOptions, Long: true},
 		{Name: "eval-plan", Activities: []string{"PlanRun", "Aggregate"}, Options: evalPlanOptions, Long: true},
 		{Name: "shard", Activities: []string{"RunShard", "ScoreShard"}, Options: shardOptions, Long: true},
-		{Name: "cleanup", Activities: []string{"CleanupRun"}, Options: cleanupOptions},
+		{Name: "cleanup", Activities: []string{"CleanupRun", "DiscardStaged"}, Options: cleanupOptions},
 	}
 }

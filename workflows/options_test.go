@@ -126,6 +126,17 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 		})
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
 	require.NoError(t, env.GetWorkflowError())
+	// A build failing past PlanBuild deletes what PlanBuild staged.
+	env = s.NewTestWorkflowEnvironment()
+	env.OnActivity(d.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: testPlan(1), Staged: []string{"staging/sources/x"}}, nil)
+	env.OnActivity(d.WritePart, mock.Anything, mock.Anything).Return(catalog.File{}, temporal.NewNonRetryableApplicationError("bad", activities.ErrTypeInvalidInput, nil))
+	env.OnActivity(d.DiscardStaged, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DiscardStagedInput) (int, error) {
+			record(ctx)
+			return len(in.Keys), nil
+		})
+	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
+	require.Error(t, env.GetWorkflowError())
 
 	env = s.NewTestWorkflowEnvironment()
 	var e *activities.Eval
