@@ -236,15 +236,27 @@ func (r *shardRun) save(ctx context.Context, c int) error {
 	return nil
 }
 
-// finish writes the shard's rows to key, then deletes the checkpoints (a
-// delete that fails leaves garbage under runs.ChunkPrefix, never a wrong
-// result: only a heartbeat detail names checkpoints to read).
+// finish writes the shard's rows to key, then deletes every checkpoint of
+// the shard: those its progress names, and any other under
+// runs.ChunkPrefix, e.g. one an earlier attempt wrote just before it was
+// killed, before the heartbeat naming it reached the server. A delete that
+// fails leaves garbage, never a wrong result: only a heartbeat detail
+// names checkpoints to read, and the run's cleanup deletes partial/.
 func (r *shardRun) finish(ctx context.Context, key string) error {
 	if err := writeRows(ctx, r.store, key, r.rows); err != nil {
 		return err
 	}
+	keys := map[string]bool{}
 	for _, start := range r.progress().Starts {
-		_ = r.store.Delete(ctx, runs.ChunkKey(r.run, r.shard, start))
+		keys[runs.ChunkKey(r.run, r.shard, start)] = true
+	}
+	if infos, err := r.store.List(ctx, runs.ChunkPrefix(r.run, r.shard)); err == nil {
+		for _, in := range infos {
+			keys[in.Key] = true
+		}
+	}
+	for k := range keys {
+		_ = r.store.Delete(ctx, k)
 	}
 	return nil
 }

@@ -412,3 +412,36 @@ func TestShardRunCountsInHeartbeats(t *testing.T) {
 		t.Errorf("retry's final counts %+v, want %+v", second.r.progress().ShardCounts, w)
 	}
 }
+
+// TestShardRunFinishDeletesUnnamedCheckpoints: an attempt killed right
+// after writing a checkpoint, before the heartbeat naming it reached the
+// server, leaves a file the retry's progress does not name; finishing the
+// shard deletes it too (issue #11: checkpoints left under partial/).
+func TestShardRunFinishDeletesUnnamedCheckpoints(t *testing.T) {
+	const n, chunk = 10, 3
+	store := blobtest.NewMemory()
+	first := newAttempt(store, n, chunk, 0)
+	if err := first.run("first", 4); !errors.Is(err, errCrash) {
+		t.Fatal(err)
+	}
+	if len(first.beats) == 0 {
+		t.Fatal("the first attempt wrote no checkpoint")
+	}
+	// The retry never got the detail: it starts over and names no file.
+	second := newAttempt(store, n, chunk, time.Hour)
+	if err := second.r.resume(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.run("second", -1); err != nil {
+		t.Fatal(err)
+	}
+	key := runs.ShardKey(testRun, 3)
+	if err := second.r.finish(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = "second"
+	}
+	checkShardFile(t, store, key, labels) // fails on a checkpoint left
+}
