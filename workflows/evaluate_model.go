@@ -89,7 +89,8 @@ type EvaluateModelResult struct {
 // A run that is cancelled or fails stops its shards (they see the cancel
 // request in their next heartbeat's answer; the workflow waits for them)
 // and then deletes its checkpoints with CleanupRun in a disconnected
-// context. A restart of the same plan is the same run id and resumes from
+// context; a run that finishes runs CleanupRun after Aggregate, for the
+// checkpoints a shard could not delete. A restart of the same plan is the same run id and resumes from
 // the shards' result files and cache segments.
 func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateModelResult, err error) {
 	var a *activities.Eval
@@ -217,6 +218,19 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	agg := activities.AggregateInput{RunID: st.Plan.RunID, Recompute: in.RerunErrors || !st.Plan.Finished}
 	if err := workflow.ExecuteActivity(actx, a.Aggregate, agg).Get(ctx, &sum); err != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, err
+	}
+	if cleanup {
+		// Each shard deletes its own checkpoints; this deletes those a shard
+		// could not (a delete that failed while the store restarted, a worker
+		// killed between its result file and the deletes, whose retry then
+		// found the result file). The run's result does not depend on it.
+		var r activities.CleanupRunResult
+		cctx := workflow.WithActivityOptions(ctx, cleanupOptions)
+		if err := workflow.ExecuteActivity(cctx, a.CleanupRun, activities.CleanupRunInput{RunID: st.Plan.RunID}).Get(ctx, &r); err != nil {
+			workflow.GetLogger(ctx).Warn("run finished; deleting leftover checkpoints failed", "run", st.Plan.RunID, "error", err)
+		} else if r.Checkpoints > 0 {
+			workflow.GetLogger(ctx).Info("run finished; deleted leftover checkpoints", "run", st.Plan.RunID, "checkpoints", r.Checkpoints)
+		}
 	}
 	finished = true
 	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
