@@ -90,8 +90,9 @@ type EvaluateModelResult struct {
 // request in their next heartbeat's answer; the workflow waits for them)
 // and then deletes its checkpoints with CleanupRun in a disconnected
 // context; a run that finishes runs CleanupRun after Aggregate, for the
-// checkpoints a shard could not delete. A restart of the same plan is the same run id and resumes from
-// the shards' result files and cache segments.
+// checkpoints a shard could not delete. A restart of the same plan is the
+// same run id and resumes from the shards' result files and cache
+// segments.
 func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateModelResult, err error) {
 	var a *activities.Eval
 	prio := in.Priority
