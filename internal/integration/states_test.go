@@ -195,6 +195,25 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	if left, err := stack.Store.List(ctx, runs.PartialPrefix(id)); err != nil || len(left) != 0 {
 		t.Errorf("checkpoints left after the cancelled run ended: %d (%v)", len(left), err)
 	}
+	// The workflow waited for the shard to stop before it cleaned up: in its
+	// history the shard's cancellation comes before CleanupRun is scheduled.
+	shardStopped, cleanupAt := -1, -1
+	it := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(id), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for i := 0; it.HasNext(); i++ {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetActivityTaskCanceledEventAttributes() != nil && shardStopped < 0 {
+			shardStopped = i
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CleanupRun" {
+			cleanupAt = i
+		}
+	}
+	if shardStopped < 0 || cleanupAt < shardStopped {
+		t.Errorf("history: shard cancelled at event %d, CleanupRun scheduled at %d; want the shard stopped first", shardStopped, cleanupAt)
+	}
 	if ok, err := blob.Exists(ctx, stack.Store, runs.ShardKey(id, 1)); err != nil || ok {
 		t.Errorf("the cancelled shard's result file exists (%v): it did not stop", err)
 	}
