@@ -135,9 +135,9 @@ func closeReason(ctx context.Context, c client.Client, runID, wfRunID string) (s
 		}
 		if a := ev.GetWorkflowExecutionTerminatedEventAttributes(); a != nil {
 			if a.GetReason() == "" {
-				return "terminated", nil
+				return "no reason given", nil
 			}
-			return "terminated: " + a.GetReason(), nil
+			return a.GetReason(), nil
 		}
 		if ev.GetWorkflowExecutionTimedOutEventAttributes() != nil {
 			return "the workflow's execution timeout passed", nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -262,5 +263,26 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	}
 	if rep, code := showRun(t, bin, queue, id); rep["state"] != "completed" || rep["summary"] == nil || code != 0 {
 		t.Errorf("runs show of the completed run: state %v, exit %d", rep["state"], code)
+	}
+	if left, err := stack.Store.List(ctx, runs.PartialPrefix(id)); err != nil || len(left) != 0 {
+		t.Errorf("checkpoints left after the run finished: %d (%v)", len(left), err)
+	}
+
+	// A terminated run (no workflow code runs) says so, with the reason.
+	in.Request.Limit = 200
+	_, plan, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(ctx, t, "the run to plan", func() bool {
+		ok, _ := blob.Exists(ctx, stack.Store, runs.PlanKey(plan.RunID))
+		return ok
+	})
+	if err := stack.Client.TerminateWorkflow(ctx, app.EvalWorkflowID(plan.RunID), "", "stopped by the states test"); err != nil {
+		t.Fatal(err)
+	}
+	rep, code = showRun(t, bin, queue, plan.RunID)
+	if rep["state"] != "terminated" || !strings.Contains(fmt.Sprint(rep["reason"]), "stopped by the states test") || code != 2 {
+		t.Errorf("runs show of the terminated run: %v, exit %d; want terminated with its reason, exit 2", rep, code)
 	}
 }
