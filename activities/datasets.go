@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,10 @@ type PlanBuildResult struct {
 	Published bool
 	Rows      int64
 	Files     int
+	// Staged are the keys of the staged sources this PlanBuild wrote (not
+	// those another build had staged first): the workflow deletes them if
+	// the build fails later (DiscardStaged). Empty in older histories.
+	Staged []string `json:",omitempty"`
 }
 
 // PlanBuild stages and validates the sources and derives the version.
@@ -80,7 +85,7 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	}
 	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.Version)
 	if errors.Is(err, catalog.ErrNoDataset) {
-		return PlanBuildResult{Plan: plan}, nil
+		return PlanBuildResult{Plan: plan, Staged: staged.written()}, nil
 	}
 	if err != nil {
 		return PlanBuildResult{}, err
@@ -106,6 +111,35 @@ func (s *stagingLog) Put(ctx context.Context, key string, r io.Reader, size int6
 		s.mu.Unlock()
 	}
 	return err
+}
+
+// written returns the keys of the staged sources written through s.
+func (s *stagingLog) written() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.keys)
+}
+
+// DiscardStagedInput lists staged sources to delete.
+type DiscardStagedInput struct {
+	Keys []string
+}
+
+// DiscardStaged deletes the staged sources a build wrote (PlanBuildResult.
+// Staged) after the build failed or was cancelled past PlanBuild, so a
+// failed build leaves nothing under staging/sources/. It deletes only keys
+// under staging/sources/; deleting what is gone is not an error, so a retry
+// is harmless. It returns how many keys it was given.
+func (a *Datasets) DiscardStaged(ctx context.Context, in DiscardStagedInput) (int, error) {
+	for _, k := range in.Keys {
+		if !strings.HasPrefix(k, datasets.StagedKey("")) {
+			return 0, invalid(fmt.Errorf("discard staged: %s is not a staged source", k))
+		}
+		if err := a.Store.Delete(ctx, k); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			return 0, err
+		}
+	}
+	return len(in.Keys), nil
 }
 
 // discard deletes the noted staged sources and returns cause; a deletion

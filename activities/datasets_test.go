@@ -2,6 +2,8 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -144,7 +146,10 @@ func (b stagingBuilder) Plan(ctx context.Context, env datasets.Env, req datasets
 			return datasets.Plan{}, err
 		}
 	}
-	return datasets.Plan{}, b.err
+	if b.err != nil {
+		return datasets.Plan{}, b.err
+	}
+	return datasets.Plan{Dataset: "src", Version: "v1"}, nil
 }
 
 // TestFailedPlanBuildRemovesWhatItStaged: a build that fails for good
@@ -197,5 +202,51 @@ func TestFailedPlanBuildRemovesWhatItStaged(t *testing.T) {
 				t.Errorf("staged objects left: %v, want %d besides %s", keys, tc.kept, other)
 			}
 		})
+	}
+}
+
+// TestPlanBuildReportsWhatItStaged: a PlanBuild that succeeds returns the
+// staged sources it wrote, not those another build had staged first, and
+// DiscardStaged (run by the workflow when the build fails later) deletes
+// exactly those; it refuses a key outside staging/sources/.
+func TestPlanBuildReportsWhatItStaged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	bodies := map[string]string{"a.json": "{\"a\": 1}\n", "b.json": "{\"b\": 2}\n"}
+	for name, body := range bodies {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func(body string) string {
+		sum := sha256.Sum256([]byte(body))
+		return datasets.StagedKey(hex.EncodeToString(sum[:]))
+	}
+	mem := blobtest.NewMemory()
+	if err := blob.PutBytes(ctx, mem, key(bodies["a.json"]), []byte(bodies["a.json"])); err != nil { // staged by another build
+		t.Fatal(err)
+	}
+	reg := datasets.NewRegistry()
+	if err := reg.Register(stagingBuilder{}); err != nil {
+		t.Fatal(err)
+	}
+	a := &Datasets{Store: mem, Builders: reg}
+	res, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{key(bodies["b.json"])}; !slices.Equal(res.Staged, want) {
+		t.Fatalf("PlanBuild staged %v, want %v (a.json was staged before)", res.Staged, want)
+	}
+	if n, err := a.DiscardStaged(ctx, DiscardStagedInput{Keys: res.Staged}); err != nil || n != 1 {
+		t.Fatalf("DiscardStaged: %d, %v", n, err)
+	}
+	for body, want := range map[string]bool{bodies["a.json"]: true, bodies["b.json"]: false} {
+		if ok, err := blob.Exists(ctx, mem, key(body)); err != nil || ok != want {
+			t.Errorf("%s exists %v (%v), want %v", key(body), ok, err, want)
+		}
+	}
+	if _, err := a.DiscardStaged(ctx, DiscardStagedInput{Keys: []string{"datasets/src/latest"}}); err == nil {
+		t.Error("DiscardStaged deleted a key outside staging/sources/")
 	}
 }

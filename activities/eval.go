@@ -707,6 +707,36 @@ func writeSummaryTable(ctx context.Context, store blob.Store, key string, rows [
 	return err
 }
 
+// CleanupRunInput names a run that ended without finishing.
+type CleanupRunInput struct {
+	RunID string
+}
+
+// CleanupRunResult says what CleanupRun deleted.
+type CleanupRunResult struct {
+	Checkpoints int
+}
+
+// CleanupRun deletes a run's shard checkpoints (runs/<id>/partial/) after
+// the run was cancelled or failed. Only a retry of the same shard activity
+// reads checkpoints (through its heartbeat detail), and a new start of the
+// plan is a new workflow whose shards start from their first attempt, so
+// nothing reads them again; the finished shards' result files and the cache
+// segments stay, so a restart of the plan resumes from them. Deleting what
+// is already gone is not an error, so a retried cleanup is harmless.
+func (a *Eval) CleanupRun(ctx context.Context, in CleanupRunInput) (CleanupRunResult, error) {
+	infos, err := a.Store.List(ctx, runs.PartialPrefix(in.RunID))
+	if err != nil {
+		return CleanupRunResult{}, err
+	}
+	for _, info := range infos {
+		if err := a.Store.Delete(ctx, info.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			return CleanupRunResult{}, err
+		}
+	}
+	return CleanupRunResult{Checkpoints: len(infos)}, nil
+}
+
 func invalid(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 }

@@ -16,10 +16,40 @@ import (
 // shardProgress is a shard activity's heartbeat detail: the first Done
 // chunks of the shard are in checkpoint files, one per entry of Starts (the
 // file starting at chunk Starts[i] runs to Starts[i+1], the last one to
-// Done).
+// Done). Its ShardCounts are for progress displays only; resume ignores
+// them (and details of older versions, which have none, resume as before).
 type shardProgress struct {
 	Done   int   `json:"done"`
 	Starts []int `json:"starts,omitempty"`
+	ShardCounts
+}
+
+// ShardCounts are a running shard's counts so far, sent with every
+// heartbeat: the client reads them from the workflow's pending activities
+// (app.QueryProgress) so that progress moves within a shard, which the
+// workflow, counting only finished shards, cannot see.
+type ShardCounts struct {
+	// Samples are the samples of the shard done so far (by this attempt,
+	// in the checkpoints it resumed from, or before a --rerun-errors pass);
+	// Total is the shard's samples.
+	Samples     int64   `json:"samples,omitempty"`
+	Total       int64   `json:"total,omitempty"`
+	ModelFailed int64   `json:"model_failed,omitempty"`
+	InfraFailed int64   `json:"infra_failed,omitempty"`
+	CostUSD     float64 `json:"cost_usd,omitempty"`
+}
+
+// add counts one done row.
+func (c *ShardCounts) add(row schemas.ResultRow) {
+	c.Samples++
+	switch {
+	case row.ErrorClass == "":
+	case !schemas.Scored(row.ErrorClass):
+		c.InfraFailed++
+	default:
+		c.ModelFailed++
+	}
+	c.CostUSD += row.CostUSD
 }
 
 func (p shardProgress) clone() shardProgress {
@@ -135,6 +165,16 @@ func (r *shardRun) resume(ctx context.Context, decode func(any) error) error {
 func (r *shardRun) each(ctx context.Context, conc int, fn func(ctx context.Context, i int) error) error {
 	n := r.chunks()
 	last := r.now()
+	r.countDone()
+	done := func(ctx context.Context, i int) error {
+		if err := fn(ctx, i); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.prog.add(r.rows[i])
+		r.mu.Unlock()
+		return nil
+	}
 	for c := r.progress().Done; c < n; c++ {
 		lo, hi := r.bounds(c)
 		var idx []int
@@ -143,7 +183,7 @@ func (r *shardRun) each(ctx context.Context, conc int, fn func(ctx context.Conte
 				idx = append(idx, i)
 			}
 		}
-		if err := eachIndex(ctx, idx, conc, fn); err != nil {
+		if err := eachIndex(ctx, idx, conc, done); err != nil {
 			return err
 		}
 		if !r.checkpoint || c+1 == n || r.now().Sub(last) < r.interval {
@@ -155,6 +195,23 @@ func (r *shardRun) each(ctx context.Context, conc int, fn func(ctx context.Conte
 		last = r.now()
 	}
 	return nil
+}
+
+// countDone starts the counts from the rows done before the loop: those of
+// the checkpointed chunks and those not to do.
+func (r *shardRun) countDone() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.prog.ShardCounts = ShardCounts{Total: int64(len(r.rows))}
+	_, loaded := r.bounds(r.prog.Done - 1)
+	if r.prog.Done == 0 {
+		loaded = 0
+	}
+	for i := range r.rows {
+		if i < loaded || !r.todo[i] {
+			r.prog.add(r.rows[i])
+		}
+	}
 }
 
 // save writes the chunks from the last checkpoint through chunk c as one
@@ -179,15 +236,27 @@ func (r *shardRun) save(ctx context.Context, c int) error {
 	return nil
 }
 
-// finish writes the shard's rows to key, then deletes the checkpoints (a
-// delete that fails leaves garbage under runs.ChunkPrefix, never a wrong
-// result: only a heartbeat detail names checkpoints to read).
+// finish writes the shard's rows to key, then deletes every checkpoint of
+// the shard: those its progress names, and any other under
+// runs.ChunkPrefix, e.g. one an earlier attempt wrote just before it was
+// killed, before the heartbeat naming it reached the server. A delete that
+// fails leaves garbage, never a wrong result: only a heartbeat detail
+// names checkpoints to read, and the run's cleanup deletes partial/.
 func (r *shardRun) finish(ctx context.Context, key string) error {
 	if err := writeRows(ctx, r.store, key, r.rows); err != nil {
 		return err
 	}
+	keys := map[string]bool{}
 	for _, start := range r.progress().Starts {
-		_ = r.store.Delete(ctx, runs.ChunkKey(r.run, r.shard, start))
+		keys[runs.ChunkKey(r.run, r.shard, start)] = true
+	}
+	if infos, err := r.store.List(ctx, runs.ChunkPrefix(r.run, r.shard)); err == nil {
+		for _, in := range infos {
+			keys[in.Key] = true
+		}
+	}
+	for k := range keys {
+		_ = r.store.Delete(ctx, k)
 	}
 	return nil
 }

@@ -346,3 +346,102 @@ func TestStartRows(t *testing.T) {
 		t.Errorf("rerun: todo %v, rows %+v", todo, rows)
 	}
 }
+
+// TestShardRunCountsInHeartbeats: every heartbeat detail carries the
+// shard's counts so far (samples, model and infrastructure failures, cost),
+// which the client adds to the workflow's progress; a retry counts the
+// rows of the checkpoints it resumed from, so the count never goes back.
+func TestShardRunCountsInHeartbeats(t *testing.T) {
+	const n, chunk = 10, 3
+	row := func(i int) schemas.ResultRow {
+		r := schemas.ResultRow{SampleIndex: int64(i), CostUSD: 0.25}
+		switch i {
+		case 2:
+			r.ErrorClass = "unparseable" // a scored model failure
+		case 4:
+			r.ErrorClass = schemas.ErrorClassInfrastructure
+		}
+		return r
+	}
+	store := blobtest.NewMemory()
+	first := newAttempt(store, n, chunk, 0)
+	err := first.r.each(context.Background(), 1, func(_ context.Context, i int) error {
+		if i == 7 {
+			return errCrash
+		}
+		first.r.rows[i] = row(i)
+		return nil
+	})
+	if !errors.Is(err, errCrash) {
+		t.Fatal(err)
+	}
+	want := []ShardCounts{
+		{Samples: 3, Total: n, ModelFailed: 1, CostUSD: 0.75},
+		{Samples: 6, Total: n, ModelFailed: 1, InfraFailed: 1, CostUSD: 1.5},
+	}
+	var got []ShardCounts
+	for _, b := range first.beats {
+		got = append(got, b.ShardCounts)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("heartbeat counts %+v, want %+v", got, want)
+	}
+	if p := first.r.progress(); p.Samples != 7 {
+		t.Errorf("the crashed attempt's progress counts %d samples, want 7 (rows 0-6)", p.Samples)
+	}
+
+	second := newAttempt(store, n, chunk, 0)
+	if err := second.r.resume(context.Background(), first.detail(t)); err != nil {
+		t.Fatal(err)
+	}
+	var mid ShardCounts
+	err = second.r.each(context.Background(), 1, func(_ context.Context, i int) error {
+		if i == 7 {
+			mid = second.r.progress().ShardCounts // what the ticker would send
+		}
+		second.r.rows[i] = row(i)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := (ShardCounts{Samples: 7, Total: n, ModelFailed: 1, InfraFailed: 1, CostUSD: 1.75}); mid != w {
+		t.Errorf("retry's counts at row 7: %+v, want %+v (6 checkpointed, row 6 done)", mid, w)
+	}
+	if w := (ShardCounts{Samples: n, Total: n, ModelFailed: 1, InfraFailed: 1, CostUSD: 2.5}); second.r.progress().ShardCounts != w {
+		t.Errorf("retry's final counts %+v, want %+v", second.r.progress().ShardCounts, w)
+	}
+}
+
+// TestShardRunFinishDeletesUnnamedCheckpoints: an attempt killed right
+// after writing a checkpoint, before the heartbeat naming it reached the
+// server, leaves a file the retry's progress does not name; finishing the
+// shard deletes it too (issue #11: checkpoints left under partial/).
+func TestShardRunFinishDeletesUnnamedCheckpoints(t *testing.T) {
+	const n, chunk = 10, 3
+	store := blobtest.NewMemory()
+	first := newAttempt(store, n, chunk, 0)
+	if err := first.run("first", 4); !errors.Is(err, errCrash) {
+		t.Fatal(err)
+	}
+	if len(first.beats) == 0 {
+		t.Fatal("the first attempt wrote no checkpoint")
+	}
+	// The retry never got the detail: it starts over and names no file.
+	second := newAttempt(store, n, chunk, time.Hour)
+	if err := second.r.resume(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.run("second", -1); err != nil {
+		t.Fatal(err)
+	}
+	key := runs.ShardKey(testRun, 3)
+	if err := second.r.finish(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = "second"
+	}
+	checkShardFile(t, store, key, labels) // fails on a checkpoint left
+}

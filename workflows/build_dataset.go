@@ -52,7 +52,35 @@ type GenerationTotals struct {
 // (datasets.Generator) plans generation units first: they run in parallel
 // (each an activity that saves its outputs to the store and returns a
 // summary), then FinishPlan plans the parts from what they saved.
+//
+// A build that fails or is cancelled after PlanBuild deletes the sources
+// its PlanBuild staged (DiscardStaged, in a disconnected context) before it
+// ends with its error.
 func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResult, error) {
+	var staged []string
+	res, err := buildDataset(ctx, in, &staged)
+	if err != nil && len(staged) > 0 {
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		dctx = workflow.WithActivityOptions(dctx, cleanupOptions)
+		var a *activities.Datasets
+		var n int
+		log := workflow.GetLogger(ctx)
+		if derr := workflow.ExecuteActivity(dctx, a.DiscardStaged, activities.DiscardStagedInput{Keys: staged}).Get(dctx, &n); derr != nil {
+			log.Warn("build failed; deleting its staged sources failed", "error", derr)
+		} else {
+			log.Info("build failed; deleted its staged sources", "sources", n)
+		}
+	}
+	return res, err
+}
+
+// discardStagedChange is the workflow.GetVersion change id of deleting a
+// failed build's staged sources.
+const discardStagedChange = "discard-staged-on-failure"
+
+// buildDataset is BuildDataset; once the build is past PlanBuild and not
+// reused, it sets *staged to the sources to delete if it fails.
+func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) (BuildDatasetResult, error) {
 	var a *activities.Datasets
 	var planned activities.PlanBuildResult
 	planCtx := workflow.WithActivityOptions(ctx, planOptions)
@@ -72,6 +100,10 @@ func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResul
 			res.Rows, res.Files = planned.Rows, planned.Files
 		}
 		return res, nil
+	}
+	// Histories recorded before this have no marker: no cleanup on replay.
+	if workflow.GetVersion(ctx, discardStagedChange, workflow.DefaultVersion, 1) >= 1 {
+		*staged = planned.Staged
 	}
 
 	maxPar := in.MaxParallel

@@ -69,6 +69,44 @@ func TestBuildDatasetReusesPublishedVersion(t *testing.T) {
 	env.AssertNotCalled(t, "Publish", mock.Anything, mock.Anything)
 }
 
+// TestBuildDatasetDiscardsStagedSourcesWhenItFails: a build that fails past
+// PlanBuild deletes the sources its PlanBuild staged, and only those, and
+// still ends with the part's error; a build that succeeds deletes nothing.
+func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
+	for _, fail := range []bool{true, false} {
+		t.Run(fmt.Sprintf("part fails %v", fail), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var a *activities.Datasets
+			staged := []string{"staging/sources/aa", "staging/sources/bb"}
+			env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: testPlan(2), Staged: staged}, nil)
+			env.OnActivity(a.WritePart, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.WritePartInput) (catalog.File, error) {
+					if fail && in.Part == 1 {
+						return catalog.File{}, temporal.NewNonRetryableApplicationError("x.json:3: bad row", activities.ErrTypeInvalidInput, nil)
+					}
+					return catalog.File{Rows: 10}, nil
+				})
+			env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(catalog.Manifest{Rows: 20}, nil)
+			var discarded []string
+			env.OnActivity(a.DiscardStaged, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.DiscardStagedInput) (int, error) {
+					discarded = in.Keys
+					return len(in.Keys), nil
+				})
+			env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
+			err := env.GetWorkflowError()
+			if !fail {
+				require.NoError(t, err)
+				require.Nil(t, discarded)
+				return
+			}
+			require.ErrorContains(t, err, "x.json:3")
+			require.Equal(t, staged, discarded)
+		})
+	}
+}
+
 func TestBuildDatasetDoesNotPublishAfterAFailedPart(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()

@@ -67,6 +67,10 @@ type Progress struct {
 	CostUSD     float64
 	StartedAt   time.Time
 	Finished    bool
+	// ShardsRunning is filled by the client (app.QueryProgress), which also
+	// adds the running shards' counts so far to the counts above; the
+	// workflow answers 0 and counts finished shards only.
+	ShardsRunning int
 }
 
 // ProgressQuery is the name of the query that returns Progress.
@@ -81,7 +85,15 @@ type EvaluateModelResult struct {
 // EvaluateModel plans a run, evaluates its shards through a sliding window of
 // shard activities (continuing as new every ShardsPerRun shards, so runs of
 // any size fit the history limits), and aggregates the results.
-func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelResult, error) {
+//
+// A run that is cancelled or fails stops its shards (they see the cancel
+// request in their next heartbeat's answer; the workflow waits for them)
+// and then deletes its checkpoints with CleanupRun in a disconnected
+// context; a run that finishes runs CleanupRun after Aggregate, for the
+// checkpoints a shard could not delete. A restart of the same plan is the
+// same run id and resumes from the shards' result files and cache
+// segments.
+func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateModelResult, err error) {
 	var a *activities.Eval
 	prio := in.Priority
 	if prio == 0 {
@@ -100,6 +112,18 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 		return EvaluateModelResult{}, err
 	}
 
+	// Histories recorded before cancellation cleaned up have no marker and
+	// replay as DefaultVersion: shards not waited for, no cleanup.
+	cleanup := workflow.GetVersion(ctx, cleanupChange, workflow.DefaultVersion, 1) >= 1
+	if cleanup {
+		defer func() {
+			if err == nil || st == nil || workflow.IsContinueAsNewError(err) {
+				return
+			}
+			err = cleanupRun(ctx, st.Plan.RunID, err)
+		}()
+	}
+
 	if st == nil {
 		var plan activities.PlanRunResult
 		pctx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
@@ -116,6 +140,9 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 	if in.ShardHeartbeatTimeout > 0 {
 		so.HeartbeatTimeout = in.ShardHeartbeatTimeout
 	}
+	// On cancellation, wait for the shards to acknowledge (stop writing)
+	// before the cleanup deletes their checkpoints.
+	so.WaitForCancellation = cleanup
 	sctx := workflow.WithActivityOptions(ctx, so)
 
 	maxConc := in.MaxConcurrentShards
@@ -193,8 +220,43 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelRe
 	if err := workflow.ExecuteActivity(actx, a.Aggregate, agg).Get(ctx, &sum); err != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, err
 	}
+	if cleanup {
+		// Each shard deletes its own checkpoints; this deletes those a shard
+		// could not (a delete that failed while the store restarted, a worker
+		// killed between its result file and the deletes, whose retry then
+		// found the result file). The run's result does not depend on it.
+		var r activities.CleanupRunResult
+		cctx := workflow.WithActivityOptions(ctx, cleanupOptions)
+		if err := workflow.ExecuteActivity(cctx, a.CleanupRun, activities.CleanupRunInput{RunID: st.Plan.RunID}).Get(ctx, &r); err != nil {
+			workflow.GetLogger(ctx).Warn("run finished; deleting leftover checkpoints failed", "run", st.Plan.RunID, "error", err)
+		} else if r.Checkpoints > 0 {
+			workflow.GetLogger(ctx).Info("run finished; deleted leftover checkpoints", "run", st.Plan.RunID, "checkpoints", r.Checkpoints)
+		}
+	}
 	finished = true
 	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
+}
+
+// cleanupChange is the workflow.GetVersion change id of stopping shards
+// and deleting checkpoints when a run is cancelled or fails.
+const cleanupChange = "cleanup-on-cancel"
+
+// cleanupRun runs CleanupRun for a run that ended with cause (cancelled or
+// failed), in a context disconnected from the workflow's cancellation, and
+// returns cause: the run ends as it would have. A cleanup that fails is
+// logged; the cause is what the user needs to see.
+func cleanupRun(ctx workflow.Context, runID string, cause error) error {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, cleanupOptions)
+	var a *activities.Eval
+	var r activities.CleanupRunResult
+	log := workflow.GetLogger(ctx)
+	if err := workflow.ExecuteActivity(dctx, a.CleanupRun, activities.CleanupRunInput{RunID: runID}).Get(dctx, &r); err != nil {
+		log.Warn("run ended; deleting its checkpoints failed", "run", runID, "error", err)
+		return cause
+	}
+	log.Info("run ended; deleted its checkpoints", "run", runID, "checkpoints", r.Checkpoints)
+	return cause
 }
 
 func withPriority(o workflow.ActivityOptions, key int, fairness string) workflow.ActivityOptions {

@@ -82,6 +82,15 @@ var (
 		HeartbeatTimeout:       30 * time.Second,
 		RetryPolicy:            retry(infraAttempts, gateway.NonRetryableErrorTypes()...),
 	}
+	// cleanupOptions: CleanupRun deletes a run's checkpoints after it was
+	// cancelled or failed, DiscardStaged a failed build's staged sources;
+	// short, a few attempts, and bounded so that a cancelled run or failed
+	// build ends even with no worker to clean up.
+	cleanupOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    5 * time.Minute,
+		ScheduleToCloseTimeout: 15 * time.Minute,
+		RetryPolicy:            retry(5),
+	}
 )
 
 // ActivityOptionSet is one set of activity options a workflow schedules
@@ -108,5 +117,6 @@ func ActivityOptionSets() []ActivityOptionSet {
 		{Name: "generate", Activities: []string{"Generate"}, Options: generateOptions, Long: true},
 		{Name: "eval-plan", Activities: []string{"PlanRun", "Aggregate"}, Options: evalPlanOptions, Long: true},
 		{Name: "shard", Activities: []string{"RunShard", "ScoreShard"}, Options: shardOptions, Long: true},
+		{Name: "cleanup", Activities: []string{"CleanupRun", "DiscardStaged"}, Options: cleanupOptions},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -125,6 +126,17 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 		})
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
 	require.NoError(t, env.GetWorkflowError())
+	// A build failing past PlanBuild deletes what PlanBuild staged.
+	env = s.NewTestWorkflowEnvironment()
+	env.OnActivity(d.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: testPlan(1), Staged: []string{"staging/sources/x"}}, nil)
+	env.OnActivity(d.WritePart, mock.Anything, mock.Anything).Return(catalog.File{}, temporal.NewNonRetryableApplicationError("bad", activities.ErrTypeInvalidInput, nil))
+	env.OnActivity(d.DiscardStaged, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DiscardStagedInput) (int, error) {
+			record(ctx)
+			return len(in.Keys), nil
+		})
+	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
+	require.Error(t, env.GetWorkflowError())
 
 	env = s.NewTestWorkflowEnvironment()
 	var e *activities.Eval
@@ -150,6 +162,22 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 		})
 	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
 	require.NoError(t, env.GetWorkflowError())
+	// A cancelled run cleans up its checkpoints.
+	env = s.NewTestWorkflowEnvironment()
+	env.OnActivity(e.PlanRun, mock.Anything, mock.Anything).Return(activities.PlanRunResult{RunID: "r1", Samples: 1, Shards: 1}, nil)
+	env.OnActivity(e.RunShard, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.RunShardInput) (activities.ShardResult, error) {
+			<-ctx.Done()
+			return activities.ShardResult{}, ctx.Err()
+		})
+	env.OnActivity(e.CleanupRun, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.CleanupRunInput) (activities.CleanupRunResult, error) {
+			record(ctx)
+			return activities.CleanupRunResult{}, nil
+		})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
+	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
+	require.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "cancelled run: %v", env.GetWorkflowError())
 
 	for name, set := range want {
 		info, ok := got[name]

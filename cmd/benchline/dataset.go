@@ -60,7 +60,7 @@ Datasets:
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(newBuildReport(res))
 			}
 			verb := "built"
 			if res.Reused {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -134,11 +135,37 @@ credential chain.`,
 	return root
 }
 
+// exitError ends the command with its exit code (documented in the
+// command's --help), after printing err when not nil.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "benchline:", err)
-		os.Exit(1)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err == nil {
+		return
 	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchline:", err)
+	}
+	os.Exit(code)
 }

@@ -1,79 +1,118 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/workflows"
 )
+
+// Exit codes of `runs ls` and `runs show` (and of every command: 1 is a
+// command that could not do its work).
+const (
+	exitRunFailed    = 2 // failed, terminated or timed out
+	exitRunCancelled = 3
+	exitRunUnknown   = 4 // Temporal no longer has the workflow, and no summary
+)
+
+const runsExitHelp = `
+Exit status: 0 when the run is running or completed (for ls: every run listed is),
+1 when the command itself failed (no such run, Temporal or S3 unreachable), 2 when the
+run failed, was terminated or timed out (ls: any run listed), 3 when it was cancelled
+(ls: any, and none failed), 4 (show only) when Temporal no longer knows the run's workflow
+and it has no summary.`
+
+// runListing is one line of `runs ls` (and an element of its --json).
+type runListing struct {
+	RunID          string    `json:"run_id"`
+	Dataset        string    `json:"dataset"`
+	DatasetVersion string    `json:"dataset_version"`
+	Model          string    `json:"model"`
+	Samples        int64     `json:"samples"`
+	State          string    `json:"state"`
+	Reason         string    `json:"reason,omitempty"`
+	SamplesDone    int64     `json:"samples_done"`
+	Headline       string    `json:"headline,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// runReport is what `runs show --json` prints: the run's state, its
+// progress while it runs and its summary once completed.
+type runReport struct {
+	RunID       string             `json:"run_id"`
+	State       string             `json:"state"`
+	Reason      string             `json:"reason,omitempty"`
+	Checkpoints int                `json:"checkpoints"`
+	Progress    *progressReport    `json:"progress,omitempty"`
+	Summary     *aggregate.Summary `json:"summary,omitempty"`
+}
+
+// progressReport is workflows.Progress with the keys the files use.
+type progressReport struct {
+	RunID         string    `json:"run_id"`
+	Dataset       string    `json:"dataset"`
+	Model         string    `json:"model"`
+	Samples       int64     `json:"samples"`
+	SamplesDone   int64     `json:"samples_done"`
+	Shards        int       `json:"shards"`
+	ShardsDone    int       `json:"shards_done"`
+	ShardsRunning int       `json:"shards_running"`
+	ModelFailed   int64     `json:"model_failed"`
+	InfraFailed   int64     `json:"infra_failed"`
+	CostUSD       float64   `json:"cost_usd"`
+	StartedAt     time.Time `json:"started_at"`
+}
+
+func newProgressReport(p workflows.Progress) *progressReport {
+	return &progressReport{RunID: p.RunID, Dataset: p.Dataset, Model: p.Model, Samples: p.Samples, SamplesDone: p.SamplesDone,
+		Shards: p.Shards, ShardsDone: p.ShardsDone, ShardsRunning: p.ShardsRunning, ModelFailed: p.ModelFailed,
+		InfraFailed: p.InfraFailed, CostUSD: p.CostUSD, StartedAt: p.StartedAt}
+}
+
+// stateExit returns the exit error of a run that ended in st, or nil.
+func stateExit(runID string, st app.RunStatus) error {
+	msg := fmt.Sprintf("run %s %s", runID, st.State)
+	if st.Reason != "" {
+		msg += ": " + st.Reason
+	}
+	switch {
+	case st.State == app.StateCancelled:
+		return &exitError{code: exitRunCancelled, err: errors.New(msg)}
+	case st.State.Ended():
+		return &exitError{code: exitRunFailed, err: errors.New(msg)}
+	case st.State == app.StateUnknown:
+		return &exitError{code: exitRunUnknown, err: errors.New(msg + ": Temporal has no workflow " + app.EvalWorkflowID(runID) + " and there is no summary")}
+	}
+	return nil
+}
 
 func newRunsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "runs", Short: "List, show and cancel evaluation runs"}
-	cmd.AddCommand(&cobra.Command{
+	var lsJSON bool
+	ls := &cobra.Command{
 		Use:   "ls",
-		Short: "List evaluation runs in the object store",
-		Args:  cobra.NoArgs,
+		Short: "List evaluation runs (those with a plan in the object store) and their states",
+		Long: `ls lists every run with a plan in the object store, with its state from its Temporal
+workflow (running, completed, failed, cancelled, terminated, timed_out; unknown when
+Temporal no longer has the workflow), why it failed, and its headline metric.` + runsExitHelp,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, store, err := g.store(cmd.Context())
+			ctx := cmd.Context()
+			cfg, store, err := g.store(ctx)
 			if err != nil {
-				return err
-			}
-			infos, err := store.List(cmd.Context(), "runs/")
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tDATASET\tMODEL\tSAMPLES\tSTATUS\tHEADLINE\tCREATED")
-			for _, info := range infos {
-				if !strings.HasSuffix(info.Key, "/plan.json") {
-					continue
-				}
-				var p runs.Plan
-				if err := blob.GetJSON(cmd.Context(), store, info.Key, &p); err != nil {
-					return err
-				}
-				status, headline := "running or stopped", ""
-				var s aggregate.Summary
-				if err := blob.GetJSON(cmd.Context(), store, runs.SummaryKey(p.RunID), &s); err == nil {
-					status = "done"
-					if len(s.Metrics) > 0 {
-						headline = s.Metrics[0].Name + " " + s.Metrics[0].MeanText()
-					}
-				}
-				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d\t%s\t%s\t%s\n", p.RunID, p.Dataset, p.DatasetVersion, p.Model, p.Samples, status, headline, p.CreatedAt.Format(time.DateTime))
-			}
-			return tw.Flush()
-		},
-	})
-	var asJSON bool
-	show := &cobra.Command{
-		Use:   "show RUN-ID",
-		Short: "Show a run's summary, or its progress while it runs",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, store, err := g.store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			var s aggregate.Summary
-			err = blob.GetJSON(cmd.Context(), store, runs.SummaryKey(args[0]), &s)
-			if err == nil {
-				if asJSON {
-					return json.NewEncoder(cmd.OutOrStdout()).Encode(s)
-				}
-				app.PrintSummary(cmd.OutOrStdout(), s)
-				return nil
-			}
-			if !errors.Is(err, blob.ErrNotFound) {
 				return err
 			}
 			c, err := app.Dial(cfg, g.logger())
@@ -81,22 +120,56 @@ func newRunsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			p, err := app.QueryProgress(cmd.Context(), c, args[0])
+			list, err := listRuns(ctx, c, store)
 			if err != nil {
-				return fmt.Errorf("run %s has no summary and its workflow did not answer: %w", args[0], err)
+				return err
 			}
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(p)
+			if lsJSON {
+				if list == nil {
+					list = []runListing{}
+				}
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(list); err != nil {
+					return err
+				}
+			} else if err := printRuns(cmd.OutOrStdout(), list); err != nil {
+				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), app.ProgressLine(p, time.Now()))
-			return nil
+			return listExit(list)
 		},
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.AddCommand(show, &cobra.Command{
+	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON (a list of objects, snake_case keys)")
+	var asJSON bool
+	show := &cobra.Command{
+		Use:   "show RUN-ID",
+		Short: "Show a run's state: its summary, its progress while it runs, or why it ended",
+		Long: `show prints a completed run's summary; a running run's progress (the bar counts the
+samples of finished shards and those the running shards have done so far); a failed,
+terminated or timed-out run's reason (the root cause's message); a cancelled run's state.
+It also says how many checkpoint files are left under runs/RUN-ID/partial/.` + runsExitHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, store, err := g.store(ctx)
+			if err != nil {
+				return err
+			}
+			c, err := app.Dial(cfg, g.logger())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return showRun(ctx, cmd.OutOrStdout(), c, store, args[0], asJSON)
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print as JSON (run_id, state, reason, checkpoints, progress or summary)")
+	cmd.AddCommand(ls, show, &cobra.Command{
 		Use:   "cancel RUN-ID",
 		Short: "Cancel a running evaluation (finished shards are kept; start it again to resume)",
-		Args:  cobra.ExactArgs(1),
+		Long: `cancel asks Temporal to cancel the run's workflow. Its running shards see the request
+at their next heartbeat (every 2 s) and stop; the workflow then deletes the run's checkpoint
+files (runs/RUN-ID/partial/) and ends as cancelled. The finished shards' results and the
+model answers already paid for stay: the same eval started again resumes from them.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, c, err := g.dial()
 			if err != nil {
@@ -106,9 +179,153 @@ func newRunsCmd(g *globals) *cobra.Command {
 			if err := c.CancelWorkflow(cmd.Context(), app.EvalWorkflowID(args[0]), ""); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested for %s\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested for %s; `benchline runs show %s` says when it has stopped\n", args[0], args[0])
 			return nil
 		},
 	})
 	return cmd
+}
+
+// listRuns reads every plan under runs/ and each run's state.
+func listRuns(ctx context.Context, c client.Client, store blob.Store) ([]runListing, error) {
+	infos, err := store.List(ctx, "runs/")
+	if err != nil {
+		return nil, err
+	}
+	var out []runListing
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, "/plan.json") {
+			continue
+		}
+		var p runs.Plan
+		if err := blob.GetJSON(ctx, store, info.Key, &p); err != nil {
+			return nil, err
+		}
+		st, err := app.Status(ctx, c, store, p.RunID)
+		if err != nil {
+			return nil, err
+		}
+		l := runListing{RunID: p.RunID, Dataset: p.Dataset, DatasetVersion: p.DatasetVersion, Model: p.Model, Samples: p.Samples,
+			State: string(st.State), Reason: st.Reason, CreatedAt: p.CreatedAt}
+		switch st.State {
+		case app.StateCompleted:
+			var s aggregate.Summary
+			if err := blob.GetJSON(ctx, store, runs.SummaryKey(p.RunID), &s); err == nil {
+				l.SamplesDone = s.Samples
+				if len(s.Metrics) > 0 {
+					l.Headline = s.Metrics[0].Name + " " + s.Metrics[0].MeanText()
+				}
+			}
+		case app.StateRunning:
+			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if pr, err := app.QueryProgress(qctx, c, p.RunID); err == nil {
+				l.SamplesDone = pr.SamplesDone
+			}
+			cancel()
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func printRuns(w io.Writer, list []runListing) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tDATASET\tMODEL\tSAMPLES\tSTATE\tHEADLINE\tCREATED")
+	for _, l := range list {
+		state := l.State
+		if l.State == string(app.StateRunning) {
+			state = fmt.Sprintf("running %d/%d", l.SamplesDone, l.Samples)
+		}
+		if l.Reason != "" {
+			state += ": " + excerpt(l.Reason, 80)
+		}
+		fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d\t%s\t%s\t%s\n", l.RunID, l.Dataset, l.DatasetVersion, l.Model, l.Samples, state, l.Headline, l.CreatedAt.Format(time.DateTime))
+	}
+	return tw.Flush()
+}
+
+// listExit is the exit error of a listing: failed runs first.
+func listExit(list []runListing) error {
+	failed, cancelled := 0, 0
+	for _, l := range list {
+		switch s := app.RunState(l.State); {
+		case s == app.StateCancelled:
+			cancelled++
+		case s.Ended():
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		return &exitError{code: exitRunFailed, err: fmt.Errorf("%d of %d runs failed, were terminated or timed out", failed, len(list))}
+	case cancelled > 0:
+		return &exitError{code: exitRunCancelled, err: fmt.Errorf("%d of %d runs were cancelled", cancelled, len(list))}
+	}
+	return nil
+}
+
+// showRun prints one run's state (see `runs show --help`).
+func showRun(ctx context.Context, w io.Writer, c client.Client, store blob.Store, runID string, asJSON bool) error {
+	st, err := app.Status(ctx, c, store, runID)
+	if err != nil {
+		return err
+	}
+	if st.State == app.StateUnknown {
+		if ok, err := blob.Exists(ctx, store, runs.PlanKey(runID)); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("no run %s: no plan at %s and no workflow %s", runID, runs.PlanKey(runID), app.EvalWorkflowID(runID))
+		}
+	}
+	rep := runReport{RunID: runID, State: string(st.State), Reason: st.Reason, Checkpoints: st.Checkpoints}
+	var progress workflows.Progress
+	switch st.State {
+	case app.StateCompleted:
+		var s aggregate.Summary
+		if err := blob.GetJSON(ctx, store, runs.SummaryKey(runID), &s); err != nil {
+			return fmt.Errorf("run %s completed, but its summary: %w", runID, err)
+		}
+		rep.Summary = &s
+	case app.StateRunning:
+		progress, err = app.QueryProgress(ctx, c, runID)
+		if err != nil {
+			return fmt.Errorf("run %s is running, but its workflow did not answer the progress query: %w", runID, err)
+		}
+		rep.Progress = newProgressReport(progress)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		return stateExit(runID, st)
+	}
+	switch {
+	case rep.Summary != nil:
+		app.PrintSummary(w, *rep.Summary)
+	case rep.Progress != nil:
+		fmt.Fprintf(w, "run %s: running\n%s\n", runID, app.ProgressLine(progress, time.Now()))
+	default:
+		fmt.Fprintf(w, "run %s: %s\n", runID, st.State)
+		if st.Reason != "" {
+			fmt.Fprintf(w, "reason: %s\n", st.Reason)
+		}
+		if st.State == app.StateCancelled {
+			fmt.Fprintln(w, "finished shards are kept: the same eval started again resumes from them")
+		}
+	}
+	if st.State != app.StateCompleted || st.Checkpoints > 0 {
+		fmt.Fprintf(w, "checkpoint files left under %spartial/: %d\n", runs.Dir(runID), st.Checkpoints)
+	}
+	return stateExit(runID, st)
+}
+
+// excerpt shortens s to n bytes, on one line.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
 }

@@ -60,6 +60,14 @@ func S3Opener(cfg config.Config) source.S3Opener {
 	}
 }
 
+// HeartbeatThrottle is the longest a worker holds an activity's heartbeat
+// before sending it to the server. The SDK's default is 0.8 of the
+// activity's heartbeat timeout (24 s for shards): the server answers a
+// heartbeat with the cancel request, so a cancelled shard went on for up
+// to that long, and its progress (heartbeat details) lagged as much.
+// Shards heartbeat every 2 s; so the server hears them every 2 s.
+const HeartbeatThrottle = 2 * time.Second
+
 // Task queues a worker can serve.
 const (
 	// QueueSandbox runs deferred scorers that execute untrusted code, so
@@ -115,7 +123,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 	for _, q := range o.Queues {
 		switch q {
 		case "main":
-			w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities})
+			w := worker.New(c, cfg.Temporal.TaskQueue, worker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities, MaxHeartbeatThrottleInterval: HeartbeatThrottle})
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
@@ -126,7 +134,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			if err != nil {
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
-			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency})
+			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency, MaxHeartbeatThrottleInterval: HeartbeatThrottle})
 			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval, Clusters: o.Benchmarks.Clusters()})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:

@@ -73,16 +73,6 @@ func StartPlanned(ctx context.Context, c client.Client, cfg config.Config, plan 
 	return run, nil
 }
 
-// QueryProgress asks a running evaluation for its progress.
-func QueryProgress(ctx context.Context, c client.Client, runID string) (workflows.Progress, error) {
-	var p workflows.Progress
-	v, err := c.QueryWorkflow(ctx, EvalWorkflowID(runID), "", workflows.ProgressQuery)
-	if err != nil {
-		return p, err
-	}
-	return p, v.Get(&p)
-}
-
 // WaitEval waits for a run, calling progress about every interval.
 func WaitEval(ctx context.Context, c client.Client, run client.WorkflowRun, runID string, every time.Duration, progress func(workflows.Progress)) (workflows.EvaluateModelResult, error) {
 	done := make(chan struct{})

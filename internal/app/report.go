@@ -67,7 +67,9 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 	}
 }
 
-// ProgressLine renders a one-line progress bar.
+// ProgressLine renders a one-line progress bar of a running run (the
+// samples of finished shards and those running shards have done so far,
+// app.QueryProgress); a run that has ended gets no bar (runs show).
 func ProgressLine(p workflows.Progress, now time.Time) string {
 	const width = 30
 	frac := 0.0
@@ -81,6 +83,10 @@ func ProgressLine(p workflows.Progress, now time.Time) string {
 		rate = float64(p.SamplesDone) / el
 		eta = (time.Duration(float64(p.Samples-p.SamplesDone)/rate) * time.Second).Round(time.Second).String()
 	}
-	return fmt.Sprintf("[%s] %d/%d samples, shards %d/%d, errors %d model / %d infra, %.1f/s, ETA %s, $%.4f",
-		bar, p.SamplesDone, p.Samples, p.ShardsDone, p.Shards, p.ModelFailed, p.InfraFailed, rate, eta, p.CostUSD)
+	shards := fmt.Sprintf("%d/%d", p.ShardsDone, p.Shards)
+	if p.ShardsRunning > 0 {
+		shards += fmt.Sprintf(" (%d running)", p.ShardsRunning)
+	}
+	return fmt.Sprintf("[%s] %d/%d samples, shards %s, errors %d model / %d infra, %.1f/s, ETA %s, $%.4f",
+		bar, p.SamplesDone, p.Samples, shards, p.ModelFailed, p.InfraFailed, rate, eta, p.CostUSD)
 }

@@ -188,13 +188,17 @@ func Verify(ctx context.Context, s blob.Store, m Manifest) error {
 // pq.Expecting): every reader of internal/pq that opens one of m's files
 // through it checks the file's size, row count and Parquet footer, and its
 // sha256 when it fetches the file whole, before using a row; a file that
-// breaks a promise is an error wrapping pq.ErrCorrupt naming its key. The
+// breaks a promise is an error wrapping pq.ErrCorrupt naming its key. When
+// schemas knows the manifest's table, a file must also have exactly that
+// table's top-level columns (schemas.Columns); the error names the missing
+// and the extra ones. The
 // activities read dataset versions through it, so data is checked where it
 // is read. Other objects read through it are not checked.
 func Checked(store blob.Store, m Manifest) blob.Store {
 	files := make(map[string]pq.Expect, len(m.Files))
+	cols, _ := schemas.Columns(m.Schema) // nil (unchecked) for a table schemas does not know
 	for _, f := range m.Files {
-		files[Dir(m.Name, m.Version)+f.Path] = pq.Expect{Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256}
+		files[Dir(m.Name, m.Version)+f.Path] = pq.Expect{Rows: f.Rows, Bytes: f.Bytes, SHA256: f.SHA256, Columns: cols}
 	}
 	return pq.Expecting(store, files)
 }

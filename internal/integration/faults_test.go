@@ -79,18 +79,6 @@ func faultSizes() faultSize {
 		limit: 8 * time.Minute}
 }
 
-// checkpointsCleaned says whether a finished run must leave no checkpoint
-// files under partial/, even when faults made its shards run again (issue
-// #11, finding 5: "checkpoints and staging files are cleaned or documented
-// with their lifetime", the run-states branch). The long form leaves one
-// now and then. Likely ways, from RunShard: the deletes after the result
-// file is written fail while MinIO restarts (their errors are ignored), or
-// the worker dies between the two; a retry then finds the result file and
-// returns without cleaning up. While this is false the suite counts
-// leftovers in its table without failing; the lead sets it to true when
-// that fix is merged.
-var checkpointsCleaned = false
-
 // Prices of the baseline provider in the fault suite, so cost is counted.
 const faultInPrice, faultOutPrice = 1.5, 4.0
 
@@ -427,7 +415,7 @@ func TestFaultSuite(t *testing.T) {
 			t.Errorf("%s: %s = %v over %d samples; baseline/reference scores 1 on every sample without faults", j.name, headline.Name, headline.Mean, headline.N)
 		}
 		left := leftoverCheckpoints(ctx, t, j.plan.RunID)
-		if left > 0 && checkpointsCleaned {
+		if left > 0 {
 			t.Errorf("%s: %d checkpoint files left under partial/ after the run", j.name, left)
 		}
 		costSum += s.CostUSD

@@ -36,6 +36,14 @@ func ReadArrow(ctx context.Context, store blob.Store, key string, columns []stri
 	if err := ra.checkRows(pf.NumRows()); err != nil {
 		return err
 	}
+	root := pf.MetaData().Schema.Root()
+	cols := make([]string, root.NumFields())
+	for i := range cols {
+		cols[i] = root.Field(i).Name()
+	}
+	if err := ra.checkColumns(cols); err != nil {
+		return err
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
 	if err != nil {
 		return ra.readError("not readable as Arrow", err)

@@ -63,6 +63,9 @@ func TestCorruptObjects(t *testing.T) {
 		{name: "other row count", rows: big, expect: promise(0, 7), corrupt: true, says: "rows"},
 		{name: "other size", rows: small, expect: promise(-1, 0), corrupt: true, says: "bytes"},
 		{name: "other size, ranged", rows: big, expect: promise(-1, 0), corrupt: true, says: "bytes"},
+		{name: "its table's columns, in another order", rows: small, expect: columns("text", "score", "note", "n", "id")},
+		{name: "another table's columns", rows: small, expect: columns("id", "n", "text", "label"), corrupt: true, says: "missing [label], extra [note score]"},
+		{name: "another table's columns, ranged", rows: big, expect: columns("id", "n", "text", "note", "score", "label"), corrupt: true, says: "missing [label], extra none"},
 		{name: "store down", rows: small, wrap: func(s blob.Store) blob.Store { return getDown{s} }, says: errGetDown.Error()},
 		{name: "store down, promised", rows: small, expect: promise(0, 0), wrap: func(s blob.Store) blob.Store { return getDown{s} }, says: errGetDown.Error()},
 		{name: "store down, ranged", rows: big, wrap: func(s blob.Store) blob.Store { return getDown{s} }, says: errGetDown.Error()},
@@ -115,6 +118,14 @@ func TestCorruptObjects(t *testing.T) {
 func promise(dBytes, dRows int64) func(info pq.FileInfo) pq.Expect {
 	return func(info pq.FileInfo) pq.Expect {
 		return pq.Expect{Bytes: info.Bytes + dBytes, Rows: info.Rows + dRows, SHA256: info.SHA256}
+	}
+}
+
+// columns returns the Expect of a written file promising it has exactly
+// the columns cols (as a manifest's table does, schemas.Columns).
+func columns(cols ...string) func(info pq.FileInfo) pq.Expect {
+	return func(info pq.FileInfo) pq.Expect {
+		return pq.Expect{Bytes: info.Bytes, Rows: info.Rows, SHA256: info.SHA256, Columns: cols}
 	}
 }
 

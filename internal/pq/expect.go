@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -22,11 +24,14 @@ import (
 var ErrCorrupt = errors.New("pq: corrupt Parquet file")
 
 // Expect is what a manifest promises about one Parquet object. Rows is
-// always checked; a zero Bytes or an empty SHA256 is not.
+// always checked; a zero Bytes, an empty SHA256 or nil Columns is not.
 type Expect struct {
 	Rows   int64
 	Bytes  int64
 	SHA256 string
+	// Columns are the top-level columns of the table the manifest names
+	// (schemas.Columns): the file must have exactly these, in any order.
+	Columns []string
 }
 
 // expecting is a store that carries promises about some of its objects.
@@ -95,6 +100,47 @@ func (r *ObjectReaderAt) checkRows(rows int64) error {
 	return nil
 }
 
+// checkColumns checks the file's top-level columns against the promised
+// table's: a file of another table (whose bytes a rewritten manifest may
+// well vouch for) would otherwise read as rows with empty columns.
+// got are the file's top-level column names.
+func (r *ObjectReaderAt) checkColumns(got []string) error {
+	if r.expect == nil || r.expect.Columns == nil {
+		return nil
+	}
+	missing, extra := columnDiff(r.expect.Columns, got)
+	if len(missing) == 0 && len(extra) == 0 {
+		return nil
+	}
+	return fmt.Errorf("pq: %s does not have its table's columns: missing %s, extra %s: %w",
+		r.key, listOrNone(missing), listOrNone(extra), ErrCorrupt)
+}
+
+// columnDiff returns the names of want not in got (missing) and of got not
+// in want (extra), each sorted.
+func columnDiff(want, got []string) (missing, extra []string) {
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			missing = append(missing, w)
+		}
+	}
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			extra = append(extra, g)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return missing, extra
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return "[" + strings.Join(names, " ") + "]"
+}
+
 // failed returns the error of the first store call that failed, if any.
 func (r *ObjectReaderAt) failed() error {
 	r.mu.Lock()
@@ -129,6 +175,14 @@ func openParquet(ctx context.Context, store blob.Store, key string) (*ObjectRead
 		return nil, nil, ra.readError("not a Parquet file", err)
 	}
 	if err := ra.checkRows(f.NumRows()); err != nil {
+		ra.Release()
+		return nil, nil, err
+	}
+	var cols []string
+	for _, fl := range f.Schema().Fields() {
+		cols = append(cols, fl.Name())
+	}
+	if err := ra.checkColumns(cols); err != nil {
 		ra.Release()
 		return nil, nil, err
 	}

@@ -55,6 +55,19 @@ func TestDefault(t *testing.T) {
 	}
 }
 
+// TestEveryTableHasColumns checks every registered builder's table is one
+// schemas knows the columns of, so reading its parts through
+// catalog.Checked checks their columns (a part of another table fails).
+func TestEveryTableHasColumns(t *testing.T) {
+	for _, b := range registry.Default().All() {
+		tbl := b.Builder.Schema()
+		cols, ok := schemas.Columns(tbl)
+		if !ok || len(cols) == 0 {
+			t.Errorf("%s: schemas.Columns(%s v%d) unknown: add its row type to schemas.rowTypes", b.Name(), tbl.Name, tbl.Version)
+		}
+	}
+}
+
 type fakeBuilder struct {
 	datasets.Builder
 	name string

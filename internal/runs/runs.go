@@ -140,6 +140,7 @@ func ShardKey(run string, shard int) string {
 func ChunkKey(run string, shard, chunk int) string {
 	return fmt.Sprintf("%spartial/shard-%05d/chunk-%04d.parquet", Dir(run), shard, chunk)
 }
+func PartialPrefix(run string) string { return Dir(run) + "partial/" }
 func ChunkPrefix(run string, shard int) string {
 	return fmt.Sprintf("%spartial/shard-%05d/", Dir(run), shard)
 }

@@ -1,0 +1,43 @@
+package main
+
+import "github.com/benchline/benchline/workflows"
+
+// The --json outputs use snake_case keys, like the files benchline writes.
+// Types that are also Temporal payloads (workflow results in recorded
+// histories) keep their Go field names there, so the commands print them
+// through the output types below rather than tagging the payloads, which
+// would stop old histories from decoding. TestJSONOutputsAreSnakeCase walks
+// every type a command prints.
+
+// buildReport is what `dataset build --json` prints.
+type buildReport struct {
+	Dataset     string           `json:"dataset"`
+	Version     string           `json:"version"`
+	Rows        int64            `json:"rows"`
+	Files       int              `json:"files"`
+	ManifestKey string           `json:"manifest_key"`
+	Reused      bool             `json:"reused"`
+	Generated   *generatedReport `json:"generated,omitempty"`
+	Stats       map[string]int64 `json:"stats,omitempty"`
+}
+
+// generatedReport sums a build's generation units (builders that call
+// models).
+type generatedReport struct {
+	Units     int     `json:"units"`
+	Outputs   int64   `json:"outputs"`
+	Skipped   int64   `json:"skipped"`
+	Calls     int64   `json:"calls"`
+	CacheHits int64   `json:"cache_hits"`
+	CostUSD   float64 `json:"cost_usd"`
+}
+
+func newBuildReport(r workflows.BuildDatasetResult) buildReport {
+	out := buildReport{Dataset: r.Dataset, Version: r.Version, Rows: r.Rows, Files: r.Files, ManifestKey: r.ManifestKey,
+		Reused: r.Reused, Stats: r.Stats}
+	if g := r.Generated; g.Units > 0 {
+		out.Generated = &generatedReport{Units: g.Units, Outputs: g.Outputs, Skipped: g.Skipped, Calls: g.Calls,
+			CacheHits: g.CacheHits, CostUSD: g.CostUSD}
+	}
+	return out
+}
