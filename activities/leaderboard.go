@@ -72,6 +72,9 @@ func (a *Leaderboard) ResolveBoard(ctx context.Context, in ResolveBoardInput) (_
 			return nil, err
 		}
 		for _, model := range b.Models {
+			if !bm.Evaluates(model.Model) {
+				continue
+			}
 			req := runs.Request{Dataset: m.Name + "@" + m.Version, Model: model.Model, Judges: bm.Judges, Params: b.Params,
 				Seed: b.Seed, ShardSize: b.ShardSize, Limit: b.Limit}
 			plan := NewPlan(req, m, task, time.Time{})

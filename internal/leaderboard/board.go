@@ -26,6 +26,7 @@ import (
 //	    version: latest               # or a version id; latest is the default
 //	  - dataset: medrubric
 //	    judges: {judge: baseline/judge}   # replaces the board's judges here
+//	    models: [baseline/reference]      # only these of the board's models here
 //	models:
 //	  - baseline/reference
 //	  - model: openai/gpt-4o-mini
@@ -76,6 +77,14 @@ type BoardBenchmark struct {
 	// Judges are the resolved judges of its runs, by role, each panel as
 	// judge.Panel orders it (so the run id matches `benchline eval`'s).
 	Judges map[string]string `json:"judges,omitempty"`
+	// Models, when set, are the only models of the board evaluated on
+	// this benchmark (its cells); nil: all of them.
+	Models []string `json:"models,omitempty"`
+}
+
+// Evaluates reports whether the board evaluates model on the benchmark.
+func (b BoardBenchmark) Evaluates(model string) bool {
+	return b.Models == nil || slices.Contains(b.Models, model)
 }
 
 // Ref is the dataset reference of a run request: "name@version".
@@ -125,6 +134,7 @@ type benchmarkEntry struct {
 	Dataset string                 `yaml:"dataset"`
 	Version string                 `yaml:"version"`
 	Judges  map[string]judgeValues `yaml:"judges"`
+	Models  []string               `yaml:"models"`
 }
 
 type settings struct {
@@ -141,11 +151,11 @@ type modelEntry struct{ Model }
 
 type modelMapping struct {
 	Model        string `yaml:"model"`
-	DisplayName  string `yaml:"display_name"`
-	Organisation string `yaml:"organisation"`
-	Licence      string `yaml:"licence"`
-	Parameters   string `yaml:"parameters"`
-	Link         string `yaml:"link"`
+	DisplayName  string `yaml:"display_name,omitempty"`
+	Organisation string `yaml:"organisation,omitempty"`
+	Licence      string `yaml:"licence,omitempty"`
+	Parameters   string `yaml:"parameters,omitempty"`
+	Link         string `yaml:"link,omitempty"`
 }
 
 func (m *modelEntry) UnmarshalYAML(n *yaml.Node) error {
@@ -239,6 +249,18 @@ func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error)
 	if err != nil {
 		return Board{}, bad(err.key, "%s", err.msg)
 	}
+	models := map[string]int{}
+	for i, m := range f.Models {
+		key := fmt.Sprintf("models[%d]", i)
+		if err := checkModelForm(m.Model.Model); err != nil {
+			return Board{}, bad(key, "%q: %v", m.Model.Model, err)
+		}
+		if j, dup := models[m.Model.Model]; dup {
+			return Board{}, bad(key, "%s is also models[%d]", m.Model.Model, j)
+		}
+		models[m.Model.Model] = i
+		b.Models = append(b.Models, m.Model)
+	}
 	seen := map[string]int{}
 	for i, e := range f.Benchmarks {
 		key := fmt.Sprintf("benchmarks[%d]", i)
@@ -277,19 +299,22 @@ func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error)
 				}
 			}
 		}
-		b.Benchmarks = append(b.Benchmarks, BoardBenchmark{Dataset: e.Dataset, Version: version, Judges: js})
-	}
-	models := map[string]int{}
-	for i, m := range f.Models {
-		key := fmt.Sprintf("models[%d]", i)
-		if err := checkModelForm(m.Model.Model); err != nil {
-			return Board{}, bad(key, "%q: %v", m.Model.Model, err)
+		var only []string
+		if e.Models != nil {
+			if len(e.Models) == 0 {
+				return Board{}, bad(key+".models", "empty: leave it out for every model of the board")
+			}
+			for j, m := range e.Models {
+				if _, ok := models[m]; !ok {
+					return Board{}, bad(fmt.Sprintf("%s.models[%d]", key, j), "%q is not one of the board's models", m)
+				}
+				if slices.Contains(only, m) {
+					return Board{}, bad(fmt.Sprintf("%s.models[%d]", key, j), "%s is listed twice", m)
+				}
+				only = append(only, m)
+			}
 		}
-		if j, dup := models[m.Model.Model]; dup {
-			return Board{}, bad(key, "%s is also models[%d]", m.Model.Model, j)
-		}
-		models[m.Model.Model] = i
-		b.Models = append(b.Models, m.Model)
+		b.Benchmarks = append(b.Benchmarks, BoardBenchmark{Dataset: e.Dataset, Version: version, Judges: js, Models: only})
 	}
 	s := f.Settings
 	if s.Temperature != nil {
@@ -381,4 +406,49 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// MarshalBoard writes b as a board file that ParseBoard reads back to b
+// (the demo writes its board this way). Judges are written per benchmark.
+func MarshalBoard(b Board) ([]byte, error) {
+	type bench struct {
+		Dataset string            `yaml:"dataset"`
+		Version string            `yaml:"version,omitempty"`
+		Judges  map[string]string `yaml:"judges,omitempty"`
+		Models  []string          `yaml:"models,flow,omitempty"`
+	}
+	type set struct {
+		Temperature *float32 `yaml:"temperature,omitempty"`
+		TopP        float32  `yaml:"top_p,omitempty"`
+		MaxTokens   int      `yaml:"max_tokens,omitempty"`
+		Seed        *int     `yaml:"seed,omitempty"`
+		Limit       int64    `yaml:"limit,omitempty"`
+		ShardSize   int      `yaml:"shard_size,omitempty"`
+	}
+	type file struct {
+		Name       string  `yaml:"name"`
+		Title      string  `yaml:"title,omitempty"`
+		Benchmarks []bench `yaml:"benchmarks"`
+		Models     []any   `yaml:"models"`
+		Settings   *set    `yaml:"settings,omitempty"`
+	}
+	f := file{Name: b.Name, Title: b.Title}
+	for _, bm := range b.Benchmarks {
+		// An empty judges map would mean "none" only if written; a
+		// benchmark without judges leaves the key out.
+		f.Benchmarks = append(f.Benchmarks, bench{Dataset: bm.Dataset, Version: bm.Version, Judges: bm.Judges, Models: bm.Models})
+	}
+	for _, m := range b.Models {
+		if m.DisplayName == "" && m.Organisation == "" && m.Licence == "" && m.Parameters == "" && m.Link == "" {
+			f.Models = append(f.Models, m.Model)
+			continue
+		}
+		f.Models = append(f.Models, modelMapping{Model: m.Model, DisplayName: m.DisplayName, Organisation: m.Organisation,
+			Licence: m.Licence, Parameters: m.Parameters, Link: m.Link})
+	}
+	s := set{Temperature: b.Params.Temperature, TopP: b.Params.TopP, MaxTokens: b.Params.MaxTokens, Seed: b.Seed, Limit: b.Limit, ShardSize: b.ShardSize}
+	if s != (set{}) {
+		f.Settings = &s
+	}
+	return yaml.Marshal(f)
 }

@@ -27,6 +27,12 @@ func TestParseBoardGood(t *testing.T) {
 	if got := b.Benchmarks[1]; got.Version != "0123abcd" || !reflect.DeepEqual(got.Judges, map[string]string{"judge": "baseline/judge,baseline/judge-yes"}) {
 		t.Errorf("medrubric: %+v", got)
 	}
+	if b.Benchmarks[0].Models != nil || !b.Benchmarks[0].Evaluates("openai/gpt-4o-mini") {
+		t.Errorf("bfcl evaluates every model: %v", b.Benchmarks[0].Models)
+	}
+	if got := b.Benchmarks[2].Models; !reflect.DeepEqual(got, []string{"baseline/reference"}) || b.Benchmarks[2].Evaluates("openai/gpt-4o-mini") {
+		t.Errorf("rmtbench models: %v", got)
+	}
 	// rmtbench's own judges replace the board's entirely.
 	if got := b.Benchmarks[2]; !reflect.DeepEqual(got.Judges, map[string]string{"judge": "baseline/judge,baseline/judge-yes"}) {
 		t.Errorf("rmtbench: %+v", got)
@@ -66,6 +72,7 @@ func TestParseBoardBad(t *testing.T) {
 		{"bad-setting.yaml", `field temprature not found`},
 		{"no-models.yaml", `models: want at least one`},
 		{"empty.yaml", `empty board file`},
+		{"bad-benchmark-model.yaml", `benchmarks[0].models[1]: "baseline/first" is not one of the board's models`},
 		{"dup-benchmark.yaml", `benchmarks[1]: bfcl@latest is also benchmarks[0]`},
 	}
 	for _, tc := range tests {
@@ -89,5 +96,25 @@ func TestReadBoardMissingFile(t *testing.T) {
 	_, err := ReadBoard(filepath.Join("testdata", "boards", "nosuch.yaml"), registry.Default())
 	if err == nil || !strings.Contains(err.Error(), "nosuch.yaml") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMarshalBoardRoundTrips: a board written by MarshalBoard parses back
+// to the same board.
+func TestMarshalBoardRoundTrips(t *testing.T) {
+	b, err := ReadBoard(filepath.Join("testdata", "boards", "good.yaml"), registry.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := MarshalBoard(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseBoard(b.File, out, registry.Default())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(again, b) {
+		t.Fatalf("round trip:\n%+v\nwant\n%+v\nfile:\n%s", again, b, out)
 	}
 }
