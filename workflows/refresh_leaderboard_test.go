@@ -25,7 +25,7 @@ type childRun struct {
 	err         error
 }
 
-func runRefresh(t *testing.T, cells []activities.BoardCell, children map[string]childRun) (RefreshLeaderboardResult, error, *activities.WriteBoardInput, []string) {
+func runRefresh(t *testing.T, cells []activities.BoardCell, children map[string]childRun) (RefreshLeaderboardResult, *activities.WriteBoardInput, []string, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -65,7 +65,7 @@ func runRefresh(t *testing.T, cells []activities.BoardCell, children map[string]
 	if err == nil {
 		require.NoError(t, env.GetWorkflowResult(&res))
 	}
-	return res, err, wrote, waited
+	return res, wrote, waited, err
 }
 
 func cell(ds, model, run string, finished bool) activities.BoardCell {
@@ -76,7 +76,7 @@ func cell(ds, model, run string, finished bool) activities.BoardCell {
 func TestRefreshLeaderboard(t *testing.T) {
 	t.Run("reuses finished runs and counts the calls the others paid", func(t *testing.T) {
 		cells := []activities.BoardCell{cell("d1", "m1", "r1", true), cell("d1", "m2", "r2", false), cell("d2", "m1", "r3", false), cell("d2", "m2", "r4", true)}
-		res, err, wrote, _ := runRefresh(t, cells, map[string]childRun{"eval-r2": {calls: 10, hits: 3}, "eval-r3": {calls: 5, hits: 5}})
+		res, wrote, _, err := runRefresh(t, cells, map[string]childRun{"eval-r2": {calls: 10, hits: 3}, "eval-r3": {calls: 5, hits: 5}})
 		require.NoError(t, err)
 		require.Equal(t, 2, res.RunsStarted)
 		require.Equal(t, 2, res.RunsReused)
@@ -92,7 +92,7 @@ func TestRefreshLeaderboard(t *testing.T) {
 	})
 	t.Run("nothing new: no child, no call", func(t *testing.T) {
 		cells := []activities.BoardCell{cell("d1", "m1", "r1", true), cell("d1", "m2", "r2", true)}
-		res, err, wrote, _ := runRefresh(t, cells, map[string]childRun{"eval-r1": {err: errors.New("must not start")}, "eval-r2": {err: errors.New("must not start")}})
+		res, wrote, _, err := runRefresh(t, cells, map[string]childRun{"eval-r1": {err: errors.New("must not start")}, "eval-r2": {err: errors.New("must not start")}})
 		require.NoError(t, err)
 		require.Equal(t, 0, res.RunsStarted)
 		require.Equal(t, 2, res.RunsReused)
@@ -101,7 +101,7 @@ func TestRefreshLeaderboard(t *testing.T) {
 	})
 	t.Run("a failed run is a failed cell", func(t *testing.T) {
 		cells := []activities.BoardCell{cell("d1", "m1", "r1", true), cell("d1", "m2", "r2", false)}
-		res, err, wrote, _ := runRefresh(t, cells, map[string]childRun{"eval-r2": {err: temporal.NewNonRetryableApplicationError("gateway: auth refused", "permanent-auth", nil)}})
+		res, wrote, _, err := runRefresh(t, cells, map[string]childRun{"eval-r2": {err: temporal.NewNonRetryableApplicationError("gateway: auth refused", "permanent-auth", nil)}})
 		require.NoError(t, err)
 		require.Len(t, res.Failed, 1)
 		require.Equal(t, "m2", res.Failed[0].Model)
@@ -111,7 +111,7 @@ func TestRefreshLeaderboard(t *testing.T) {
 	t.Run("every cell failed: nothing written", func(t *testing.T) {
 		cells := []activities.BoardCell{cell("d1", "m1", "r1", false), cell("d1", "m2", "r2", false)}
 		fail := childRun{err: temporal.NewNonRetryableApplicationError("dataset broken", "InvalidInput", nil)}
-		_, err, wrote, _ := runRefresh(t, cells, map[string]childRun{"eval-r1": fail, "eval-r2": fail})
+		_, wrote, _, err := runRefresh(t, cells, map[string]childRun{"eval-r1": fail, "eval-r2": fail})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), "every cell failed")
 		require.Contains(t, err.Error(), "m1 on d1: dataset broken")
@@ -119,7 +119,7 @@ func TestRefreshLeaderboard(t *testing.T) {
 	})
 	t.Run("a run already in progress is waited for, not started", func(t *testing.T) {
 		cells := []activities.BoardCell{cell("d1", "m1", "r1", false)}
-		res, err, _, waited := runRefresh(t, cells, map[string]childRun{"eval-r1": {err: &temporal.ChildWorkflowExecutionAlreadyStartedError{}}})
+		res, _, waited, err := runRefresh(t, cells, map[string]childRun{"eval-r1": {err: &temporal.ChildWorkflowExecutionAlreadyStartedError{}}})
 		require.NoError(t, err)
 		require.Equal(t, []string{"r1"}, waited)
 		require.Equal(t, 0, res.RunsStarted)

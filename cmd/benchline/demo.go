@@ -19,7 +19,7 @@ LLMs) on each, writes a board file for them (DIR/demo-board.yaml), refreshes tha
 twice (the second refresh starts no run and pays no model call), copies the board's site
 to DIR/site/demo/ and prints how to serve it. A second demo on the same directory reuses
 every dataset version, run and cached answer, so it is fast; --fresh starts over.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.S3 = devstack.S3Server(s3)
 			return app.RunDemo(cmd.Context(), cmd.OutOrStdout(), o, g.logger())

@@ -275,7 +275,9 @@ func TestLeaderboardSchedule(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("create: created=%v err=%v", created, err)
 	}
-	t.Cleanup(func() { _ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-sched")).Delete(context.Background()) })
+	t.Cleanup(func() {
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-sched")).Delete(context.Background())
+	})
 	// Idempotent: the same again updates it in place.
 	if created, err := app.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *"); err != nil || created {
 		t.Fatalf("upsert again: created=%v err=%v", created, err)

@@ -434,9 +434,7 @@ func MarshalBoard(b Board) ([]byte, error) {
 	}
 	f := file{Name: b.Name, Title: b.Title}
 	for _, bm := range b.Benchmarks {
-		// An empty judges map would mean "none" only if written; a
-		// benchmark without judges leaves the key out.
-		f.Benchmarks = append(f.Benchmarks, bench{Dataset: bm.Dataset, Version: bm.Version, Judges: bm.Judges, Models: bm.Models})
+		f.Benchmarks = append(f.Benchmarks, bench(bm))
 	}
 	for _, m := range b.Models {
 		if m.DisplayName == "" && m.Organisation == "" && m.Licence == "" && m.Parameters == "" && m.Link == "" {
