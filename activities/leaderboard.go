@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/benchmark"
@@ -94,6 +95,10 @@ type WaitRunInput struct {
 	WorkflowID string
 }
 
+// ErrTypeRunFailed is the error type of WaitRun when the run it waited for
+// failed: not retried.
+const ErrTypeRunFailed = "RunFailed"
+
 // WaitRun waits for an evaluation workflow this refresh did not start
 // (a run already in progress when the refresh wanted it), heartbeating.
 func (a *Leaderboard) WaitRun(ctx context.Context, in WaitRunInput) error {
@@ -101,7 +106,13 @@ func (a *Leaderboard) WaitRun(ctx context.Context, in WaitRunInput) error {
 		return errors.New("leaderboard: no Temporal client to wait for run " + in.RunID)
 	}
 	defer heartbeatEvery(ctx, 10*time.Second, nil)()
-	if err := a.Client.GetWorkflow(ctx, in.WorkflowID, "").Get(ctx, nil); err != nil {
+	err := a.Client.GetWorkflow(ctx, in.WorkflowID, "").Get(ctx, nil)
+	var failed *temporal.WorkflowExecutionError
+	if errors.As(err, &failed) {
+		// The run ended badly: waiting again would say the same.
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %s: %v", in.RunID, err), ErrTypeRunFailed, err)
+	}
+	if err != nil {
 		return fmt.Errorf("run %s: %w", in.RunID, err)
 	}
 	return nil
