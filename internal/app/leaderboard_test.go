@@ -13,7 +13,9 @@ import (
 )
 
 func TestCalendarText(t *testing.T) {
-	r := func(start, end, step int) client.ScheduleRange { return client.ScheduleRange{Start: start, End: end, Step: step} }
+	r := func(start, end, step int) client.ScheduleRange {
+		return client.ScheduleRange{Start: start, End: end, Step: step}
+	}
 	tests := []struct {
 		name string
 		cal  client.ScheduleCalendarSpec
