@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/benchline/benchline/datasets"
@@ -21,6 +22,7 @@ import (
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/workflows"
 )
@@ -337,5 +339,45 @@ func TestLeaderboardSchedule(t *testing.T) {
 	}
 	if _, _, err := app.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
 		t.Fatalf("unknown board's schedule: %v", err)
+	}
+}
+
+// TestLeaderboardAttachesToARunningEval: a board cell whose run an
+// on-demand `eval` is evaluating is waited for, not started again: the
+// refresh starts no run and pays no call, and the run has one workflow
+// execution.
+func TestLeaderboardAttachesToARunningEval(t *testing.T) {
+	syn := buildSynthetic(t, 3000, 12)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	req := runs.Request{Dataset: syn, Model: "baseline/reference", ShardSize: 500}
+	run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{Request: req, MaxConcurrentShards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, version, _ := strings.Cut(syn, "@")
+	res, err := refreshBoard(t, fmt.Sprintf("name: it-attach\nbenchmarks: [{dataset: synthetic, version: %s}]\nmodels: [baseline/reference]\nsettings: {shard_size: 500}\n", version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunsStarted != 0 || res.RunsReused != 1 || res.ModelCalls != 0 {
+		t.Fatalf("refresh: %+v; want the running eval reused", res)
+	}
+	if _, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	it, err := stack.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", app.EvalWorkflowID(plan.RunID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(it.Executions); n != 1 {
+		t.Fatalf("eval %s has %d executions, want 1", plan.RunID, n)
+	}
+	var s leaderboard.Scores
+	if err := blob.GetJSON(ctx, stack.Store, leaderboard.ScoresKey("it-attach", res.Stamp), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cells) != 1 || s.Cells[0].RunID != plan.RunID || s.Cells[0].N != 3000 {
+		t.Fatalf("cells: %+v", s.Cells)
 	}
 }
