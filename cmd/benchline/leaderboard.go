@@ -119,11 +119,10 @@ overlap skip, several missed times start at most one refresh.`, app.ScheduleID("
 			if cron == "" || file == "" {
 				return fmt.Errorf("schedule %s: want --cron EXPR and --file BOARD.yaml", args[0])
 			}
-			cfg, c, err := g.dial()
+			cfg, err := g.load()
 			if err != nil {
 				return err
 			}
-			defer c.Close()
 			b, err := loadBoard(cfg, file)
 			if err != nil {
 				return err
@@ -131,6 +130,11 @@ overlap skip, several missed times start at most one refresh.`, app.ScheduleID("
 			if b.Name != args[0] {
 				return fmt.Errorf("schedule %s: %s names board %q", args[0], file, b.Name)
 			}
+			c, err := app.Dial(cfg, g.logger())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
 			created, err := app.UpsertSchedule(cmd.Context(), c, cfg, b, cron)
 			if err != nil {
 				return err

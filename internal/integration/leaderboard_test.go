@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -363,6 +364,20 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 	if res.RunsStarted != 0 || res.RunsReused != 1 || res.ModelCalls != 0 {
 		t.Fatalf("refresh: %+v; want the running eval reused", res)
 	}
+	// Which way it was reused: waited for (the eval still ran when the
+	// refresh resolved the board) or found finished.
+	waited := false
+	hist := stack.Client.GetWorkflowHistory(ctx, app.RefreshWorkflowID("it-attach"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for hist.HasNext() {
+		ev, err := hist.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "WaitRun" {
+			waited = true
+		}
+	}
+	t.Logf("the refresh waited for the running eval (WaitRun): %v", waited)
 	if _, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
