@@ -49,6 +49,19 @@ type RefreshLeaderboardResult struct {
 
 var stampRE = regexp.MustCompile(`^\d{8}T\d{6}Z$`)
 
+// RefreshProgress is what the "progress" query of a refresh returns.
+type RefreshProgress struct {
+	Board  string
+	Stamp  string
+	Cells  int // 0 until the board is resolved
+	Reused int
+	// Running are the runs started (or waited for) and not yet done;
+	// Done the runs done, Failed those of them that failed.
+	Running int
+	Done    int
+	Failed  int
+}
+
 // RefreshLeaderboard resolves a board's (benchmark, model) cells to runs,
 // reuses every finished run, evaluates the others as EvaluateModel child
 // workflows (at most MaxConcurrentRuns at once; the child's workflow id is
@@ -77,12 +90,18 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 		maxRuns = 4
 	}
 
+	progress := RefreshProgress{Board: in.Board.Name, Stamp: stamp}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RefreshProgress, error) { return progress, nil }); err != nil {
+		return res, err
+	}
+
 	var cells []activities.BoardCell
 	lctx := workflow.WithActivityOptions(ctx, boardOptions)
 	if err := workflow.ExecuteActivity(lctx, a.ResolveBoard, activities.ResolveBoardInput{Board: in.Board}).Get(ctx, &cells); err != nil {
 		return res, err
 	}
 
+	progress.Cells = len(cells)
 	outcomes := make([]activities.CellOutcome, len(cells))
 	type runDone struct {
 		i       int
@@ -122,10 +141,12 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 			outcomes[i] = activities.CellOutcome{BoardCell: cells[i], Reused: true}
 			if cells[i].Finished {
 				res.RunsReused++
+				progress.Reused++
 				continue
 			}
 			workflow.Go(ctx, func(ctx workflow.Context) { evaluate(ctx, i) })
 			running++
+			progress.Running++
 		}
 		if running == 0 {
 			break
@@ -133,6 +154,8 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 		var d runDone
 		results.Receive(ctx, &d)
 		running--
+		progress.Running--
+		progress.Done++
 		o := &outcomes[d.i]
 		if d.started {
 			o.Reused = false
@@ -143,6 +166,7 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 		}
 		if d.err != nil {
 			o.Error = errorText(d.err)
+			progress.Failed++
 		}
 	}
 

@@ -134,3 +134,28 @@ func TestRefreshLeaderboardRefusesABadStamp(t *testing.T) {
 	require.Error(t, env.GetWorkflowError())
 	require.Contains(t, env.GetWorkflowError().Error(), `stamp "../x"`)
 }
+
+// TestRefreshLeaderboardProgress: the progress query counts reused,
+// running, done and failed runs.
+func TestRefreshLeaderboardProgress(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Leaderboard
+	cells := []activities.BoardCell{cell("d1", "m1", "r1", true), cell("d1", "m2", "r2", false), cell("d1", "m3", "r3", false)}
+	env.OnActivity(a.ResolveBoard, mock.Anything, mock.Anything).Return(cells, nil)
+	env.OnActivity(a.WriteBoard, mock.Anything, mock.Anything).Return(activities.WriteBoardResult{}, nil)
+	env.OnWorkflow(EvaluateModel, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, in EvaluateModelInput) (EvaluateModelResult, error) {
+			if in.Request.Model == "m3" {
+				return EvaluateModelResult{}, temporal.NewNonRetryableApplicationError("boom", "x", nil)
+			}
+			return EvaluateModelResult{}, nil
+		})
+	env.ExecuteWorkflow(RefreshLeaderboard, RefreshLeaderboardInput{Board: leaderboard.Board{Name: "b"}})
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(ProgressQuery)
+	require.NoError(t, err)
+	var p RefreshProgress
+	require.NoError(t, v.Get(&p))
+	require.Equal(t, RefreshProgress{Board: "b", Stamp: p.Stamp, Cells: 3, Reused: 1, Running: 0, Done: 2, Failed: 1}, p)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -80,7 +81,17 @@ count 0).`,
 			if err != nil {
 				return err
 			}
-			res, err := app.WaitRefresh(ctx, run)
+			every := 5 * time.Second
+			if isTerminal(os.Stderr) {
+				every = time.Second
+			}
+			last := ""
+			res, err := app.WatchRefresh(ctx, c, run, every, func(p workflows.RefreshProgress) {
+				if line := app.RefreshProgressLine(p); line != last {
+					fmt.Fprintln(errw, line)
+					last = line
+				}
+			})
 			if err != nil {
 				return err
 			}

@@ -185,7 +185,13 @@ func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board
 		if err != nil {
 			return err
 		}
-		res, err := WaitRefresh(ctx, run)
+		shown := ""
+		res, err := WatchRefresh(ctx, r.Client, run, 2*time.Second, func(p workflows.RefreshProgress) {
+			if line := RefreshProgressLine(p); line != shown {
+				fmt.Fprintln(out, "  "+line)
+				shown = line
+			}
+		})
 		if err != nil {
 			return err
 		}

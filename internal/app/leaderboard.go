@@ -65,6 +65,49 @@ func WaitRefresh(ctx context.Context, run client.WorkflowRun) (workflows.Refresh
 	return res, nil
 }
 
+// WatchRefresh waits for a refresh like WaitRefresh, calling progress with
+// the refresh's progress (its "progress" query) about every interval.
+func WatchRefresh(ctx context.Context, c client.Client, run client.WorkflowRun, every time.Duration, progress func(workflows.RefreshProgress)) (workflows.RefreshLeaderboardResult, error) {
+	type done struct {
+		res workflows.RefreshLeaderboardResult
+		err error
+	}
+	ch := make(chan done, 1)
+	go func() {
+		res, err := WaitRefresh(ctx, run)
+		ch <- done{res, err}
+	}()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case d := <-ch:
+			return d.res, d.err
+		case <-t.C:
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if v, err := c.QueryWorkflow(qctx, run.GetID(), run.GetRunID(), workflows.ProgressQuery); err == nil {
+				var p workflows.RefreshProgress
+				if v.Get(&p) == nil {
+					progress(p)
+				}
+			}
+			cancel()
+		}
+	}
+}
+
+// RefreshProgressLine is a refresh's progress for people.
+func RefreshProgressLine(p workflows.RefreshProgress) string {
+	if p.Cells == 0 {
+		return fmt.Sprintf("board %s: resolving the board's runs", p.Board)
+	}
+	line := fmt.Sprintf("board %s: %d cells: %d runs reused, %d running, %d done", p.Board, p.Cells, p.Reused, p.Running, p.Done)
+	if p.Failed > 0 {
+		line += fmt.Sprintf(" (%d failed)", p.Failed)
+	}
+	return line
+}
+
 // RefreshReport is the object `benchline leaderboard refresh --json`
 // prints.
 type RefreshReport struct {
