@@ -144,6 +144,31 @@ settings:
 	if err != nil || !strings.Contains(out, "0 runs started, 4 reused, 0 model calls paid") {
 		t.Fatalf("refresh without --json: %v\n%s%s", err, out, errs)
 	}
+
+	// The schedule commands, through the CLI: create, the same again
+	// (updated in place), list, pause, delete; an unknown board is named.
+	t.Cleanup(func() {
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-twice")).Delete(context.Background())
+	})
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"schedule", "it-twice", "--cron", "0 3 * * *", "--file", path}, "created schedule leaderboard-it-twice"},
+		{[]string{"schedule", "it-twice", "--cron", "30 4 * * 1-5", "--file", path}, "updated schedule leaderboard-it-twice"},
+		{[]string{"schedule", "list"}, "30 4 * * 1-5"},
+		{[]string{"schedule", "pause", "it-twice"}, "pause done"},
+		{[]string{"schedule", "unpause", "it-twice"}, "unpause done"},
+		{[]string{"schedule", "delete", "it-twice"}, "delete done"},
+	} {
+		out, errs, err := boardCLI(t, bin, step.args...)
+		if err != nil || !strings.Contains(out, step.want) {
+			t.Fatalf("leaderboard %s: %v\nstdout %s\nstderr %s\nwant %q", strings.Join(step.args, " "), err, out, errs, step.want)
+		}
+	}
+	if _, errs, err := boardCLI(t, bin, "schedule", "trigger", "it-nosuch"); err == nil || !strings.Contains(errs, "board it-nosuch has no schedule") {
+		t.Fatalf("trigger of a board without a schedule: %v %s", err, errs)
+	}
 }
 
 // checkStamp reads a stamp of it-twice and checks its four cells in
