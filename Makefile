@@ -19,7 +19,8 @@ setup:
 build:
 	$(GO) build -o $(BIN) ./cmd/benchline
 
-## demo: set up, then start the embedded stack, build the datasets, evaluate the baselines and print the results.
+## demo: set up, then start the embedded stack (state kept in $(BENCHLINE_CACHE)/demo), build the datasets,
+## evaluate the baselines, refresh the demo board twice and print where to open it. A second run reuses everything.
 demo: setup build
 	./$(BIN) demo
 

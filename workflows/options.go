@@ -91,6 +91,23 @@ var (
 		ScheduleToCloseTimeout: 15 * time.Minute,
 		RetryPolicy:            retry(5),
 	}
+	// boardOptions: ResolveBoard reads manifests and heads summaries;
+	// WriteBoard reads the runs' summaries and samples and writes the stamp
+	// (it heartbeats every 5 s).
+	boardOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Minute,
+		ScheduleToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:       time.Minute,
+		RetryPolicy:            retry(infraAttempts),
+	}
+	// waitRunOptions: WaitRun waits for a run another workflow started
+	// (heartbeating every 10 s); a day bounds it, as it bounds a shard.
+	waitRunOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    24 * time.Hour,
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:       time.Minute,
+		RetryPolicy:            retry(infraAttempts),
+	}
 )
 
 // ActivityOptionSet is one set of activity options a workflow schedules
@@ -107,8 +124,8 @@ type ActivityOptionSet struct {
 	Unbounded string
 }
 
-// ActivityOptionSets lists every activity option set of BuildDataset and
-// EvaluateModel, so that a test can check each is bounded.
+// ActivityOptionSets lists every activity option set of BuildDataset,
+// EvaluateModel and RefreshLeaderboard, so that a test can check each is bounded.
 func ActivityOptionSets() []ActivityOptionSet {
 	return []ActivityOptionSet{
 		{Name: "plan", Activities: []string{"PlanBuild", "FinishPlan"}, Options: planOptions, Long: true},
@@ -118,5 +135,7 @@ func ActivityOptionSets() []ActivityOptionSet {
 		{Name: "eval-plan", Activities: []string{"PlanRun", "Aggregate"}, Options: evalPlanOptions, Long: true},
 		{Name: "shard", Activities: []string{"RunShard", "ScoreShard"}, Options: shardOptions, Long: true},
 		{Name: "cleanup", Activities: []string{"CleanupRun", "DiscardStaged"}, Options: cleanupOptions},
+		{Name: "board", Activities: []string{"ResolveBoard", "WriteBoard"}, Options: boardOptions, Long: true},
+		{Name: "wait-run", Activities: []string{"WaitRun"}, Options: waitRunOptions, Long: true},
 	}
 }

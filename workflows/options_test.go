@@ -66,7 +66,7 @@ func TestActivityOptionSetsAreBounded(t *testing.T) {
 			}
 		})
 	}
-	for _, a := range []string{"PlanBuild", "Generate", "FinishPlan", "WritePart", "Publish", "PlanRun", "RunShard", "ScoreShard", "Aggregate"} {
+	for _, a := range []string{"PlanBuild", "Generate", "FinishPlan", "WritePart", "Publish", "PlanRun", "RunShard", "ScoreShard", "Aggregate", "ResolveBoard", "WaitRun", "WriteBoard"} {
 		if _, ok := seen[a]; !ok {
 			t.Errorf("activity %s is in no listed option set", a)
 		}
@@ -178,6 +178,29 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Second)
 	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
 	require.True(t, temporal.IsCanceledError(env.GetWorkflowError()), "cancelled run: %v", env.GetWorkflowError())
+
+	// A refresh with a cell to reuse and one whose run is already in
+	// progress elsewhere (WaitRun).
+	env = s.NewTestWorkflowEnvironment()
+	var l *activities.Leaderboard
+	env.OnActivity(l.ResolveBoard, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.ResolveBoardInput) ([]activities.BoardCell, error) {
+			record(ctx)
+			return []activities.BoardCell{{RunID: "r1", Finished: true}, {RunID: "r2"}}, nil
+		})
+	env.OnWorkflow(EvaluateModel, mock.Anything, mock.Anything).Return(EvaluateModelResult{}, &temporal.ChildWorkflowExecutionAlreadyStartedError{})
+	env.OnActivity(l.WaitRun, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.WaitRunInput) error {
+			record(ctx)
+			return nil
+		})
+	env.OnActivity(l.WriteBoard, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.WriteBoardInput) (activities.WriteBoardResult, error) {
+			record(ctx)
+			return activities.WriteBoardResult{}, nil
+		})
+	env.ExecuteWorkflow(RefreshLeaderboard, RefreshLeaderboardInput{})
+	require.NoError(t, env.GetWorkflowError())
 
 	for name, set := range want {
 		info, ok := got[name]

@@ -7,13 +7,18 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
@@ -21,28 +26,41 @@ import (
 
 // DemoOptions configure the demo.
 type DemoOptions struct {
-	Dir      string // state directory; a temporary one when empty
+	// Dir is the state directory [DefaultDemoDir()]. It is kept, so a
+	// second demo reuses the datasets, runs and board stamps of the first.
+	Dir string
+	// Fresh deletes the state directory first.
+	Fresh    bool
 	S3       devstack.S3Server
-	KeepDir  bool
 	Headless bool
 }
 
-// RunDemo starts the embedded stack, builds every benchmark dataset from the
-// fixtures bundled in the binary, evaluates the baseline models on each,
-// and prints the scores.
+// DefaultDemoDir is where the demo keeps its state: $BENCHLINE_CACHE/demo
+// (~/.cache/benchline/demo).
+func DefaultDemoDir() string { return filepath.Join(devstack.CacheDir(), "demo") }
+
+// DemoBoard is the name of the demo's board.
+const DemoBoard = "demo"
+
+// RunDemo starts the embedded stack on the demo's state directory, builds
+// every benchmark dataset from the fixtures bundled in the binary,
+// evaluates the baseline models on each, writes a board file for them,
+// refreshes the board twice (the second refresh reuses everything) and
+// copies the board's site out of the store into the state directory.
+// Datasets are content-addressed and runs are their plans, so a second
+// demo on the same directory builds and evaluates nothing again.
 func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Logger) error {
 	dir := o.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "benchline-demo-*")
-		if err != nil {
-			return err
-		}
-		dir = d
-		if !o.KeepDir {
-			defer os.RemoveAll(dir)
+		dir = DefaultDemoDir()
+	}
+	if o.Fresh {
+		fmt.Fprintf(out, "benchline demo: --fresh: deleting %s\n", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	fmt.Fprintf(out, "benchline demo: starting the embedded stack in %s\n", dir)
+	fmt.Fprintf(out, "benchline demo: starting the embedded stack in %s (kept: a second demo reuses its datasets and runs)\n", dir)
 	r, err := StartStack(ctx, StackOptions{Options: devstack.Options{Dir: dir, S3: o.S3, Headless: o.Headless}}, logger)
 	if err != nil {
 		return err
@@ -50,11 +68,9 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	defer r.Stop()
 	r.PrintAddresses(out)
 
-	type scored struct {
-		dataset, model string
-		s              aggregate.Summary
-	}
-	var board []scored
+	cfg := r.Stack.Config
+	board := leaderboard.Board{Name: DemoBoard, Title: "benchline demo: every benchmark's fixtures, deterministic baselines (not LLMs)", ShardSize: demoShardSize}
+	models := map[string]bool{}
 	for i, b := range demoBenchmarks(registry.Default()) {
 		demo := b.Demo
 		src := "embedded://" + b.Name()
@@ -62,11 +78,15 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		if demo.Note != "" {
 			fmt.Fprintln(out, demo.Note)
 		}
-		res, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: b.Name(), Request: datasets.Request{Source: src, Params: demo.Params}})
+		res, err := BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(), Request: datasets.Request{Source: src, Params: demo.Params}})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "built %s@%s: %d rows in %d files (s3://%s/%s)\n", res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
+		how := "built"
+		if res.Reused {
+			how = "reused (built by an earlier demo: same sources, same version)"
+		}
+		fmt.Fprintf(out, "%s %s@%s: %d rows in %d files (s3://%s/%s)\n", how, res.Dataset, res.Version, res.Rows, res.Files, cfg.S3.Bucket, res.ManifestKey)
 		if g := res.Generated; g.Units > 0 {
 			fmt.Fprintf(out, "generated %d outputs in %d unit(s) at build time: %d model calls (%d from cache), %d skipped\n", g.Outputs, g.Units, g.Calls, g.CacheHits, g.Skipped)
 		}
@@ -82,42 +102,171 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		if i == 0 {
 			b, _ := json.MarshalIndent(m, "", "  ")
 			fmt.Fprintf(out, "manifest.json:\n%s\n", b)
-			again, err := BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src, Params: demo.Params}})
+			again, err := BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src, Params: demo.Params}})
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "rebuilt from the same sources: version %s, reused=%v (content-addressed: nothing rewritten)\n", again.Version, again.Reused)
 		}
-		for _, model := range demo.Models {
-			fmt.Fprintf(out, "\n-- evaluating %s on %s@%s\n", ModelLabel(model), res.Dataset, res.Version)
-			run, plan, err := StartEval(ctx, r.Client, r.Stack.Config, r.Store, workflows.EvaluateModelInput{
-				Request: runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: demo.Judges, ShardSize: 100}})
-			if err != nil {
-				return err
-			}
-			ev, err := WaitEval(ctx, r.Client, run, plan.RunID, 1<<62, nil)
-			if err != nil {
-				return err
-			}
-			PrintSummary(out, ev.Summary)
-			board = append(board, scored{res.Dataset, model, ev.Summary})
-		}
-	}
-
-	fmt.Fprintln(out, "\n== scores (all models here are deterministic baselines, not LLMs)")
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DATASET\tMODEL\tMETRIC\tMEAN\t95% CI\tSAMPLES\tRUN")
-	for _, b := range board {
-		if len(b.s.Metrics) == 0 {
+		if len(demo.Models) == 0 || b.NewTask == nil {
 			continue
 		}
-		m := b.s.Metrics[0]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", b.dataset, b.model, m.Name, m.MeanText(), m.CIText(), b.s.Samples, b.s.RunID)
+		for _, model := range demo.Models {
+			if !models[model] {
+				models[model] = true
+				board.Models = append(board.Models, leaderboard.Model{Model: model})
+			}
+			if err := demoEval(ctx, out, r, res.Dataset, res.Version, model, demo.Judges); err != nil {
+				return err
+			}
+		}
+		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version,
+			Judges: demo.Judges, Models: demo.Models})
+	}
+	return demoBoard(ctx, out, r, dir, board)
+}
+
+// demoShardSize is the shard size of the demo's runs (the fixtures are
+// small: several shards show the fan-out).
+const demoShardSize = 100
+
+// demoEval evaluates one model on a dataset version, or says the run was
+// finished by an earlier demo and reuses it.
+func demoEval(ctx context.Context, out io.Writer, r *Running, dataset, version, model string, judges map[string]string) error {
+	cfg := r.Stack.Config
+	req := runs.Request{Dataset: dataset + "@" + version, Model: model, Judges: judges, ShardSize: demoShardSize}
+	plan, err := ResolveRun(ctx, r.Store, registry.Default().Tasks(benchmark.Deps{}), req)
+	if err != nil {
+		return err
+	}
+	if done, err := blob.Exists(ctx, r.Store, runs.SummaryKey(plan.RunID)); err != nil {
+		return err
+	} else if done {
+		fmt.Fprintf(out, "\n-- %s on %s@%s: run %s finished in an earlier demo, reused\n", ModelLabel(model), dataset, version, plan.RunID)
+		return nil
+	}
+	fmt.Fprintf(out, "\n-- evaluating %s on %s@%s (run %s, %d samples)\n", ModelLabel(model), dataset, version, plan.RunID, plan.Samples)
+	run, err := StartPlanned(ctx, r.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
+	if err != nil {
+		return err
+	}
+	ev, err := WaitEval(ctx, r.Client, run, plan.RunID, 1<<62, nil)
+	if err != nil {
+		return err
+	}
+	PrintSummary(out, ev.Summary)
+	return nil
+}
+
+// demoBoard writes the demo's board file, refreshes the board twice,
+// prints its cells and copies its site into the state directory.
+func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board leaderboard.Board) error {
+	cfg := r.Stack.Config
+	text, err := leaderboard.MarshalBoard(board)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "demo-board.yaml")
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	b, err := leaderboard.ReadBoard(path, registry.Default())
+	if err != nil {
+		return err
+	}
+	if err := CheckBoard(cfg, b); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n== the demo board: %s (%d benchmarks, %d models)\n", path, len(b.Benchmarks), len(b.Models))
+	var last workflows.RefreshLeaderboardResult
+	for i, what := range []string{"refreshing it", "refreshing it again: everything is reused, nothing is paid twice"} {
+		fmt.Fprintf(out, "%s (benchline leaderboard refresh %s)\n", what, path)
+		run, err := StartRefresh(ctx, r.Client, cfg, workflows.RefreshLeaderboardInput{Board: b})
+		if err != nil {
+			return err
+		}
+		shown := ""
+		res, err := WatchRefresh(ctx, r.Client, run, 2*time.Second, func(p workflows.RefreshProgress) {
+			if line := RefreshProgressLine(p); line != shown {
+				fmt.Fprintln(out, "  "+line)
+				shown = line
+			}
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "refresh %d: stamp %s: %d runs started, %d reused, %d model calls paid\n", i+1, res.Stamp, res.RunsStarted, res.RunsReused, res.ModelCalls)
+		for _, f := range res.Failed {
+			fmt.Fprintf(out, "  failed: %s on %s: %s\n", ModelLabel(f.Model), f.Dataset, f.Error)
+		}
+		last = res
+		if i == 0 {
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) // stamps have seconds
+		}
+	}
+	if last.RunsStarted != 0 || last.ModelCalls != 0 {
+		return fmt.Errorf("demo: the second refresh started %d runs and paid %d model calls; want none", last.RunsStarted, last.ModelCalls)
+	}
+	var s leaderboard.Scores
+	if err := blob.GetJSON(ctx, r.Store, leaderboard.ScoresKey(b.Name, last.Stamp), &s); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n== scores of board %s, stamp %s (all models here are deterministic baselines, not LLMs)\n", s.Board, s.Stamp)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATASET\tMODEL\tMETRIC\tMEAN\t95% CI\tN\tRANK\tRUN")
+	for _, c := range s.Cells {
+		m := aggregate.MetricStat{Name: c.Metric, N: int(c.N), Mean: c.Mean, CILow: c.CILow, CIHigh: c.CIHigh}
+		rank := fmt.Sprint(c.RankLow)
+		if c.RankHigh != c.RankLow {
+			rank = fmt.Sprintf("%d-%d", c.RankLow, c.RankHigh)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Dataset, c.Model, c.Metric, m.MeanText(), m.CIText(), c.N, rank, c.RunID)
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\nResults are in s3://%s/runs/ (summary.json, summary.parquet, results/*.parquet).\n", r.Stack.Config.S3.Bucket)
-	fmt.Fprintln(out, "benchline demo: done. Leaderboards and the other benchmarks join the demo as their issues land.")
+
+	local := filepath.Join(dir, "site", b.Name)
+	n, err := exportPrefix(ctx, r.Store, leaderboard.SiteKey(b.Name, last.Stamp)+"/", local)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nThe board: %s/ (stamp %s: scores.json, scores.parquet, site/)\n", StoreURI(cfg, leaderboard.Prefix(b.Name, last.Stamp)), last.Stamp)
+	fmt.Fprintf(out, "Its site, copied here (%d files): %s\n", n, filepath.Join(local, "index.html"))
+	fmt.Fprintf(out, "To serve every board from the demo's stack, start it again on the same state and point the server at it:\n")
+	fmt.Fprintf(out, "  bin/benchline dev --dir %s --temporal-port 0 --ui-port 0 --s3-port 0 --baseline-port 0 --env-file %s\n", dir, filepath.Join(dir, "dev.env"))
+	fmt.Fprintf(out, "  (another shell) set -a; . %s; set +a; bin/benchline leaderboard serve --addr 127.0.0.1:8080\n", filepath.Join(dir, "dev.env"))
+	fmt.Fprintf(out, "Runs are in %s (summary.json, summary.parquet, results/*.parquet).\n", StoreURI(cfg, "runs/"))
+	fmt.Fprintln(out, "benchline demo: done. Run it again: everything is reused.")
 	return nil
+}
+
+// exportPrefix copies every object under prefix into dir (emptied first),
+// keeping the paths below prefix; it returns the number of files.
+func exportPrefix(ctx context.Context, store blob.Store, prefix, dir string) (int, error) {
+	infos, err := store.List(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return 0, fmt.Errorf("demo: %w", err)
+	}
+	for _, in := range infos {
+		rel := strings.TrimPrefix(in.Key, prefix)
+		if rel == "" || strings.Contains(rel, "..") {
+			continue
+		}
+		b, err := blob.GetBytes(ctx, store, in.Key)
+		if err != nil {
+			return 0, err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return 0, fmt.Errorf("demo: %w", err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return 0, fmt.Errorf("demo: %w", err)
+		}
+	}
+	return len(infos), nil
 }
 
 // demoBenchmarks are the registered benchmarks the demo runs, in list order.

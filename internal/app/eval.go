@@ -22,7 +22,7 @@ import (
 
 // EvalWorkflowID is the workflow id of a run: the same plan started twice
 // attaches to (or reuses) the same run.
-func EvalWorkflowID(runID string) string { return "eval-" + runID }
+func EvalWorkflowID(runID string) string { return workflows.EvalWorkflowID(runID) }
 
 // ResolveRun computes the plan, and so the run id, a request will get: the
 // PlanRun activity derives it with the same activities.NewPlan (minus the
