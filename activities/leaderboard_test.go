@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,10 @@ func boardInput() WriteBoardInput {
 func TestWriteBoard(t *testing.T) {
 	ctx := context.Background()
 	store := blobtest.NewMemory()
-	boardRun(t, store, "r1", "baseline/reference", []float64{1, 1, 1, 1})
-	boardRun(t, store, "r2", "baseline/noisy-0.3", []float64{1, 0, 1, 0})
+	// 12 paired samples, 8 discordant and all for r1: exact McNemar
+	// p = 2·0.5^8 = 0.0078 < 0.05, so r1 ranks 1–1 and r2 2–2.
+	boardRun(t, store, "r1", "baseline/reference", []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
+	boardRun(t, store, "r2", "baseline/noisy-0.3", []float64{1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1})
 	a := &Leaderboard{Store: store, Benchmarks: registry.Default()}
 	res, err := a.WriteBoard(ctx, boardInput())
 	if err != nil {
@@ -95,13 +98,17 @@ func TestWriteBoard(t *testing.T) {
 	if err := blob.GetJSON(ctx, store, leaderboard.ScoresKey("b", "20260102T030405Z"), &s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Cells) != 2 || s.Cells[0].Mean != 1 || s.Cells[1].Mean != 0.5 || s.Cells[0].Metric != "accuracy" || s.Cells[1].N != 4 {
+	if len(s.Cells) != 2 || s.Cells[0].Mean != 1 || s.Cells[1].Mean != 4.0/12 || s.Cells[0].Metric != "accuracy" || s.Cells[1].N != 12 {
 		t.Fatalf("cells %+v", s.Cells)
 	}
-	if s.Cells[0].RankLow != 1 || s.Cells[1].RankLow != 2 {
+	if s.Cells[0].RankLow != 1 || s.Cells[0].RankHigh != 1 || s.Cells[1].RankLow != 2 || s.Cells[1].RankHigh != 2 {
 		t.Errorf("ranks: %+v", s.Cells)
 	}
-	if !s.Runs[0].Reused || s.Runs[1].Reused || s.Runs[1].Summary.Samples != 4 {
+	if len(s.Comparisons) != 1 || s.Comparisons[0].Method != "mcnemar" || s.Comparisons[0].N != 12 || !s.Comparisons[0].Significant ||
+		math.Abs(s.Comparisons[0].P-0.0078125) > 1e-12 {
+		t.Errorf("comparisons: %+v", s.Comparisons)
+	}
+	if !s.Runs[0].Reused || s.Runs[1].Reused || s.Runs[1].Summary.Samples != 12 {
 		t.Errorf("runs: %+v", s.Runs)
 	}
 	if len(s.Benchmarks) != 1 || s.Benchmarks[0].Headline != "accuracy" || s.Benchmarks[0].TaskVersion == "" || s.Benchmarks[0].Description == "" {
@@ -114,7 +121,7 @@ func TestWriteBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[1].Mean != 0.5 || !rows[1].Baseline || rows[1].RankLow != 2 || rows[1].RunID != "r2" {
+	if len(rows) != 2 || rows[1].Mean != 4.0/12 || !rows[1].Baseline || rows[1].RankLow != 2 || rows[1].RunID != "r2" {
 		t.Errorf("scores.parquet: %+v", rows)
 	}
 	latest, err := blob.GetBytes(ctx, store, leaderboard.LatestKey("b"))
