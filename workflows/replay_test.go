@@ -23,6 +23,7 @@ func TestReplay(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(BuildDataset)
 			r.RegisterWorkflow(EvaluateModel)
+			r.RegisterWorkflow(PublishDataset)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

@@ -1,0 +1,40 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/workflows"
+)
+
+// PublishWorkflowID is the id of the publish of one version to one
+// destination: the same publish started twice attaches to the running one.
+func PublishWorkflowID(ref, dest string) string {
+	h := sha256.Sum256([]byte(ref + "\n" + dest))
+	return "publish-" + ref + "-" + hex.EncodeToString(h[:])[:12]
+}
+
+// PublishDataset starts (or attaches to) the PublishDataset workflow and
+// waits for it.
+func PublishDataset(ctx context.Context, c client.Client, cfg config.Config, in workflows.PublishDatasetInput) (workflows.PublishDatasetResult, error) {
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       PublishWorkflowID(in.Ref, in.Dest),
+		TaskQueue:                cfg.Temporal.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.PublishDataset, in)
+	if err != nil {
+		return workflows.PublishDatasetResult{}, fmt.Errorf("start publish of %s: %w", in.Ref, err)
+	}
+	var res workflows.PublishDatasetResult
+	if err := run.Get(ctx, &res); err != nil {
+		return res, fmt.Errorf("publish of %s to %s (workflow %s): %w", in.Ref, in.Dest, run.GetID(), Cause(err))
+	}
+	return res, nil
+}
