@@ -410,7 +410,7 @@ func destError(d release.Dest, err error) error {
 	}
 	var status interface{ HTTPStatusCode() int }
 	permanent := errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOTDIR) ||
-		errors.Is(err, syscall.EEXIST) || errors.Is(err, release.ErrDest)
+		errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, release.ErrDest)
 	if errors.As(err, &status) {
 		switch status.HTTPStatusCode() {
 		case 400, 401, 403, 404:

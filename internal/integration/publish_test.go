@@ -3,9 +3,11 @@ package integration
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -261,6 +263,37 @@ func TestPublishDataset(t *testing.T) {
 		again, err := publishVia(t, "bfcl@"+res.Version, dest)
 		if err != nil || !again.Reused || again.LatestMoved {
 			t.Errorf("second publish %+v, %v: want reused", again, err)
+		}
+	})
+
+	t.Run("command", func(t *testing.T) {
+		bin := buildBinary(t)
+		wd := t.TempDir()
+		run := func(args ...string) string {
+			cmd := exec.Command(bin, append([]string{"dataset", "publish", "bfcl@" + res.Version, "--to", "rel"}, args...)...)
+			cmd.Dir = wd // --to rel is made absolute by the command
+			cmd.Env = workerEnv(stack.Stack.Config.Temporal.TaskQueue, stack.BaselineURL)
+			out, err := cmd.Output()
+			if err != nil {
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				t.Fatalf("benchline dataset publish: %v\n%s", err, stderr)
+			}
+			return string(out)
+		}
+		out := run("--json")
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("--json printed %q: %v", out, err)
+		}
+		want := map[string]any{"release": filepath.Join(wd, "rel", "bfcl", "v"+res.Version), "files": float64(len(m.Files)), "rows": float64(m.Rows)}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("--json printed %v, want exactly %v", got, want)
+		}
+		if out := run(); !strings.Contains(out, "already published, nothing copied") {
+			t.Errorf("second publish printed %q", out)
 		}
 	})
 
