@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -18,10 +19,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/release"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/source"
 )
 
@@ -44,6 +47,9 @@ type Publish struct {
 type PlanPublishInput struct {
 	Ref  string
 	Dest string
+	// Run, when set, publishes that evaluation run's per-sample results as
+	// a details release (release.DetailsName) instead of Ref.
+	Run string `json:",omitempty"`
 }
 
 // PlanPublishResult is the release's layout; Published is true when the
@@ -92,20 +98,21 @@ func (a *Publish) PlanPublish(ctx context.Context, in PlanPublishInput) (PlanPub
 	if err != nil {
 		return PlanPublishResult{}, invalid(err)
 	}
-	m, err := catalog.Resolve(ctx, a.Store, in.Ref)
-	if err != nil {
-		return PlanPublishResult{}, classify(err)
+	var l release.Layout
+	if in.Run != "" {
+		l, err = a.planRun(ctx, in.Run)
+	} else {
+		l, err = a.planVersion(ctx, in.Ref)
 	}
-	l, err := release.Plan(m, a.configOf(m.Name))
 	if err != nil {
-		return PlanPublishResult{}, invalid(err)
+		return PlanPublishResult{}, err
 	}
-	t, err := a.target(ctx, d, m.Name, m.Version)
+	t, err := a.target(ctx, d, l.Dataset, l.Version)
 	if err != nil {
 		return PlanPublishResult{}, err
 	}
 	if !d.IsS3() {
-		if err := checkWritableDir(filepath.Join(d.Dir, m.Name)); err != nil {
+		if err := checkWritableDir(filepath.Join(d.Dir, l.Dataset)); err != nil {
 			return PlanPublishResult{}, destError(d, err)
 		}
 	}
@@ -120,9 +127,66 @@ func (a *Publish) PlanPublish(ctx context.Context, in PlanPublishInput) (PlanPub
 		res.Published = true
 	default:
 		return res, invalid(fmt.Errorf("publish: %s@%s: %s already holds a release with another layout; remove it or publish elsewhere",
-			m.Name, m.Version, d.URI(t.final)))
+			l.Dataset, l.Version, d.URI(t.final)))
 	}
 	return res, nil
+}
+
+// planVersion lays out a dataset version's release.
+func (a *Publish) planVersion(ctx context.Context, ref string) (release.Layout, error) {
+	m, err := catalog.Resolve(ctx, a.Store, ref)
+	if err != nil {
+		return release.Layout{}, classify(err)
+	}
+	l, err := release.Plan(m, a.configOf(m.Name))
+	if err != nil {
+		return release.Layout{}, invalid(err)
+	}
+	l.SrcDir = catalog.Dir(m.Name, m.Version)
+	return l, nil
+}
+
+// planRun lays out a finished run's per-sample results (its result shards,
+// hashed here since no manifest records their sha256) as the version
+// run-id of the dataset release.DetailsName(dataset, model).
+func (a *Publish) planRun(ctx context.Context, run string) (release.Layout, error) {
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &plan); errors.Is(err, blob.ErrNotFound) {
+		return release.Layout{}, invalid(fmt.Errorf("publish: run %s does not exist", run))
+	} else if err != nil {
+		return release.Layout{}, err
+	}
+	if ok, err := blob.Exists(ctx, a.Store, runs.SummaryKey(run)); err != nil {
+		return release.Layout{}, err
+	} else if !ok {
+		return release.Layout{}, invalid(fmt.Errorf("publish: run %s has not finished (no %s)", run, runs.SummaryKey(run)))
+	}
+	m := catalog.Manifest{Name: release.DetailsName(plan.Dataset, plan.Model), Version: run}
+	for i := range plan.Shards {
+		key := runs.ShardKey(run, i)
+		rows, err := pq.Rows(ctx, a.Store, key)
+		if err != nil {
+			return release.Layout{}, classify(err)
+		}
+		rc, err := a.Store.Get(ctx, key)
+		if err != nil {
+			return release.Layout{}, err
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, rc)
+		rc.Close()
+		if err != nil {
+			return release.Layout{}, fmt.Errorf("publish: read %s: %w", key, err)
+		}
+		m.Files = append(m.Files, catalog.File{Path: strings.TrimPrefix(key, runs.Dir(run)), Rows: rows, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		m.Rows += rows
+	}
+	l, err := release.Plan(m, nil)
+	if err != nil {
+		return release.Layout{}, invalid(err)
+	}
+	l.SrcDir, l.Run = runs.Dir(run), run
+	return l, nil
 }
 
 // configOf is the builder's part-to-config mapping (datasets.Configured),
@@ -165,7 +229,10 @@ type CopyReleaseFileInput struct {
 	Dest    release.Dest
 	Dataset string
 	Version string
-	File    release.File
+	// SrcDir is the key prefix of File.Src (release.Layout.SrcDir); empty
+	// means the dataset version's catalog.Dir.
+	SrcDir string `json:",omitempty"`
+	File   release.File
 }
 
 // CopyReleaseFile copies one data file of the version to its place in the
@@ -190,10 +257,13 @@ func (a *Publish) CopyReleaseFile(ctx context.Context, in CopyReleaseFileInput) 
 	}
 	stop := heartbeatEvery(ctx, 5*time.Second, nil)
 	defer stop()
-	src := catalog.Dir(in.Dataset, in.Version) + f.Src
+	src := in.SrcDir + f.Src
+	if in.SrcDir == "" {
+		src = catalog.Dir(in.Dataset, in.Version) + f.Src
+	}
 	rc, err := a.Store.Get(ctx, src)
 	if errors.Is(err, blob.ErrNotFound) {
-		return invalid(fmt.Errorf("%w: %s@%s: file %s is missing", catalog.ErrMismatch, in.Dataset, in.Version, f.Src))
+		return invalid(fmt.Errorf("%w: %s@%s: file %s is missing", catalog.ErrMismatch, in.Dataset, in.Version, src))
 	}
 	if err != nil {
 		return fmt.Errorf("publish: read %s: %w", src, err)
@@ -207,7 +277,7 @@ func (a *Publish) CopyReleaseFile(ctx context.Context, in CopyReleaseFileInput) 
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.SHA256 {
 		_ = t.store.Delete(context.WithoutCancel(ctx), key)
 		return invalid(fmt.Errorf("%w: %s@%s: file %s has sha256 %s, manifest says %s: the version is corrupt, nothing was released",
-			catalog.ErrMismatch, in.Dataset, in.Version, f.Src, sum, f.SHA256))
+			catalog.ErrMismatch, in.Dataset, in.Version, src, sum, f.SHA256))
 	}
 	if ok, err := hasCopy(ctx, t.store, key, f); err != nil {
 		return destError(in.Dest, err)
@@ -334,6 +404,9 @@ func (a *Publish) writeRelease(ctx context.Context, t target, l release.Layout) 
 // catalog card's licence and name, the registered description and the
 // Parquet schema of its first file.
 func (a *Publish) card(ctx context.Context, l release.Layout) (string, error) {
+	if l.Run != "" {
+		return a.detailsCard(ctx, l)
+	}
 	m, err := catalog.ReadManifest(ctx, a.Store, l.Dataset, l.Version)
 	if err != nil {
 		return "", classify(err)
@@ -424,4 +497,58 @@ func destError(d release.Dest, err error) error {
 		return invalid(err)
 	}
 	return invalid(fmt.Errorf("%w: %s is not writable: %w", release.ErrDest, d, err))
+}
+
+// detailsCard renders a run's details card from its plan and summary and
+// the schema of its first result shard.
+func (a *Publish) detailsCard(ctx context.Context, l release.Layout) (string, error) {
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(l.Run), &plan); err != nil {
+		return "", err
+	}
+	var sum aggregate.Summary
+	if err := blob.GetJSON(ctx, a.Store, runs.SummaryKey(l.Run), &sum); err != nil {
+		return "", err
+	}
+	d := release.Details{Run: l.Run, Dataset: plan.Dataset, DatasetVersion: plan.DatasetVersion, Model: plan.Model,
+		Baseline: sum.Baseline, Judges: plan.Judges, TaskVersion: plan.TaskVersion, Samples: plan.Samples, CreatedAt: plan.CreatedAt}
+	for _, m := range sum.Metrics {
+		d.Metrics = append(d.Metrics, release.DetailsMetric{Name: m.Name, Mean: m.Mean, CILow: m.CILow, CIHigh: m.CIHigh, N: int64(m.N)})
+	}
+	args := []string{"benchline", "eval", "--dataset", plan.Dataset + "@" + plan.DatasetVersion, "--model", plan.Model}
+	for _, role := range sortedRoles(plan.Judges) {
+		args = append(args, "--judge", role+"="+plan.Judges[role])
+	}
+	if plan.Seed != nil {
+		args = append(args, "--seed", fmt.Sprint(*plan.Seed))
+	}
+	if plan.Limit > 0 {
+		args = append(args, "--limit", fmt.Sprint(plan.Limit))
+	}
+	if plan.ShardSize != 500 {
+		args = append(args, "--shard-size", fmt.Sprint(plan.ShardSize))
+	}
+	d.Command = strings.Join(args, " ")
+	info := release.CardInfo{PrettyName: fmt.Sprintf("%s on %s (benchline details)", plan.Model, plan.Dataset), License: "other"}
+	if len(l.Files) > 0 {
+		cols, err := pq.Columns(ctx, a.Store, l.SrcDir+l.Files[0].Src)
+		if err != nil {
+			return "", classify(err)
+		}
+		info.Columns = cols
+	}
+	card, err := release.DetailsCard(l, d, info)
+	if err != nil {
+		return "", invalid(err)
+	}
+	return card, nil
+}
+
+func sortedRoles(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

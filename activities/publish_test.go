@@ -11,24 +11,27 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/release"
+	"github.com/benchline/benchline/internal/runs"
 )
 
 // publishAll runs the publishing activities in the workflow's order.
-func publishAll(t *testing.T, a *Publish, ref, dest string) (FinishPublishResult, error) {
+func publishAll(t *testing.T, a *Publish, in PlanPublishInput) (FinishPublishResult, error) {
 	t.Helper()
 	ctx := context.Background()
-	plan, err := a.PlanPublish(ctx, PlanPublishInput{Ref: ref, Dest: dest})
+	plan, err := a.PlanPublish(ctx, in)
 	if err != nil {
 		return FinishPublishResult{}, err
 	}
 	if !plan.Published {
 		for _, f := range plan.Layout.Files {
-			in := CopyReleaseFileInput{Dest: plan.Dest, Dataset: plan.Layout.Dataset, Version: plan.Layout.Version, File: f}
-			if err := a.CopyReleaseFile(ctx, in); err != nil {
+			cin := CopyReleaseFileInput{Dest: plan.Dest, Dataset: plan.Layout.Dataset, Version: plan.Layout.Version, SrcDir: plan.Layout.SrcDir, File: f}
+			if err := a.CopyReleaseFile(ctx, cin); err != nil {
 				if aerr := a.AbortPublish(ctx, AbortPublishInput{Dest: plan.Dest, Layout: plan.Layout}); aerr != nil {
 					t.Errorf("abort: %v", aerr)
 				}
@@ -50,7 +53,7 @@ func TestPublishToDirectory(t *testing.T) {
 	a := &Publish{Store: store, Descriptions: map[string]string{"d": "A test dataset."}}
 	dest := filepath.Join(t.TempDir(), "rel")
 
-	res, err := publishAll(t, a, "d", dest)
+	res, err := publishAll(t, a, PlanPublishInput{Ref: "d", Dest: dest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func TestPublishToDirectory(t *testing.T) {
 		t.Errorf("card (%v):\n%s", err, card)
 	}
 
-	res, err = publishAll(t, a, "d@0001", dest)
+	res, err = publishAll(t, a, PlanPublishInput{Ref: "d@0001", Dest: dest})
 	if err != nil || !res.Reused || res.LatestMoved {
 		t.Errorf("second publish %+v, %v", res, err)
 	}
@@ -93,7 +96,7 @@ func TestPublishToDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	overwriteSameSize(t, store, catalog.PartKey("d", "0002", 1))
-	_, err = publishAll(t, a, "d@0002", dest)
+	_, err = publishAll(t, a, PlanPublishInput{Ref: "d@0002", Dest: dest})
 	if !isInvalidInput(err) || !strings.Contains(err.Error(), "data/part-00001.parquet") || !strings.Contains(err.Error(), "sha256") {
 		t.Fatalf("publish of a corrupt version: %v", err)
 	}
@@ -158,6 +161,78 @@ func TestDestError(t *testing.T) {
 		}
 		if tc.permanent && !strings.Contains(err.Error(), "s3://b/p") {
 			t.Errorf("destError(%v) = %v does not name the destination", tc.err, err)
+		}
+	}
+}
+
+// TestPublishRun publishes a finished run's result shards as a details
+// release, and refuses a run that does not exist or has not finished.
+func TestPublishRun(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	a := &Publish{Store: store}
+	const run = "r0123456789abcde"
+	seed := 7
+	plan := runs.Plan{RunID: run, Dataset: "bfcl", DatasetVersion: "v9", Model: "baseline/noisy-0.3", TaskVersion: "2",
+		Seed: &seed, ShardSize: 30, Samples: 60, Shards: 2, Judges: map[string]string{"judge": "baseline/judge"}}
+	if err := blob.PutJSON(ctx, store, runs.PlanKey(run), plan); err != nil {
+		t.Fatal(err)
+	}
+	for s := range 2 {
+		rows := make([]item, 30)
+		for i := range rows {
+			rows[i].ID = fmt.Sprintf("s%d-%02d", s, i)
+		}
+		w := pq.NewWriter[item](ctx, store, runs.ShardKey(run, s), pq.Options{})
+		if err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dest := t.TempDir()
+	if _, err := a.PlanPublish(ctx, PlanPublishInput{Run: run, Dest: dest}); !isInvalidInput(err) || !strings.Contains(err.Error(), "has not finished") {
+		t.Fatalf("publish of an unfinished run: %v", err)
+	}
+	if _, err := a.PlanPublish(ctx, PlanPublishInput{Run: "rnosuch", Dest: dest}); !isInvalidInput(err) || !strings.Contains(err.Error(), "run rnosuch does not exist") {
+		t.Fatalf("publish of a missing run: %v", err)
+	}
+	sum := aggregate.Summary{RunID: run, Baseline: true, Metrics: []aggregate.MetricStat{{Name: "accuracy", N: 60, Mean: 0.7, CILow: 0.6, CIHigh: 0.8}}}
+	if err := blob.PutJSON(ctx, store, runs.SummaryKey(run), sum); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.PlanPublish(ctx, PlanPublishInput{Run: run, Dest: dest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := publishAll(t, a, PlanPublishInput{Run: run, Dest: dest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dest, "details-bfcl-baseline_noisy_0_3", "v"+run)
+	if res.Release != root || res.Files != 2 || res.Rows != 60 || p.Layout.Dataset != "details-bfcl-baseline_noisy_0_3" {
+		t.Errorf("result %+v, layout %+v", res, p.Layout)
+	}
+	card, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, body, err := release.ParseCard(string(card))
+	if err != nil || len(fm.Configs) != 1 || fm.DatasetInfo[0].Splits[0].NumExamples != 60 {
+		t.Errorf("card front matter %+v, %v", fm, err)
+	}
+	for _, want := range []string{"model `baseline/noisy-0.3` on dataset `bfcl@v9`", "deterministic baseline, not an LLM",
+		"| accuracy | 0.7000 | [0.6000, 0.8000] | 60 |", "benchline eval --dataset bfcl@v9 --model baseline/noisy-0.3 --judge judge=baseline/judge --seed 7 --shard-size 30"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("card lacks %q:\n%s", want, body)
+		}
+	}
+	for s := range 2 {
+		got, _ := os.ReadFile(filepath.Join(root, "data", fmt.Sprintf("test-%05d-of-00002.parquet", s)))
+		want, _ := blob.GetBytes(ctx, store, runs.ShardKey(run, s))
+		if len(want) == 0 || string(got) != string(want) {
+			t.Errorf("shard %d: %d bytes copied, %d in the run", s, len(got), len(want))
 		}
 	}
 }

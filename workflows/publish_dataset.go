@@ -15,6 +15,11 @@ type PublishDatasetInput struct {
 	Dest string
 	// MaxParallel bounds the files copied at once [4].
 	MaxParallel int
+	// Run, when set, publishes that finished evaluation run's per-sample
+	// results (its result shards) as the details dataset
+	// release.DetailsName(dataset, model), version the run id; Ref is
+	// then ignored.
+	Run string `json:",omitempty"`
 }
 
 // PublishDatasetResult says where the release is.
@@ -41,7 +46,7 @@ func PublishDataset(ctx workflow.Context, in PublishDatasetInput) (PublishDatase
 	var a *activities.Publish
 	shortCtx := workflow.WithActivityOptions(ctx, releaseOptions)
 	var plan activities.PlanPublishResult
-	err := workflow.ExecuteActivity(shortCtx, a.PlanPublish, activities.PlanPublishInput{Ref: in.Ref, Dest: in.Dest}).Get(ctx, &plan)
+	err := workflow.ExecuteActivity(shortCtx, a.PlanPublish, activities.PlanPublishInput{Ref: in.Ref, Dest: in.Dest, Run: in.Run}).Get(ctx, &plan)
 	if err != nil {
 		return PublishDatasetResult{}, err
 	}
@@ -56,7 +61,7 @@ func PublishDataset(ctx workflow.Context, in PublishDatasetInput) (PublishDatase
 		err := inWindow(ctx, len(l.Files), maxPar,
 			func(i int) workflow.Future {
 				return workflow.ExecuteActivity(copyCtx, a.CopyReleaseFile, activities.CopyReleaseFileInput{
-					Dest: plan.Dest, Dataset: l.Dataset, Version: l.Version, File: l.Files[i]})
+					Dest: plan.Dest, Dataset: l.Dataset, Version: l.Version, SrcDir: l.SrcDir, File: l.Files[i]})
 			},
 			func(_ int, f workflow.Future) error { return f.Get(ctx, nil) })
 		if err != nil {

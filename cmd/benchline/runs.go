@@ -17,7 +17,7 @@ import (
 )
 
 func newRunsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "runs", Short: "List, show and cancel evaluation runs"}
+	cmd := &cobra.Command{Use: "runs", Short: "List, show, cancel and publish evaluation runs"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "ls",
 		Short: "List evaluation runs in the object store",
@@ -109,6 +109,6 @@ func newRunsCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested for %s\n", args[0])
 			return nil
 		},
-	})
+	}, newRunsPublishCmd(g))
 	return cmd
 }

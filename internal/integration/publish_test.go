@@ -23,7 +23,9 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/release"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -388,4 +390,48 @@ func modTimes(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestPublishRunDetails evaluates a baseline on a small synthetic dataset
+// and publishes the run's per-sample results as a details release: DuckDB
+// reads one row per sample, and the card declares them.
+func TestPublishRunDetails(t *testing.T) {
+	ctx := context.Background()
+	ds := buildSynthetic(t, 40, 71403)
+	ev, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 15}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, stack.Store, runs.PlanKey(ev.RunID), &plan); err != nil {
+		t.Fatal(err)
+	}
+	m := catalog.Manifest{} // the shards as a manifest, for checkRelease
+	for i := range plan.Shards {
+		n, err := pq.Rows(ctx, stack.Store, runs.ShardKey(ev.RunID, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Files = append(m.Files, catalog.File{Rows: n})
+		m.Rows += n
+	}
+	if m.Rows != 40 || plan.Shards != 3 {
+		t.Fatalf("run %s: %d result rows in %d shards, want 40 in 3", ev.RunID, m.Rows, plan.Shards)
+	}
+	dest := t.TempDir()
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	pub, err := app.PublishDataset(ctx2, stack.Client, stack.Stack.Config, workflows.PublishDatasetInput{Run: ev.RunID, Dest: dest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(dest, "details-synthetic-baseline_reference", "v"+ev.RunID)
+	if pub.Release != dir || pub.Rows != 40 || pub.Files != 3 {
+		t.Errorf("publish result %+v, want %s with 40 rows in 3 files", pub, dir)
+	}
+	checkRelease(t, dir, m, nil)
+	card, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	if !strings.Contains(string(card), "benchline eval --dataset "+ds+" --model baseline/reference") {
+		t.Errorf("details card lacks the eval command:\n%s", card)
+	}
 }

@@ -203,3 +203,14 @@ func Columns(ctx context.Context, store blob.Store, key string) ([]Column, error
 	}
 	return out, nil
 }
+
+// Rows reads the row count in the footer of the Parquet object at key. An
+// object that is not Parquet is an error wrapping ErrCorrupt naming the key.
+func Rows(ctx context.Context, store blob.Store, key string) (int64, error) {
+	ra, f, err := openParquet(ctx, store, key)
+	if err != nil {
+		return 0, err
+	}
+	defer ra.Release()
+	return f.NumRows(), nil
+}

@@ -335,10 +335,16 @@ func TestColumns(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("columns\n got %+v\nwant %+v", got, want)
 	}
+	if n, err := pq.Rows(ctx, s, "t.parquet"); n != 10 || err != nil {
+		t.Fatalf("rows: %d, %v", n, err)
+	}
 	if err := blob.PutBytes(ctx, s, "bad.parquet", []byte("not parquet at all")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pq.Columns(ctx, s, "bad.parquet"); !errors.Is(err, pq.ErrCorrupt) || !strings.Contains(err.Error(), "bad.parquet") {
 		t.Fatalf("columns of a file that is not Parquet: %v", err)
+	}
+	if _, err := pq.Rows(ctx, s, "bad.parquet"); !errors.Is(err, pq.ErrCorrupt) {
+		t.Fatalf("rows of a file that is not Parquet: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -130,49 +131,17 @@ func ParseCard(card string) (FrontMatter, string, error) {
 // provenance (sources with sha256, parameters such as models and seeds,
 // build counts, the files), the licence and the command that built it.
 func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
-	var head strings.Builder
-	enc := yaml.NewEncoder(&head)
-	enc.SetIndent(2)
-	if err := enc.Encode(Front(l, info)); err != nil {
-		return "", fmt.Errorf("release: card front matter: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return "", fmt.Errorf("release: card front matter: %w", err)
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "---\n%s---\n\n# %s\n\n", head.String(), info.PrettyName)
+	if err := writeFront(&b, l, info); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "# %s\n\n", info.PrettyName)
 	if d := strings.TrimSpace(info.Description); d != "" {
 		fmt.Fprintf(&b, "%s\n\n", d)
 	}
 	fmt.Fprintf(&b, "Dataset `%s`, version `%s`, built by benchline (builder version %s, schema %s v%d, created %s): %d rows in %d Parquet files.\n\n",
 		m.Name, m.Version, m.BuilderVersion, m.Schema.Name, m.Schema.Version, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), l.Rows, len(l.Files))
-
-	b.WriteString("## Loading\n\n```python\nfrom datasets import load_dataset\n")
-	first := l.Configs[0]
-	fmt.Fprintf(&b, "ds = load_dataset(\"RELEASE\", \"%s\", split=\"%s\")  # RELEASE: this directory (the configs below)\n", first.Name, first.Splits[0].Name)
-	fmt.Fprintf(&b, "ds = load_dataset(\"parquet\", data_files={\"%s\": \"RELEASE/%s\"})\n```\n\n", first.Splits[0].Name, first.Splits[0].Glob)
-	hive := "false"
-	if strings.Contains(first.Splits[0].Glob, "config=") {
-		hive = "true"
-	}
-	fmt.Fprintf(&b, "```sql\nSELECT count(*) FROM read_parquet('RELEASE/data/**/*.parquet', hive_partitioning = %s);\n```\n\n", hive)
-	fmt.Fprintf(&b, "```python\nimport polars as pl\ndf = pl.read_parquet(\"RELEASE/data/**/*.parquet\", hive_partitioning=%s)\n```\n\n", map[string]string{"true": "True", "false": "False"}[hive])
-
-	if len(info.Columns) > 0 {
-		b.WriteString("## Schema\n\n| column | type | nullable |\n|---|---|---|\n")
-		for _, c := range info.Columns {
-			fmt.Fprintf(&b, "| %s | %s | %t |\n", c.Name, c.Type, c.Nullable)
-		}
-		b.WriteString("\n")
-	}
-
-	b.WriteString("## Configs and splits\n\n| config | split | files | rows | bytes | data_files |\n|---|---|---:|---:|---:|---|\n")
-	for _, c := range l.Configs {
-		for _, s := range c.Splits {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | `%s` |\n", c.Name, s.Name, s.Files, s.Rows, s.Bytes, s.Glob)
-		}
-	}
-	b.WriteString("\nEvery part is in the split `test`: benchline's datasets are evaluation sets.\n\n")
+	writeBody(&b, l, info)
 
 	b.WriteString("## Provenance\n\n")
 	if len(m.Sources) > 0 {
@@ -207,10 +176,7 @@ func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("Files (the sha256 was checked after the copy):\n\n| file | from | rows | bytes | sha256 |\n|---|---|---:|---:|---|\n")
-	for _, f := range l.Files {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | `%s` |\n", f.Path, f.Src, f.Rows, f.Bytes, f.SHA256)
-	}
+	writeFiles(&b, l)
 
 	b.WriteString("\n## Licence\n\n")
 	if info.License != "" {
@@ -220,6 +186,116 @@ func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
 	}
 
 	fmt.Fprintf(&b, "## How it was built\n\n```sh\n%s\n```\n", BuildCommand(m))
+	return b.String(), nil
+}
+
+// writeFront writes the YAML front matter between its --- lines.
+func writeFront(b *strings.Builder, l Layout, info CardInfo) error {
+	var head strings.Builder
+	enc := yaml.NewEncoder(&head)
+	enc.SetIndent(2)
+	if err := enc.Encode(Front(l, info)); err != nil {
+		return fmt.Errorf("release: card front matter: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("release: card front matter: %w", err)
+	}
+	fmt.Fprintf(b, "---\n%s---\n\n", head.String())
+	return nil
+}
+
+// writeBody writes the loading snippets, the schema and the configs and
+// splits.
+func writeBody(b *strings.Builder, l Layout, info CardInfo) {
+	b.WriteString("## Loading\n\n```python\nfrom datasets import load_dataset\n")
+	first := l.Configs[0]
+	fmt.Fprintf(b, "ds = load_dataset(\"RELEASE\", \"%s\", split=\"%s\")  # RELEASE: this directory (the configs below)\n", first.Name, first.Splits[0].Name)
+	fmt.Fprintf(b, "ds = load_dataset(\"parquet\", data_files={\"%s\": \"RELEASE/%s\"})\n```\n\n", first.Splits[0].Name, first.Splits[0].Glob)
+	hive := "false"
+	if strings.Contains(first.Splits[0].Glob, "config=") {
+		hive = "true"
+	}
+	fmt.Fprintf(b, "```sql\nSELECT count(*) FROM read_parquet('RELEASE/data/**/*.parquet', hive_partitioning = %s);\n```\n\n", hive)
+	fmt.Fprintf(b, "```python\nimport polars as pl\ndf = pl.read_parquet(\"RELEASE/data/**/*.parquet\", hive_partitioning=%s)\n```\n\n", map[string]string{"true": "True", "false": "False"}[hive])
+
+	if len(info.Columns) > 0 {
+		b.WriteString("## Schema\n\n| column | type | nullable |\n|---|---|---|\n")
+		for _, c := range info.Columns {
+			fmt.Fprintf(b, "| %s | %s | %t |\n", c.Name, c.Type, c.Nullable)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Configs and splits\n\n| config | split | files | rows | bytes | data_files |\n|---|---|---:|---:|---:|---|\n")
+	for _, c := range l.Configs {
+		for _, s := range c.Splits {
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %d | `%s` |\n", c.Name, s.Name, s.Files, s.Rows, s.Bytes, s.Glob)
+		}
+	}
+	b.WriteString("\nEvery part is in the split `test`: benchline's datasets are evaluation sets.\n\n")
+}
+
+// writeFiles writes the table of files with their sha256.
+func writeFiles(b *strings.Builder, l Layout) {
+	b.WriteString("Files (the sha256 was checked after the copy):\n\n| file | from | rows | bytes | sha256 |\n|---|---|---:|---:|---|\n")
+	for _, f := range l.Files {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | `%s` |\n", f.Path, f.Src, f.Rows, f.Bytes, f.SHA256)
+	}
+}
+
+// Details is what a run's details card says about the run.
+type Details struct {
+	Run            string
+	Dataset        string
+	DatasetVersion string
+	Model          string
+	Baseline       bool // the model is a deterministic baseline, not an LLM
+	Judges         map[string]string
+	TaskVersion    string
+	Samples        int64
+	Metrics        []DetailsMetric
+	CreatedAt      time.Time
+	Command        string // the `benchline eval` command that runs it again
+}
+
+// DetailsMetric is one metric of the run's summary.
+type DetailsMetric struct {
+	Name                string
+	Mean, CILow, CIHigh float64
+	N                   int64
+}
+
+// DetailsCard renders the README.md of a run's details release: the same
+// front matter as a dataset's (one config, split test), then the run, its
+// metrics, the loading snippets, the schema of the per-sample results and
+// the files, and the command that runs it again.
+func DetailsCard(l Layout, d Details, info CardInfo) (string, error) {
+	var b strings.Builder
+	if err := writeFront(&b, l, info); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "# %s\n\nPer-sample results (one row per sample, like the Open LLM Leaderboard's details) of run `%s`: model `%s` on dataset `%s@%s` (task version %s), %d samples, created %s.\n\n",
+		info.PrettyName, d.Run, d.Model, d.Dataset, d.DatasetVersion, d.TaskVersion, d.Samples, d.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	if d.Baseline {
+		b.WriteString("The model is a deterministic baseline, not an LLM.\n\n")
+	}
+	if len(d.Judges) > 0 {
+		b.WriteString("Judges:\n\n")
+		for _, k := range sortedKeys(d.Judges) {
+			fmt.Fprintf(&b, "- %s: `%s`\n", k, d.Judges[k])
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Metrics) > 0 {
+		b.WriteString("| metric | mean | 95% CI | n |\n|---|---:|---|---:|\n")
+		for _, m := range d.Metrics {
+			fmt.Fprintf(&b, "| %s | %.4f | [%.4f, %.4f] | %d |\n", m.Name, m.Mean, m.CILow, m.CIHigh, m.N)
+		}
+		b.WriteString("\n")
+	}
+	writeBody(&b, l, info)
+	writeFiles(&b, l)
+	fmt.Fprintf(&b, "\n## How it was produced\n\n```sh\n%s\n```\n", d.Command)
 	return b.String(), nil
 }
 

@@ -10,6 +10,9 @@
 //	DEST/NAME/vVERSION/data/config=CONFIG/SPLIT-00000-of-0000N.parquet   several configs (hive-style)
 //	DEST/NAME/latest                             {"version": "..."}, written last
 //
+// A run's per-sample results publish the same way as the dataset
+// DetailsName(dataset, model), version the run id.
+//
 // Config and split names are made of word characters (see Sanitize). The
 // layout is a pure function of the manifest, so publishing a version twice
 // names the same files with the same bytes.
@@ -60,8 +63,15 @@ type Config struct {
 // Layout is where every file of a version goes in its release. It is small
 // (names, counts and hashes), so it travels through workflow history.
 type Layout struct {
-	Dataset string   `json:"dataset"`
-	Version string   `json:"version"`
+	Dataset string `json:"dataset"`
+	Version string `json:"version"`
+	// SrcDir is the key prefix of the files' Src in the object store
+	// (catalog.Dir of the version, or runs.Dir of a run); empty means the
+	// dataset version's catalog.Dir.
+	SrcDir string `json:"src_dir,omitempty"`
+	// Run is the run id of a run's details release (see DetailsName), empty
+	// for a dataset version.
+	Run     string   `json:"run,omitempty"`
 	Rows    int64    `json:"rows"`
 	Bytes   int64    `json:"bytes"`
 	Files   []File   `json:"files"`
@@ -128,6 +138,14 @@ func Plan(m catalog.Manifest, configOf func(label string) string) (Layout, error
 		l.Bytes += s.Bytes
 	}
 	return l, nil
+}
+
+// DetailsName is the dataset name of a run's per-sample results when
+// published ("details" releases, one per dataset and model, each run a
+// version): details-DATASET-MODEL with the model reduced to word
+// characters.
+func DetailsName(dataset, model string) string {
+	return "details-" + dataset + "-" + Sanitize(model)
 }
 
 // Root returns the key prefix of a release below its destination, ending in "/".

@@ -283,3 +283,31 @@ func TestDirStore(t *testing.T) {
 		t.Errorf("get after delete: %v", err)
 	}
 }
+
+func TestDetailsCard(t *testing.T) {
+	if got := release.DetailsName("bfcl", "openai/gpt-4o-mini"); got != "details-bfcl-openai_gpt_4o_mini" {
+		t.Errorf("DetailsName = %s", got)
+	}
+	m := manifest("", "")
+	m.Name, m.Version = release.DetailsName("bfcl", "baseline/reference"), "rabc"
+	l, err := release.Plan(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := release.DetailsCard(l, release.Details{Run: "rabc", Dataset: "bfcl", DatasetVersion: "v1", Model: "baseline/reference",
+		Baseline: true, Samples: 30, Metrics: []release.DetailsMetric{{Name: "accuracy", Mean: 1, CILow: 1, CIHigh: 1, N: 30}},
+		Command: "benchline eval --dataset bfcl@v1 --model baseline/reference"}, release.CardInfo{PrettyName: "x", Columns: []pq.Column{{Name: "sample_index", Type: "int64"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm, body, err := release.ParseCard(card)
+	if err != nil || len(fm.Configs) != 1 || fm.Configs[0].DataFiles[0].Path != "data/test-*.parquet" || fm.DatasetInfo[0].Splits[0].NumExamples != 30 {
+		t.Fatalf("front matter %+v, %v", fm, err)
+	}
+	for _, want := range []string{"run `rabc`", "not an LLM", "| accuracy | 1.0000 | [1.0000, 1.0000] | 30 |", "| sample_index | int64 | false |",
+		"```sh\nbenchline eval --dataset bfcl@v1 --model baseline/reference\n```"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("details card lacks %q:\n%s", want, body)
+		}
+	}
+}
