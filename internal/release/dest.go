@@ -36,7 +36,11 @@ func ParseDest(s string) (Dest, error) {
 		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return Dest{}, fmt.Errorf("%w: %q: want s3://bucket/prefix", ErrDest, s)
 		}
-		return Dest{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}, nil
+		prefix := strings.Trim(u.Path, "/")
+		if strings.ContainsAny(prefix, "?#%") || strings.Contains(prefix, "//") {
+			return Dest{}, fmt.Errorf("%w: %q: the prefix may not hold ?, #, %% or //", ErrDest, s)
+		}
+		return Dest{Bucket: u.Host, Prefix: prefix}, nil
 	}
 	if strings.Contains(s, "://") {
 		return Dest{}, fmt.Errorf("%w: %q: want s3://bucket/prefix or a local directory", ErrDest, s)
