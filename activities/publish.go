@@ -261,10 +261,18 @@ func (a *Publish) CopyReleaseFile(ctx context.Context, in CopyReleaseFileInput) 
 	if in.SrcDir == "" {
 		src = catalog.Dir(in.Dataset, in.Version) + f.Src
 	}
-	rc, err := a.Store.Get(ctx, src)
+	info, err := a.Store.Head(ctx, src)
 	if errors.Is(err, blob.ErrNotFound) {
 		return invalid(fmt.Errorf("%w: %s@%s: file %s is missing", catalog.ErrMismatch, in.Dataset, in.Version, src))
 	}
+	if err != nil {
+		return fmt.Errorf("publish: read %s: %w", src, err)
+	}
+	if info.Size != f.Bytes {
+		return invalid(fmt.Errorf("%w: %s@%s: file %s is %d bytes, manifest says %d: the version is corrupt, nothing was released",
+			catalog.ErrMismatch, in.Dataset, in.Version, src, info.Size, f.Bytes))
+	}
+	rc, err := a.Store.Get(ctx, src)
 	if err != nil {
 		return fmt.Errorf("publish: read %s: %w", src, err)
 	}

@@ -100,6 +100,15 @@ func TestPublishToDirectory(t *testing.T) {
 	if !isInvalidInput(err) || !strings.Contains(err.Error(), "data/part-00001.parquet") || !strings.Contains(err.Error(), "sha256") {
 		t.Fatalf("publish of a corrupt version: %v", err)
 	}
+	// A truncated part: its size is checked before the copy.
+	b, _ := blob.GetBytes(ctx, store, catalog.PartKey("d", "0002", 1))
+	if err := blob.PutBytes(ctx, store, catalog.PartKey("d", "0002", 1), b[:len(b)/2]); err != nil {
+		t.Fatal(err)
+	}
+	_, err = publishAll(t, a, PlanPublishInput{Ref: "d@0002", Dest: dest})
+	if !isInvalidInput(err) || !strings.Contains(err.Error(), "data/part-00001.parquet is ") {
+		t.Fatalf("publish of a truncated version: %v", err)
+	}
 	for _, p := range []string{"v0002", ".staging-v0002"} {
 		if _, err := os.Stat(filepath.Join(dest, "d", p)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s after a failed publish: %v", p, err)
