@@ -62,7 +62,7 @@ lint: setup
 
 ## bench: the Go micro-benchmarks quoted in docs/PERFORMANCE.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/pq/ ./scorers/... ./internal/gateway/...
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/pq/ ./scorers/... ./internal/gateway/... ./activities/
 
 clean:
 	rm -rf bin

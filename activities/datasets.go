@@ -288,7 +288,7 @@ func (a *Datasets) WritePart(ctx context.Context, in WritePartInput) (catalog.Fi
 		err := fmt.Errorf("activities: part %d (%s) wrote %d rows, plan expected %d", p.Index, p.Label, info.Rows, p.Rows)
 		return catalog.File{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
-	return catalog.File{Path: catalog.PartPath(p.Index), Rows: info.Rows, Bytes: info.Bytes, SHA256: info.SHA256}, nil
+	return catalog.File{Path: catalog.PartPath(p.Index), Rows: info.Rows, Bytes: info.Bytes, SHA256: info.SHA256, Label: p.Label}, nil
 }
 
 // PublishInput is a finished build to publish.

@@ -145,3 +145,14 @@ func (r *Registry) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Configured is an optional capability of a Builder whose parts are the
+// dataset's configs: subsets a reader loads on their own, such as BFCL's
+// categories or IFEvalCode's languages. Publishing a version
+// (internal/release) puts each config's files in a folder of their own and
+// declares them in the dataset card. ConfigOf returns the config of a part
+// from its label (catalog.File.Label). Builders without it publish one
+// config, "default".
+type Configured interface {
+	ConfigOf(label string) string
+}

@@ -64,6 +64,23 @@ var (
 		HeartbeatTimeout:       time.Minute,
 		RetryPolicy:            retry(5, gateway.NonRetryableErrorTypes()...),
 	}
+	// releaseOptions: PlanPublish, FinishPublish and AbortPublish read a
+	// manifest and write a few small objects (FinishPublish heads every
+	// file and reads one Parquet footer); they do not heartbeat.
+	releaseOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    10 * time.Minute,
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy:            retry(infraAttempts),
+	}
+	// copyOptions: CopyReleaseFile streams one data file to the release and
+	// reads it back, heartbeating every 5 s; a retry skips a copy already
+	// verified.
+	copyOptions = workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Hour,
+		ScheduleToCloseTimeout: 6 * time.Hour,
+		HeartbeatTimeout:       time.Minute,
+		RetryPolicy:            retry(infraAttempts),
+	}
 	// evalPlanOptions: PlanRun (which may write a dataset's references)
 	// and Aggregate (which reads every result shard) heartbeat every 5 s.
 	evalPlanOptions = workflow.ActivityOptions{
@@ -125,13 +142,15 @@ type ActivityOptionSet struct {
 }
 
 // ActivityOptionSets lists every activity option set of BuildDataset,
-// EvaluateModel and RefreshLeaderboard, so that a test can check each is bounded.
+// EvaluateModel, PublishDataset and RefreshLeaderboard, so that a test can check each is bounded.
 func ActivityOptionSets() []ActivityOptionSet {
 	return []ActivityOptionSet{
 		{Name: "plan", Activities: []string{"PlanBuild", "FinishPlan"}, Options: planOptions, Long: true},
 		{Name: "publish", Activities: []string{"Publish"}, Options: publishOptions},
 		{Name: "part", Activities: []string{"WritePart"}, Options: partOptions, Long: true},
 		{Name: "generate", Activities: []string{"Generate"}, Options: generateOptions, Long: true},
+		{Name: "release", Activities: []string{"PlanPublish", "FinishPublish", "AbortPublish"}, Options: releaseOptions},
+		{Name: "release-copy", Activities: []string{"CopyReleaseFile"}, Options: copyOptions, Long: true},
 		{Name: "eval-plan", Activities: []string{"PlanRun", "Aggregate"}, Options: evalPlanOptions, Long: true},
 		{Name: "shard", Activities: []string{"RunShard", "ScoreShard"}, Options: shardOptions, Long: true},
 		{Name: "cleanup", Activities: []string{"CleanupRun", "DiscardStaged"}, Options: cleanupOptions},

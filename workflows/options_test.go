@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/release"
 )
 
 // TestActivityOptionSetsAreBounded walks every activity option set of the
@@ -66,7 +67,8 @@ func TestActivityOptionSetsAreBounded(t *testing.T) {
 			}
 		})
 	}
-	for _, a := range []string{"PlanBuild", "Generate", "FinishPlan", "WritePart", "Publish", "PlanRun", "RunShard", "ScoreShard", "Aggregate", "ResolveBoard", "WaitRun", "WriteBoard"} {
+	for _, a := range []string{"PlanBuild", "Generate", "FinishPlan", "WritePart", "Publish", "PlanRun", "RunShard", "ScoreShard", "Aggregate",
+		"PlanPublish", "CopyReleaseFile", "FinishPublish", "AbortPublish", "ResolveBoard", "WaitRun", "WriteBoard", "CleanupRun", "DiscardStaged"} {
 		if _, ok := seen[a]; !ok {
 			t.Errorf("activity %s is in no listed option set", a)
 		}
@@ -200,6 +202,40 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 			return activities.WriteBoardResult{}, nil
 		})
 	env.ExecuteWorkflow(RefreshLeaderboard, RefreshLeaderboardInput{})
+	require.NoError(t, env.GetWorkflowError())
+
+	// A publish whose second copy fails for good: every publishing activity runs.
+	env = s.NewTestWorkflowEnvironment()
+	var p *activities.Publish
+	env.OnActivity(p.PlanPublish, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.PlanPublishInput) (activities.PlanPublishResult, error) {
+			record(ctx)
+			return activities.PlanPublishResult{Layout: release.Layout{Dataset: "d", Version: "v", Files: make([]release.File, 2)}}, nil
+		})
+	copies := 0
+	env.OnActivity(p.CopyReleaseFile, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.CopyReleaseFileInput) error {
+			record(ctx)
+			if copies++; copies == 2 {
+				return temporal.NewNonRetryableApplicationError("corrupt", activities.ErrTypeInvalidInput, nil)
+			}
+			return nil
+		})
+	env.OnActivity(p.AbortPublish, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.AbortPublishInput) error {
+			record(ctx)
+			return nil
+		})
+	env.ExecuteWorkflow(PublishDataset, PublishDatasetInput{Ref: "d@v", Dest: "/tmp/x", MaxParallel: 1})
+	require.ErrorContains(t, env.GetWorkflowError(), "corrupt")
+	env = s.NewTestWorkflowEnvironment()
+	env.OnActivity(p.PlanPublish, mock.Anything, mock.Anything).Return(activities.PlanPublishResult{Published: true}, nil)
+	env.OnActivity(p.FinishPublish, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.FinishPublishInput) (activities.FinishPublishResult, error) {
+			record(ctx)
+			return activities.FinishPublishResult{}, nil
+		})
+	env.ExecuteWorkflow(PublishDataset, PublishDatasetInput{Ref: "d@v", Dest: "/tmp/x"})
 	require.NoError(t, env.GetWorkflowError())
 
 	for name, set := range want {

@@ -24,6 +24,7 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflow(BuildDataset)
 			r.RegisterWorkflow(EvaluateModel)
 			r.RegisterWorkflow(RefreshLeaderboard)
+			r.RegisterWorkflow(PublishDataset)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}

@@ -15,8 +15,8 @@ import (
 )
 
 func newDatasetCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "dataset", Short: "Build, list and show dataset versions"}
-	cmd.AddCommand(newDatasetBuildCmd(g), newDatasetLsCmd(g), newDatasetShowCmd(g))
+	cmd := &cobra.Command{Use: "dataset", Short: "Build, publish, list and show dataset versions"}
+	cmd.AddCommand(newDatasetBuildCmd(g), newDatasetPublishCmd(g), newDatasetLsCmd(g), newDatasetShowCmd(g))
 	return cmd
 }
 

@@ -100,7 +100,7 @@ func stateExit(runID string, st app.RunStatus) error {
 }
 
 func newRunsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "runs", Short: "List, show and cancel evaluation runs"}
+	cmd := &cobra.Command{Use: "runs", Short: "List, show, cancel and publish evaluation runs"}
 	var lsJSON bool
 	ls := &cobra.Command{
 		Use:   "ls",
@@ -182,7 +182,7 @@ model answers already paid for stay: the same eval started again resumes from th
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested for %s; `benchline runs show %s` says when it has stopped\n", args[0], args[0])
 			return nil
 		},
-	})
+	}, newRunsPublishCmd(g))
 	return cmd
 }
 

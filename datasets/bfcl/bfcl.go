@@ -74,6 +74,10 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.BFCLItemTable }
 
+// ConfigOf makes each category (a part's label) a config of the published
+// dataset (datasets.Configured).
+func (Builder) ConfigOf(label string) string { return label }
+
 // Plan finds the category files, stages them, and validates every line.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
 	loc, err := b.locate(ctx, env, req.Source)

@@ -60,6 +60,10 @@ var _ datasets.Builder = Builder{}
 // Name returns the dataset name.
 func (Builder) Name() string { return Name }
 
+// ConfigOf makes each programming language (a part's label) a config of the published
+// dataset (datasets.Configured).
+func (Builder) ConfigOf(label string) string { return label }
+
 // Version returns the builder version.
 func (Builder) Version() string { return builderVersion }
 

@@ -128,6 +128,8 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterWorkflow(workflows.RefreshLeaderboard)
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterWorkflow(workflows.PublishDataset)
+			w.RegisterActivity(&activities.Publish{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Descriptions: o.Benchmarks.Descriptions()})
 			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Clusters: o.Benchmarks.Clusters()})
 			w.RegisterActivity(&activities.Leaderboard{Store: store, Benchmarks: o.Benchmarks, Client: c})
 			out = append(out, w)

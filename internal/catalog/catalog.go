@@ -51,6 +51,10 @@ type File struct {
 	Rows   int64  `json:"rows"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+	// Label is the builder's label of the part (datasets.Part.Label, e.g.
+	// the BFCL category); publishing groups parts into configs by it (see
+	// datasets.Configured). Empty in manifests written before it existed.
+	Label string `json:"label,omitempty"`
 }
 
 // Manifest fixes a dataset version.

@@ -108,6 +108,8 @@ func TestLayering(t *testing.T) {
 			[]string{"./scorers/..."}, module + "/internal/baseline", false},
 		{"the model-call types and reference keys are leaves",
 			[]string{"./internal/modelapi", "./internal/refkey"}, module, false},
+		{"no package of the binary links DuckDB (only the integration tests read releases with it)",
+			[]string{"./cmd/...", "./internal/release", "./activities"}, "github.com/marcboeker/go-duckdb", false},
 		{"the S3 backend links the AWS SDK (the check sees a real dependency)",
 			[]string{"./internal/blob/s3blob"}, "github.com/aws/aws-sdk-go-v2", true},
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/benchline/benchline/internal/blob"
 )
@@ -199,4 +200,71 @@ func Check(ctx context.Context, store blob.Store, key string) error {
 	}
 	ra.Release()
 	return nil
+}
+
+// Column is one top-level column of a Parquet file's schema.
+type Column struct {
+	Name string
+	// Type is the column's type in Hugging Face `datasets` feature terms
+	// (string, binary, bool, int32, int64, float32, float64), or the
+	// Parquet schema's own text for a nested column (a group or a list).
+	Type     string
+	Nullable bool
+	// Nested is true for a group or repeated column (Type is then Parquet's).
+	Nested bool
+}
+
+// Columns reads the schema in the footer of the Parquet object at key, in
+// column order. An object that is not Parquet is an error wrapping
+// ErrCorrupt naming the key.
+func Columns(ctx context.Context, store blob.Store, key string) ([]Column, error) {
+	ra, f, err := openParquet(ctx, store, key)
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Release()
+	var out []Column
+	for _, fld := range f.Schema().Fields() {
+		c := Column{Name: fld.Name(), Nullable: fld.Optional()}
+		if !fld.Leaf() || fld.Repeated() {
+			c.Nested, c.Type = true, fmt.Sprint(fld.Type())
+			out = append(out, c)
+			continue
+		}
+		switch t := fld.Type(); t.Kind() {
+		case parquet.Boolean:
+			c.Type = "bool"
+		case parquet.Int32:
+			c.Type = "int32"
+		case parquet.Int64:
+			c.Type = "int64"
+		case parquet.Float:
+			c.Type = "float32"
+		case parquet.Double:
+			c.Type = "float64"
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			c.Type = "binary"
+			if lt := t.LogicalType(); lt != nil {
+				switch lt.Value.(type) {
+				case *format.StringType, *format.JsonType, *format.EnumType:
+					c.Type = "string"
+				}
+			}
+		default:
+			c.Type = t.String()
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Rows reads the row count in the footer of the Parquet object at key. An
+// object that is not Parquet is an error wrapping ErrCorrupt naming the key.
+func Rows(ctx context.Context, store blob.Store, key string) (int64, error) {
+	ra, f, err := openParquet(ctx, store, key)
+	if err != nil {
+		return 0, err
+	}
+	defer ra.Release()
+	return f.NumRows(), nil
 }

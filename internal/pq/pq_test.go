@@ -319,3 +319,32 @@ func TestObjectReaderAtRanged(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestColumns(t *testing.T) {
+	ctx := context.Background()
+	s := blobtest.NewMemory()
+	write(t, s, "t.parquet", rows(10), pq.Options{})
+	got, err := pq.Columns(ctx, s, "t.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []pq.Column{
+		{Name: "id", Type: "string"}, {Name: "n", Type: "int64"}, {Name: "text", Type: "string"},
+		{Name: "score", Type: "float64"}, {Name: "note", Type: "string", Nullable: true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("columns\n got %+v\nwant %+v", got, want)
+	}
+	if n, err := pq.Rows(ctx, s, "t.parquet"); n != 10 || err != nil {
+		t.Fatalf("rows: %d, %v", n, err)
+	}
+	if err := blob.PutBytes(ctx, s, "bad.parquet", []byte("not parquet at all")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pq.Columns(ctx, s, "bad.parquet"); !errors.Is(err, pq.ErrCorrupt) || !strings.Contains(err.Error(), "bad.parquet") {
+		t.Fatalf("columns of a file that is not Parquet: %v", err)
+	}
+	if _, err := pq.Rows(ctx, s, "bad.parquet"); !errors.Is(err, pq.ErrCorrupt) {
+		t.Fatalf("rows of a file that is not Parquet: %v", err)
+	}
+}

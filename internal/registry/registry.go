@@ -93,6 +93,16 @@ func (r *Registry) Builders() *datasets.Registry {
 	return reg
 }
 
+// Descriptions returns each benchmark's one-line description by dataset
+// name (for published dataset cards).
+func (r *Registry) Descriptions() map[string]string {
+	out := make(map[string]string, len(r.list))
+	for _, b := range r.list {
+		out[b.Name()] = b.Description
+	}
+	return out
+}
+
 // Tasks returns the evaluation tasks, built with deps.
 func (r *Registry) Tasks(deps benchmark.Deps) *scorers.Registry {
 	reg := scorers.NewRegistry()

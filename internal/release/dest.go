@@ -1,0 +1,230 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/benchline/benchline/internal/blob"
+)
+
+// ErrDest is returned (wrapped) for a destination that cannot be used: a
+// malformed one, a relative directory, a directory that cannot be created
+// or written. Retrying cannot fix it.
+var ErrDest = errors.New("release: unusable destination")
+
+// Dest is where releases go: an S3 bucket and prefix, or a local directory
+// (on the worker that publishes).
+type Dest struct {
+	Bucket string `json:"bucket,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+	Dir    string `json:"dir,omitempty"` // absolute
+}
+
+// ParseDest parses "s3://bucket/prefix" or an absolute directory path.
+func ParseDest(s string) (Dest, error) {
+	if strings.HasPrefix(s, "s3://") {
+		u, err := url.Parse(s)
+		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return Dest{}, fmt.Errorf("%w: %q: want s3://bucket/prefix", ErrDest, s)
+		}
+		prefix := strings.Trim(u.Path, "/")
+		if strings.ContainsAny(prefix, "?#%") || strings.Contains(prefix, "//") {
+			return Dest{}, fmt.Errorf("%w: %q: the prefix may not hold ?, #, %% or //", ErrDest, s)
+		}
+		return Dest{Bucket: u.Host, Prefix: prefix}, nil
+	}
+	if strings.Contains(s, "://") {
+		return Dest{}, fmt.Errorf("%w: %q: want s3://bucket/prefix or a local directory", ErrDest, s)
+	}
+	if s == "" || !filepath.IsAbs(s) {
+		return Dest{}, fmt.Errorf("%w: %q: a local directory must be an absolute path", ErrDest, s)
+	}
+	return Dest{Dir: filepath.Clean(s)}, nil
+}
+
+// IsS3 reports whether d is an S3 destination.
+func (d Dest) IsS3() bool { return d.Bucket != "" }
+
+// String returns d as the user writes it.
+func (d Dest) String() string {
+	if d.IsS3() {
+		if d.Prefix == "" {
+			return "s3://" + d.Bucket
+		}
+		return "s3://" + d.Bucket + "/" + d.Prefix
+	}
+	return d.Dir
+}
+
+// URI returns the address of key below d (a path for a local directory).
+func (d Dest) URI(key string) string {
+	if d.IsS3() {
+		return d.String() + "/" + key
+	}
+	return filepath.Join(d.Dir, filepath.FromSlash(key))
+}
+
+// DirStore is a blob.Store over a local directory: keys are slash-separated
+// paths below it. Put writes a temporary file in the same directory and
+// renames it, so a reader never sees half an object.
+type DirStore struct{ Root string }
+
+var _ blob.Store = DirStore{}
+
+func (d DirStore) path(key string) (string, error) {
+	clean := path.Clean("/" + key)
+	if key == "" || clean == "/" || strings.Contains(key, "\\") || clean != "/"+strings.TrimSuffix(key, "/") {
+		return "", fmt.Errorf("release: bad key %q", key)
+	}
+	return filepath.Join(d.Root, filepath.FromSlash(clean[1:])), nil
+}
+
+func (d DirStore) notFound(op, key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release: %s %s: %w", op, key, blob.ErrNotFound)
+	}
+	return fmt.Errorf("release: %s %s: %w", op, key, err)
+}
+
+// Put writes r to key through a temporary file renamed into place.
+func (d DirStore) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+filepath.Base(p)+"-*")
+	if err != nil {
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	if _, err := io.Copy(tmp, ctxReader{ctx, r}); err != nil {
+		tmp.Close()
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("release: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// PutIfAbsent is Put when nothing is at key. (Not atomic against another
+// writer; releases do not need it to be.)
+func (d DirStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+	if ok, err := blob.Exists(ctx, d, key); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("release: put %s: %w", key, blob.ErrExists)
+	}
+	return d.Put(ctx, key, r, size)
+}
+
+// Get opens the file at key.
+func (d DirStore) Get(_ context.Context, key string) (io.ReadCloser, error) {
+	p, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, d.notFound("get", key, err)
+	}
+	return f, nil
+}
+
+// Head returns the size and modification time of the file at key.
+func (d DirStore) Head(_ context.Context, key string) (blob.Info, error) {
+	p, err := d.path(key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return blob.Info{}, d.notFound("head", key, err)
+	}
+	if st.IsDir() {
+		return blob.Info{}, fmt.Errorf("release: head %s: a directory: %w", key, blob.ErrNotFound)
+	}
+	return blob.Info{Key: key, Size: st.Size(), Modified: st.ModTime()}, nil
+}
+
+// List returns every file below prefix, in lexical order of keys.
+func (d DirStore) List(_ context.Context, prefix string) ([]blob.Info, error) {
+	var out []blob.Info
+	err := filepath.WalkDir(d.Root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(d.Root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		st, err := e.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, blob.Info{Key: key, Size: st.Size(), Modified: st.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("release: list %s: %w", prefix, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// Delete removes the file at key; a missing one is not an error.
+func (d DirStore) Delete(_ context.Context, key string) error {
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("release: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// ctxReader stops a copy when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
