@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +205,18 @@ func TestWorkerMetrics(t *testing.T) {
 	}
 	if len(m["temporal_activity_execution_latency_seconds"]) == 0 || sdk < 5 {
 		t.Errorf("Temporal SDK metrics missing: %d temporal_* families, activity latency %v", sdk, m["temporal_activity_execution_latency_seconds"])
+	}
+	// The dashboard's Temporal SDK panels query names the SDK really
+	// exports (a failure counter appears only after a failure).
+	dash, err := os.ReadFile(filepath.Join("..", "..", "deploy", "grafana", "benchline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range regexp.MustCompile(`\btemporal_[a-z_]+`).FindAllString(string(dash), -1) {
+		base := strings.TrimSuffix(name, "_bucket")
+		if _, ok := m[base]; !ok && !strings.HasSuffix(base, "_failed_total") {
+			t.Errorf("the dashboard queries %s, which the worker did not export", name)
+		}
 	}
 	t.Logf("scraped %d families (%d from the Temporal SDK) after %d samples", len(m), sdk, n)
 }

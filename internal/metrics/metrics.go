@@ -12,6 +12,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,12 +42,51 @@ type Metrics struct {
 	shardSeconds *prometheus.HistogramVec
 
 	ready atomic.Bool
+
+	seriesMu sync.RWMutex
+	series   map[modelKey]*modelSeries // resolved children of the hot path
+	waits    map[string]prometheus.Observer
+}
+
+type modelKey struct{ provider, model string }
+
+// modelSeries are one model's counters, resolved once: WithLabelValues
+// hashes its labels on every call, which costs more than the counting.
+type modelSeries struct {
+	ok, hit, hits, prompt, completion, cost prometheus.Counter
+	latency                                 prometheus.Observer
+}
+
+func (m *Metrics) seriesOf(provider, model string) *modelSeries {
+	k := modelKey{provider, model}
+	m.seriesMu.RLock()
+	s := m.series[k]
+	m.seriesMu.RUnlock()
+	if s != nil {
+		return s
+	}
+	s = &modelSeries{
+		ok:         m.calls.WithLabelValues(provider, model, StatusOK),
+		hit:        m.calls.WithLabelValues(provider, model, StatusCacheHit),
+		hits:       m.cacheHits.WithLabelValues(provider, model),
+		prompt:     m.tokens.WithLabelValues(provider, model, "prompt"),
+		completion: m.tokens.WithLabelValues(provider, model, "completion"),
+		cost:       m.cost.WithLabelValues(provider, model),
+		latency:    m.callSeconds.WithLabelValues(provider),
+	}
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	if prev := m.series[k]; prev != nil {
+		return prev
+	}
+	m.series[k] = s
+	return s
 }
 
 // New returns Metrics on a fresh registry, with the Go runtime and process
 // collectors.
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), series: map[modelKey]*modelSeries{}, waits: map[string]prometheus.Observer{}}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "benchline_model_calls_total",
 		Help: "Model calls through the gateway (Complete and Reward), by provider, model and status: ok, cache_hit, or the failure's error class.",
@@ -102,24 +142,27 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ModelCall counts one gateway call (gateway.Observer).
 func (m *Metrics) ModelCall(provider, model, status string, u modelapi.Usage) {
-	m.calls.WithLabelValues(provider, model, status).Inc()
-	if status == StatusCacheHit {
-		m.cacheHits.WithLabelValues(provider, model).Inc()
-		return
+	switch status {
+	case StatusCacheHit:
+		s := m.seriesOf(provider, model)
+		s.hit.Inc()
+		s.hits.Inc()
+	case StatusOK:
+		s := m.seriesOf(provider, model)
+		s.ok.Inc()
+		if u.PromptTokens > 0 {
+			s.prompt.Add(float64(u.PromptTokens))
+		}
+		if u.CompletionTokens > 0 {
+			s.completion.Add(float64(u.CompletionTokens))
+		}
+		if u.CostUSD > 0 {
+			s.cost.Add(u.CostUSD)
+		}
+		s.latency.Observe(u.Latency.Seconds())
+	default: // failures: rare, and their classes many
+		m.calls.WithLabelValues(provider, model, status).Inc()
 	}
-	if status != StatusOK {
-		return
-	}
-	if u.PromptTokens > 0 {
-		m.tokens.WithLabelValues(provider, model, "prompt").Add(float64(u.PromptTokens))
-	}
-	if u.CompletionTokens > 0 {
-		m.tokens.WithLabelValues(provider, model, "completion").Add(float64(u.CompletionTokens))
-	}
-	if u.CostUSD > 0 {
-		m.cost.WithLabelValues(provider, model).Add(u.CostUSD)
-	}
-	m.callSeconds.WithLabelValues(provider).Observe(u.Latency.Seconds())
 }
 
 // Statuses of ModelCall besides error classes.
@@ -130,7 +173,16 @@ const (
 
 // LimiterWait records one attempt's wait for admission (gateway.Observer).
 func (m *Metrics) LimiterWait(provider string, d time.Duration) {
-	m.limiterWait.WithLabelValues(provider).Observe(d.Seconds())
+	m.seriesMu.RLock()
+	o := m.waits[provider]
+	m.seriesMu.RUnlock()
+	if o == nil {
+		o = m.limiterWait.WithLabelValues(provider)
+		m.seriesMu.Lock()
+		m.waits[provider] = o
+		m.seriesMu.Unlock()
+	}
+	o.Observe(d.Seconds())
 }
 
 // SandboxRun counts one sandboxed step.

@@ -105,3 +105,37 @@ benchline_model_inflight{provider="openai"} 4
 		}
 	}
 }
+
+// TestConcurrentObserve: callers racing to create and use the same series
+// lose no count (run with -race).
+func TestConcurrentObserve(t *testing.T) {
+	m := metrics.New()
+	const callers, calls = 8, 500
+	done := make(chan struct{})
+	for c := range callers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			model := []string{"a", "b"}[c%2]
+			for range calls {
+				m.LimiterWait("p", time.Millisecond)
+				m.ModelCall("p", model, metrics.StatusOK, modelapi.Usage{PromptTokens: 1})
+				m.ModelCall("p", model, metrics.StatusCacheHit, modelapi.Usage{})
+			}
+		}()
+	}
+	for range callers {
+		<-done
+	}
+	want := `
+# HELP benchline_model_cache_hits_total Model calls answered from the response cache (shard segment or process LRU).
+# TYPE benchline_model_cache_hits_total counter
+benchline_model_cache_hits_total{model="a",provider="p"} 2000
+benchline_model_cache_hits_total{model="b",provider="p"} 2000
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "benchline_model_cache_hits_total"); err != nil {
+		t.Error(err)
+	}
+	if n, err := testutil.GatherAndCount(m.Registry(), "benchline_model_limiter_wait_seconds"); err != nil || n != 1 {
+		t.Errorf("limiter wait series: %d (%v), want 1", n, err)
+	}
+}
