@@ -105,10 +105,10 @@ func (a *Eval) shardStart(ctx context.Context, activity, run string, shard int) 
 			a.Observer.ShardDone(activity, d, *err)
 		}
 		if *err != nil {
-			log.WarnContext(ctx, "shard attempt failed", "activity", activity, "duration", d, "error", *err)
+			log.WarnContext(ctx, "shard attempt failed", "activity", activity, "seconds", d.Seconds(), "error", *err)
 			return
 		}
-		log.InfoContext(ctx, "shard done", "activity", activity, "duration", d, "samples", res.Samples,
+		log.InfoContext(ctx, "shard done", "activity", activity, "seconds", d.Seconds(), "samples", res.Samples,
 			"model_failed", res.ModelFailed, "infra_failed", res.InfraFailed, "calls", res.Calls, "cache_hits", res.CacheHits)
 	}
 }
