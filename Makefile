@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults
+.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults validate-deploy
 
 all: build
 
@@ -47,6 +47,12 @@ fuzz-short:
 ## model errors and latency); `make test` runs its short form.
 test-faults: setup
 	BENCHLINE_FAULTS=long $(GO) test $(TEST_FLAGS) -v -run 'TestFaultSuite' ./internal/integration/
+
+## validate-deploy: render the Helm chart (default and ci/ values), decode every object strictly into
+## the Kubernetes API types, load the compose file with compose-go, check the Dockerfile and the
+## Grafana dashboard (docs/DEPLOY.md). `make test` runs the same tests through `go test ./...`.
+validate-deploy: setup
+	$(GO) test -count=1 -v ./deploy/
 
 unit:
 	$(GO) test -short $(TEST_FLAGS) ./...

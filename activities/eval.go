@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/logattr"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
@@ -60,9 +62,64 @@ type Eval struct {
 	// one (registry.Registry.Clusters), by dataset: Aggregate computes
 	// those runs' statistics by cluster. nil: no clusters anywhere.
 	Clusters map[string]func(schemas.ResultRow) string
+	// Observer is told of every finished sample and shard attempt
+	// (metrics); nil: none.
+	Observer Observer
+	// Logger receives a record per shard attempt; default discards. The
+	// context of every record carries the run id and shard, and inside a
+	// sample its id (see internal/logattr), so the gateway's records do too.
+	Logger *slog.Logger
 
 	plans     sync.Map      // run id -> runs.Plan
 	retryBase time.Duration // retryUnit [1s]; tests shorten it
+}
+
+// Observer receives what shard activities measure. Its methods must be
+// cheap and safe for concurrent use (metrics.Metrics implements it).
+type Observer interface {
+	// SampleDone is called once per sample a shard attempt finishes, with
+	// status "ok" or the row's error class.
+	SampleDone(activity, status string)
+	// ShardDone is called once per shard attempt, with its duration and
+	// error (nil when it succeeded).
+	ShardDone(activity string, d time.Duration, err error)
+}
+
+// sampleStatus is a finished row's status for Observer.SampleDone.
+func sampleStatus(r schemas.ResultRow) string {
+	if r.ErrorClass == "" {
+		return "ok"
+	}
+	return r.ErrorClass
+}
+
+// shardStart labels ctx with the run and shard (for log records) and
+// returns the function that ends the attempt: it logs and observes it.
+func (a *Eval) shardStart(ctx context.Context, activity, run string, shard int) (context.Context, func(*ShardResult, *error)) {
+	ctx = logattr.With(ctx, slog.String("run_id", run), slog.Int("shard", shard))
+	t0 := time.Now()
+	log := a.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log.DebugContext(ctx, "shard started", "activity", activity)
+	return ctx, func(res *ShardResult, err *error) {
+		d := time.Since(t0)
+		if a.Observer != nil {
+			a.Observer.ShardDone(activity, d, *err)
+		}
+		if *err != nil {
+			log.WarnContext(ctx, "shard attempt failed", "activity", activity, "seconds", d.Seconds(), "error", *err)
+			return
+		}
+		log.InfoContext(ctx, "shard done", "activity", activity, "seconds", d.Seconds(), "samples", res.Samples,
+			"model_failed", res.ModelFailed, "infra_failed", res.InfraFailed, "calls", res.Calls, "cache_hits", res.CacheHits)
+	}
+}
+
+// sampleCtx labels ctx with a sample's id for log records.
+func sampleCtx(ctx context.Context, id string) context.Context {
+	return logattr.With(ctx, slog.String("sample", id))
 }
 
 // PlanRunInput asks for a run to be planned.
@@ -263,7 +320,9 @@ func summarize(shard int, rows []schemas.ResultRow) ShardResult {
 // chunks are safe, so a retry resumes after the last checkpoint. The shard's
 // results go to one file at a deterministic key, so a retried or duplicated
 // activity yields exactly one row per sample.
-func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (_ ShardResult, err error) {
+func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (res ShardResult, err error) {
+	ctx, done := a.shardStart(ctx, "RunShard", in.RunID, in.Shard)
+	defer done(&res, &err)
 	defer func() { err = classify(err) }()
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
@@ -320,12 +379,15 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (_ ShardResult, e
 	stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
 	defer stopBeat()
 	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-		row, err := a.evaluate(gctx, task, env, samples[i])
+		row, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, env, samples[i])
 		if err != nil {
 			return err
 		}
 		row.RunID, row.Shard, row.SampleIndex = plan.RunID, int32(in.Shard), rng.First+int64(i)
 		rows[i] = row
+		if a.Observer != nil {
+			a.Observer.SampleDone("RunShard", sampleStatus(row))
+		}
 		return nil
 	})
 	if err != nil {
@@ -516,7 +578,9 @@ type ScoreShardInput struct {
 // detail), so a retry after a crash scores only the chunks after the last
 // checkpoint again; the shard file is rewritten once, at the end, and the
 // checkpoints are then deleted.
-func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult, error) {
+func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (res ShardResult, err error) {
+	ctx, done := a.shardStart(ctx, "ScoreShard", in.RunID, in.Shard)
+	defer done(&res, &err)
 	plan, task, rng, err := a.shard(ctx, in.RunID, in.Shard)
 	if err != nil {
 		return ShardResult{}, err
@@ -561,7 +625,13 @@ func (a *Eval) ScoreShard(ctx context.Context, in ScoreShardInput) (ShardResult,
 	stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
 	defer stopBeat()
 	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-		return a.score(gctx, ds, samples[i], &rows[i])
+		if err := a.score(sampleCtx(gctx, samples[i].ID), ds, samples[i], &rows[i]); err != nil {
+			return err
+		}
+		if a.Observer != nil {
+			a.Observer.SampleDone("ScoreShard", sampleStatus(rows[i]))
+		}
+		return nil
 	})
 	if err != nil {
 		return ShardResult{}, err

@@ -3,17 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/metrics"
 )
 
 func newDevCmd(g *globals) *cobra.Command {
 	var o app.StackOptions
-	var s3, envFile string
+	var s3, envFile, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the embedded stack on loopback (Temporal dev server, S3 server, baseline models, worker) until Ctrl-C",
@@ -56,11 +60,26 @@ environment, the providers file included (its task queue and namespace too). A s
 			errw := cmd.ErrOrStderr()
 			o.Notify = func(msg string) { fmt.Fprintln(errw, "benchline dev:", msg) }
 			ctx := cmd.Context()
+			var ln net.Listener
+			if metricsAddr != "" {
+				if ln, err = net.Listen("tcp", metricsAddr); err != nil {
+					return fmt.Errorf("dev: --metrics-addr %s: %w", metricsAddr, err)
+				}
+				defer ln.Close()
+				o.Metrics = metrics.New()
+			}
 			r, err := app.StartStack(ctx, o, g.logger())
 			if err != nil {
 				return err
 			}
 			defer r.Stop()
+			if ln != nil {
+				srv := &http.Server{Handler: o.Metrics.Handler(), ReadHeaderTimeout: 10 * time.Second}
+				go func() { _ = srv.Serve(ln) }()
+				defer srv.Close()
+				o.Metrics.SetReady(len(r.Workers) > 0)
+				fmt.Fprintf(errw, "benchline dev: worker metrics on http://%s/metrics\n", ln.Addr())
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "benchline dev stack is up (state in %s):\n", o.Dir)
 			r.PrintAddresses(out)
@@ -86,6 +105,7 @@ environment, the providers file included (its task queue and namespace too). A s
 	cmd.Flags().IntVar(&o.S3Port, "s3-port", 9000, "S3 server port (0: any free port)")
 	cmd.Flags().StringVar(&s3, "s3", string(devstack.MinIO), "S3 server: minio (file-backed) or moto (in memory)")
 	cmd.Flags().IntVar(&o.BaselinePort, "baseline-port", 8400, "baseline model server port (0: any free port)")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve the in-process worker's Prometheus /metrics and /healthz on HOST:PORT")
 	cmd.Flags().BoolVar(&o.NoWorker, "no-worker", false, "start no in-process worker (run 'benchline worker' separately)")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "once every part answers, write KEY=value lines here that point other shells' benchline commands at this stack")
 	cmd.Flags().IntVar(&o.Restarts, "restarts", 3, "restart a server that dies at most this many times in 10 minutes (0: never)")

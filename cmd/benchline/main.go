@@ -20,6 +20,8 @@ import (
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/logattr"
+	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/registry"
 )
 
@@ -27,6 +29,8 @@ import (
 type globals struct {
 	configPath string
 	verbose    bool
+	logFormat  string
+	logLevel   string
 }
 
 func (g *globals) load() (config.Config, error) {
@@ -56,7 +60,17 @@ func (g *globals) dial() (config.Config, client.Client, error) {
 // services connects everything a worker-like command needs: Temporal, the
 // object store and the model gateway. Close the client.
 func (g *globals) services(ctx context.Context) (config.Config, client.Client, *s3blob.Store, *gateway.Gateway, error) {
-	cfg, c, err := g.dial()
+	return g.observedServices(ctx, nil, nil)
+}
+
+// observedServices is services with the SDK's metrics reported to mh and
+// the gateway's calls counted in m (either may be nil).
+func (g *globals) observedServices(ctx context.Context, m *metrics.Metrics, mh client.MetricsHandler) (config.Config, client.Client, *s3blob.Store, *gateway.Gateway, error) {
+	cfg, err := g.load()
+	if err != nil {
+		return cfg, nil, nil, nil, err
+	}
+	c, err := app.DialWith(cfg, g.logger(), mh)
 	if err != nil {
 		return cfg, nil, nil, nil, err
 	}
@@ -65,7 +79,7 @@ func (g *globals) services(ctx context.Context) (config.Config, client.Client, *
 		c.Close()
 		return cfg, nil, nil, nil, err
 	}
-	gw, err := app.OpenGateway(cfg, "", g.logger())
+	gw, err := app.OpenObservedGateway(cfg, "", g.logger(), m)
 	if err != nil {
 		c.Close()
 		return cfg, nil, nil, nil, err
@@ -93,12 +107,34 @@ func requestFromFlags(dataset, src string, params []string) (datasets.Request, e
 	return req, nil
 }
 
+// logger is the process's logger on stderr: text or JSON (--log-format) at
+// --log-level (debug with -v), each record carrying the run id, shard and
+// sample of the context it was logged with (internal/logattr).
 func (g *globals) logger() *slog.Logger {
 	level := slog.LevelWarn
+	_ = level.UnmarshalText([]byte(g.logLevel)) // checked by checkLogFlags
 	if g.verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
+	if g.logFormat == "json" {
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	}
+	return slog.New(logattr.Handler(h))
+}
+
+// checkLogFlags checks --log-format and --log-level.
+func (g *globals) checkLogFlags() error {
+	var errs []error
+	if g.logFormat != "text" && g.logFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format %q: want text or json", g.logFormat))
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(g.logLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level %q: want debug, info, warn or error", g.logLevel))
+	}
+	return errors.Join(errs...)
 }
 
 func newRootCmd() *cobra.Command {
@@ -119,6 +155,9 @@ credential chain.`,
 	}
 	root.PersistentFlags().StringVar(&g.configPath, "config", "", "YAML configuration file (default $BENCHLINE_CONFIG)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log debug output to stderr")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "text", "log records on stderr as text or json (one object a line, with run_id, shard and sample where the engine logs)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "warn", "least level logged: debug, info, warn or error (-v: debug)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.checkLogFlags() }
 
 	root.AddCommand(
 		newScoreCmd(registry.Default()),

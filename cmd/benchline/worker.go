@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -10,13 +12,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/metrics"
 )
 
 func newWorkerCmd(g *globals) *cobra.Command {
 	var o app.WorkerOptions
-	var pprofAddr string
+	var pprofAddr, metricsAddr string
 	var memLimitMB int
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -32,11 +36,32 @@ func newWorkerCmd(g *globals) *cobra.Command {
 			)); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
-			cfg, c, store, gw, err := g.services(cmd.Context())
+			logger := g.logger()
+			var m *metrics.Metrics
+			var ln net.Listener
+			var mh client.MetricsHandler
+			if metricsAddr != "" {
+				var err error
+				// Listen first: a taken port fails the worker at once.
+				if ln, err = net.Listen("tcp", metricsAddr); err != nil {
+					return fmt.Errorf("worker: --metrics-addr %s: %w", metricsAddr, err)
+				}
+				defer ln.Close()
+				m = metrics.New()
+				var closer io.Closer
+				mh, closer = m.SDKHandler(logger)
+				defer closer.Close()
+			}
+			cfg, c, store, gw, err := g.observedServices(cmd.Context(), m, mh)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			if m != nil {
+				srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+				go func() { _ = srv.Serve(ln) }()
+				defer srv.Close()
+			}
 			if memLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
 				// A soft limit: the GC works harder near it instead of
 				// letting garbage from shard files double the heap.
@@ -49,6 +74,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 					_ = srv.ListenAndServe()
 				}()
 			}
+			o.Metrics, o.Logger = m, logger
 			ws, err := app.NewWorkers(c, cfg, store, gw, o)
 			if err != nil {
 				return err
@@ -59,12 +85,17 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				}
 				defer w.Stop()
 			}
+			if m != nil {
+				m.SetReady(true) // every worker polls its queue: /healthz says 200
+				fmt.Fprintf(cmd.ErrOrStderr(), "benchline worker metrics on http://%s/metrics, health on /healthz\n", ln.Addr())
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "benchline worker on %s, queues %v (main = %s)\n", cfg.Temporal.Address, o.Queues, cfg.Temporal.TaskQueue)
 			<-cmd.Context().Done()
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&memLimitMB, "memory-limit-mb", 512, "soft memory limit for the Go runtime (GOMEMLIMIT overrides; 0: none)")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz (200 once polling) on HOST:PORT, e.g. 0.0.0.0:9090")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060")
 	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once on the main queue")
 	cmd.Flags().StringSliceVar(&o.Queues, "queues", []string{"main", app.QueueSandbox}, "queues to serve: main (workflows, builds, generation) and sandbox (code execution)")

@@ -15,6 +15,7 @@ mkdir -p "$BIN" "$NODE_DIR"
 TEMPORAL_CLI_VERSION=v1.5.1
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
+HELM_VERSION=v3.22.0
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
 APT_PACKAGES=(bubblewrap mono-mcs php-cli)
 
@@ -52,6 +53,9 @@ go_tool temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 go_tool minio "github.com/minio/minio@$MINIO_VERSION"
 # 4. staticcheck for `make lint`.
 go_tool staticcheck "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+# 4b. helm for `make validate-deploy` (helm lint and template; no cluster).
+#     The first build is long (about 10 minutes of CPU).
+go_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 
 # 5. Node tools: TypeScript 5.x (IFEvalCode's tsc flags are rejected by 6+),
 #    @types/node, and DuckDB for the independent Parquet read-back test.

@@ -21,8 +21,10 @@ import (
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/sandbox"
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/internal/webfetch"
 	"github.com/benchline/benchline/workflows"
@@ -30,7 +32,13 @@ import (
 
 // Dial connects to Temporal.
 func Dial(cfg config.Config, logger *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: cfg.Temporal.Address, Namespace: cfg.Temporal.Namespace}
+	return DialWith(cfg, logger, nil)
+}
+
+// DialWith connects to Temporal, reporting the SDK's metrics to mh (nil:
+// none; see metrics.Metrics.SDKHandler).
+func DialWith(cfg config.Config, logger *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
+	opts := client.Options{HostPort: cfg.Temporal.Address, Namespace: cfg.Temporal.Namespace, MetricsHandler: mh}
 	if logger != nil {
 		opts.Logger = log.NewStructuredLogger(logger)
 	}
@@ -98,6 +106,12 @@ type WorkerOptions struct {
 	// public addresses only]. The embedded stack resolves the fixtures'
 	// hosts here (benchmark.Demo.Hosts).
 	Web webfetch.Config
+	// Metrics, when set, counts samples, shard durations and sandbox runs
+	// (the gateway's calls are counted by the gateway it was opened with:
+	// OpenGateway's observer).
+	Metrics *metrics.Metrics
+	// Logger receives the activities' records (shard attempts); nil discards.
+	Logger *slog.Logger
 }
 
 // NewWorkers returns one worker per queue served, with every workflow and
@@ -119,6 +133,10 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 	if err != nil {
 		return nil, fmt.Errorf("web fetcher: %w", err)
 	}
+	var obs activities.Observer
+	if o.Metrics != nil {
+		obs = o.Metrics
+	}
 	var out []worker.Worker
 	for _, q := range o.Queues {
 		switch q {
@@ -130,7 +148,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
 			w.RegisterWorkflow(workflows.PublishDataset)
 			w.RegisterActivity(&activities.Publish{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Descriptions: o.Benchmarks.Descriptions()})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Clusters: o.Benchmarks.Clusters()})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Clusters: o.Benchmarks.Clusters(), Observer: obs, Logger: o.Logger})
 			w.RegisterActivity(&activities.Leaderboard{Store: store, Benchmarks: o.Benchmarks, Client: c})
 			out = append(out, w)
 		case QueueSandbox:
@@ -138,14 +156,31 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			if err != nil {
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
+			var sbx lang.Sandboxer = sb
+			if o.Metrics != nil {
+				sbx = observedSandbox{Sandboxer: sb, m: o.Metrics}
+			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency, MaxHeartbeatThrottleInterval: HeartbeatThrottle})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sb, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval, Clusters: o.Benchmarks.Clusters()})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sbx, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval, Clusters: o.Benchmarks.Clusters(), Observer: obs, Logger: o.Logger})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)
 		}
 	}
 	return out, nil
+}
+
+// observedSandbox counts every sandboxed step in metrics.
+type observedSandbox struct {
+	lang.Sandboxer
+	m *metrics.Metrics
+}
+
+func (s observedSandbox) Run(ctx context.Context, c sandbox.Cmd) (sandbox.Result, error) {
+	t0 := time.Now()
+	res, err := s.Sandboxer.Run(ctx, c)
+	s.m.SandboxRun(c.Lang, c.Step, string(res.Status), time.Since(t0))
+	return res, err
 }
 
 // closingWorker releases what its activities used (the sandbox's copy of

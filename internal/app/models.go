@@ -15,19 +15,38 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/metrics"
 )
 
 // OpenGateway builds the model gateway from the providers file (or the
 // environment alone). baselineURL, when set, points the built-in baseline
 // provider at an embedded server.
 func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*gateway.Gateway, error) {
+	return OpenObservedGateway(cfg, baselineURL, logger, nil)
+}
+
+// OpenObservedGateway is OpenGateway with every call counted in m (nil:
+// none), and each provider's adaptive limit and calls in flight exported.
+func OpenObservedGateway(cfg config.Config, baselineURL string, logger *slog.Logger, m *metrics.Metrics) (*gateway.Gateway, error) {
 	gcfg, err := LoadProviders(cfg, baselineURL)
 	if err != nil {
 		return nil, err
 	}
-	g, err := gateway.New(gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL})
+	opts := gateway.Options{Config: gcfg, Logger: logger, WorkerShare: cfg.Models.WorkerShare, CacheTTL: cfg.Models.CacheTTL}
+	if m != nil {
+		opts.Observer = m
+	}
+	g, err := gateway.New(opts)
 	if err != nil {
 		return nil, err
+	}
+	if m != nil {
+		m.WatchLimits(func(emit func(string, float64, int)) {
+			for _, p := range g.Providers() {
+				l := g.Limiter(p)
+				emit(p, l.Limit(), l.InFlight())
+			}
+		})
 	}
 	// Ride out short outages inside a sample; longer ones go back to
 	// Temporal, which retries the shard from its last checkpoint.

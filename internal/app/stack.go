@@ -23,6 +23,7 @@ import (
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/webfetch"
 )
@@ -43,6 +44,8 @@ type Running struct {
 	Sources    string
 	Hosts      []string
 	sourcesSrv *http.Server
+
+	metricsCloser io.Closer // flushes the SDK's metrics; nil without
 }
 
 // StackOptions configure StartStack.
@@ -53,6 +56,10 @@ type StackOptions struct {
 	// NoWorker starts no in-process worker (workers run as their own
 	// processes, e.g. to measure them).
 	NoWorker bool
+	// Metrics, when set, counts the in-process worker's model calls,
+	// samples, shards and sandbox runs and the Temporal SDK's metrics
+	// (served by the caller: `benchline dev --metrics-addr`).
+	Metrics *metrics.Metrics
 }
 
 // StartStack starts the embedded stack, the baseline model server (serving
@@ -63,7 +70,11 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		return nil, err
 	}
 	r := &Running{Stack: st}
-	if r.Client, err = Dial(st.Config, logger); err != nil {
+	var mh client.MetricsHandler
+	if o.Metrics != nil {
+		mh, r.metricsCloser = o.Metrics.SDKHandler(logger)
+	}
+	if r.Client, err = DialWith(st.Config, logger, mh); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -75,7 +86,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
-	if r.Gateway, err = OpenGateway(st.Config, r.BaselineURL, logger); err != nil {
+	if r.Gateway, err = OpenObservedGateway(st.Config, r.BaselineURL, logger, o.Metrics); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -87,7 +98,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	if o.NoWorker {
 		return r, nil
 	}
-	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{Web: web})
+	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{Web: web, Metrics: o.Metrics, Logger: logger})
 	if err != nil {
 		r.Stop()
 		return nil, err
@@ -285,6 +296,9 @@ func (r *Running) Stop() {
 	}
 	if r.Client != nil {
 		r.Client.Close()
+	}
+	if r.metricsCloser != nil {
+		_ = r.metricsCloser.Close()
 	}
 	if r.Stack != nil {
 		r.Stack.Stop()

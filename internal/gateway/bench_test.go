@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/modelapi"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -192,4 +193,44 @@ func BenchmarkClientOverhead(b *testing.B) {
 			return err
 		})
 	})
+}
+
+// BenchmarkMetricsOverhead measures what the metrics observer adds to a
+// call: the canned transport of BenchmarkClientOverhead, with no observer
+// and with metrics.Metrics, on a cache miss (limiter wait, call, tokens,
+// cost, latency observed) and on a cache hit (one counter pair).
+func BenchmarkMetricsOverhead(b *testing.B) {
+	const reply = `{"id":"x","object":"chat.completion","model":"echo","choices":[{"index":0,"message":{"role":"assistant","content":"benchmark answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":3,"total_tokens":23}}`
+	canned := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(reply)), Request: r}, nil
+	})
+	msgs := userMsg("benchmark question: what is the answer to this question?")
+	for _, withMetrics := range []bool{false, true} {
+		name := "no-metrics"
+		opts := Options{Transport: canned}
+		if withMetrics {
+			name = "metrics"
+			opts.Observer = metrics.New()
+		}
+		b.Run(name+"/no-cache", func(b *testing.B) {
+			g := newTestGateway(b, "http://canned/v1", func(p *Provider) { p.MaxConcurrency = benchConcurrency }, opts)
+			runConcurrent(b, func(i int) error {
+				_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs, Seed: &i, NoCache: true})
+				return err
+			})
+		})
+		b.Run(name+"/cache-hit", func(b *testing.B) {
+			g := newTestGateway(b, "http://canned/v1", func(p *Provider) { p.MaxConcurrency = benchConcurrency }, opts)
+			if _, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs}); err != nil {
+				b.Fatal(err)
+			}
+			runConcurrent(b, func(int) error {
+				_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/echo", Messages: msgs})
+				return err
+			})
+		})
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,9 +95,25 @@ type Options struct {
 	Logger *slog.Logger
 	// Transport is the HTTP transport; default a tuned http.Transport.
 	Transport http.RoundTripper
+	// Observer is told of every call and limiter wait (metrics); nil: none.
+	Observer Observer
+}
+
+// Observer receives what the gateway measures. Its methods are called on
+// the calling goroutine, so they must be cheap and safe for concurrent use
+// (metrics.Metrics implements it).
+type Observer interface {
+	// ModelCall is called once per Complete or Reward call, with status
+	// "ok", "cache_hit" or the failure's class (ClassOf(err).String()),
+	// and the answer's usage.
+	ModelCall(provider, model, status string, u modelapi.Usage)
+	// LimiterWait is called once per HTTP attempt with the time it waited
+	// for its provider's limiter.
+	LimiterWait(provider string, d time.Duration)
 }
 
 type provider struct {
+	name    string
 	cfg     Provider
 	client  *openai.Client
 	http    *http.Client // adds the key and records each attempt; shared with client
@@ -108,6 +125,7 @@ type core struct {
 	env       Env
 	lru       Cache
 	log       *slog.Logger
+	obs       Observer
 
 	redMu  sync.Mutex
 	red    *Redactor
@@ -169,7 +187,7 @@ func New(opts Options) (*Gateway, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
-	c := &core{providers: map[string]*provider{}, env: opts.Env, lru: opts.Cache, log: opts.Logger}
+	c := &core{providers: map[string]*provider{}, env: opts.Env, lru: opts.Cache, log: opts.Logger, obs: opts.Observer}
 	if c.env == nil {
 		c.env = defaultEnv
 	}
@@ -189,7 +207,7 @@ func New(opts Options) (*Gateway, error) {
 		oc.BaseURL = p.BaseURL
 		hc := &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv, oracle: name == BaselineProvider}}
 		oc.HTTPClient = hc
-		c.providers[name] = &provider{cfg: p, client: openai.NewClientWithConfig(oc), http: hc, limiter: NewLimiter(p, opts.WorkerShare)}
+		c.providers[name] = &provider{name: name, cfg: p, client: openai.NewClientWithConfig(oc), http: hc, limiter: NewLimiter(p, opts.WorkerShare)}
 	}
 	return &Gateway{core: c, retry: opts.Retry.withDefaults()}, nil
 }
@@ -217,8 +235,33 @@ func (g *Gateway) Limiter(provider string) *Limiter {
 	return nil
 }
 
+// Providers lists the configured providers' names, sorted.
+func (g *Gateway) Providers() []string { return slices.Sorted(maps.Keys(g.providers)) }
+
+// observe tells the observer, if any, how a call of model ended.
+func (c *core) observe(model string, u modelapi.Usage, err error) {
+	if c.obs == nil {
+		return
+	}
+	pname, mname, _ := strings.Cut(model, "/")
+	status := "ok"
+	switch {
+	case err != nil:
+		status = ClassOf(err).String()
+	case u.CacheHit:
+		status = "cache_hit"
+	}
+	c.obs.ModelCall(pname, mname, status, u)
+}
+
 // Complete sends req and returns the answer. Every error is an *Error.
 func (g *Gateway) Complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error) {
+	resp, err := g.complete(ctx, req)
+	g.observe(req.Model, resp.Usage, err)
+	return resp, err
+}
+
+func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.Response, error) {
 	p, pname, model, gerr := g.resolve(req.Model)
 	if gerr != nil {
 		return modelapi.Response{}, gerr
@@ -410,12 +453,19 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 // failure already classified. It returns the attempt's latency and what the
 // transport saw of it (status, headers).
 func (g *Gateway) limited(ctx context.Context, p *provider, name string, est int, call func(actx context.Context, info *attemptInfo) *Error) (time.Duration, *attemptInfo, *Error) {
+	var t0 time.Time
+	if g.obs != nil {
+		t0 = time.Now()
+	}
 	if err := p.limiter.Acquire(ctx, est); err != nil {
 		return 0, nil, &Error{Class: ClassCanceled, Model: name, Message: err.Error(), cause: err}
 	}
+	if g.obs != nil {
+		g.obs.LimiterWait(p.name, time.Since(t0))
+	}
 	info := &attemptInfo{}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
-	t0 := time.Now()
+	t0 = time.Now()
 	gerr := call(actx, info)
 	lat := time.Since(t0)
 	cancel()

@@ -147,6 +147,12 @@ func (g *Gateway) Kind(model string) modelapi.ModelKind {
 // docs/gateway.md). Every error is an *Error; a 2xx reply without one
 // finite score is ClassServer (retryable, like a malformed completion).
 func (g *Gateway) Reward(ctx context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error) {
+	resp, err := g.reward(ctx, req)
+	g.observe(req.Model, resp.Usage, err)
+	return resp, err
+}
+
+func (g *Gateway) reward(ctx context.Context, req modelapi.RewardRequest) (modelapi.RewardResponse, error) {
 	p, pname, model, gerr := g.resolve(req.Model)
 	if gerr != nil {
 		return modelapi.RewardResponse{}, gerr

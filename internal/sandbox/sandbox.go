@@ -188,6 +188,9 @@ type Cmd struct {
 	// ends with a truncation marker, and the status follows the exit code.
 	// By default the program is killed with StatusOutputLimit.
 	DiscardExcessOutput bool
+	// Lang and Step label the run for metrics (e.g. "python", "compile");
+	// the sandbox itself ignores them.
+	Lang, Step string
 }
 
 // Enforcement names the mechanism that enforced each limit on a run, e.g.

@@ -298,7 +298,8 @@ func (r *Runner) Run(ctx context.Context, p Program) (Result, error) {
 
 	var out Result
 	if compile != nil {
-		cres, err := r.sb.Run(ctx, sandbox.Cmd{Args: compile, Dir: wd.Path, Binds: binds, Limits: compLim})
+		cres, err := r.sb.Run(ctx, sandbox.Cmd{Args: compile, Dir: wd.Path, Binds: binds, Limits: compLim,
+			Lang: string(p.Lang), Step: "compile"})
 		out.Compile = &cres
 		if err != nil {
 			out.Result = cres
@@ -314,7 +315,7 @@ func (r *Runner) Run(ctx context.Context, p Program) (Result, error) {
 		}
 	}
 	res, err := r.sb.Run(ctx, sandbox.Cmd{Args: run, Dir: wd.Path, Binds: binds, Stdin: []byte(p.Stdin),
-		Limits: runLim, DiscardExcessOutput: p.DiscardExcessOutput})
+		Limits: runLim, DiscardExcessOutput: p.DiscardExcessOutput, Lang: string(p.Lang), Step: "run"})
 	out.Result = res
 	return out, err
 }
