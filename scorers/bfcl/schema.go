@@ -2,6 +2,7 @@ package bfcl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/benchline/benchline/internal/toolcall"
 )
@@ -17,6 +18,12 @@ type Function struct {
 	params []namedParam
 	// Required lists the required parameters.
 	Required []string
+
+	// dotName is Name with every "." replaced by "_" (the name a model with
+	// underscore_to_dot calls), computed once by FunctionsFromValue;
+	// prepared is false for a Function built by hand.
+	dotName  string
+	prepared bool
 }
 
 type namedParam struct {
@@ -132,6 +139,7 @@ func FunctionsFromValue(v any) ([]Function, error) {
 				f.Required = append(f.Required, s)
 			}
 		}
+		f.dotName, f.prepared = strings.ReplaceAll(f.Name, ".", "_"), true
 		out = append(out, f)
 	}
 	return out, nil
