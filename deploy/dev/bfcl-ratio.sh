@@ -27,7 +27,8 @@ passes=${PY_PASSES:-8}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bfcl=$(cd "$bfcl" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+gopid=
+trap '[ -n "$gopid" ] && kill "$gopid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 (cd "$repo" && go test -c -o "$tmp/bfcl.test" ./scorers/bfcl)
 echo "exporting cases (TestConformance)..."
@@ -57,7 +58,8 @@ for i in $(seq 1 "$pairs"); do
 		-test.benchtime "$gobench" -test.benchmem) >"$tmp/go.$i" 2>&1 &
 	gopid=$!
 	python3 "$repo/deploy/dev/bfcl-reference.py" --bfcl "$bfcl" --cases "$tmp/cases.jsonl" --passes "$passes" >"$tmp/py.$i"
-	wait "$gopid" || { cat "$tmp/go.$i"; exit 1; }
+	wait "$gopid" || { gopid=; cat "$tmp/go.$i"; exit 1; }
+	gopid=
 	go=$(field checks/cpu-s "$tmp/go.$i")
 	py=$(awk '/^reference / { sub("checks_per_cpu_s=", "", $NF); print $NF }' "$tmp/py.$i")
 	if [ -z "$go" ] || [ -z "$py" ]; then
