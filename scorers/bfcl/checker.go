@@ -338,7 +338,7 @@ func (c Checker) funcName(fn *Function) string {
 	switch {
 	case !c.UnderscoreToDot:
 		return fn.Name
-	case fn.prepared:
+	case fn.dotOf == fn.Name:
 		return fn.dotName
 	}
 	return strings.ReplaceAll(fn.Name, ".", "_")

@@ -160,8 +160,9 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// unprepared copies functions without what FunctionsFromValue precomputes,
-// as if built by hand, so that the checker takes its generic path.
+// unprepared copies functions without what FunctionsFromValue precomputes
+// (the schema-ordered parameters and the underscore_to_dot name), as if
+// built by hand, so that the checker takes its generic paths.
 func unprepared(funcs []Function) []Function {
 	uf := make([]Function, len(funcs))
 	for i, f := range funcs {

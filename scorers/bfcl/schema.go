@@ -19,11 +19,10 @@ type Function struct {
 	// Required lists the required parameters.
 	Required []string
 
-	// dotName is Name with every "." replaced by "_" (the name a model with
-	// underscore_to_dot calls), computed once by FunctionsFromValue;
-	// prepared is false for a Function built by hand.
-	dotName  string
-	prepared bool
+	// dotName is dotOf with every "." replaced by "_" (the name a model
+	// with underscore_to_dot calls), computed once by FunctionsFromValue
+	// for dotOf = Name; the checker uses it only while Name is still dotOf.
+	dotOf, dotName string
 }
 
 type namedParam struct {
@@ -139,7 +138,7 @@ func FunctionsFromValue(v any) ([]Function, error) {
 				f.Required = append(f.Required, s)
 			}
 		}
-		f.dotName, f.prepared = strings.ReplaceAll(f.Name, ".", "_"), true
+		f.dotOf, f.dotName = f.Name, strings.ReplaceAll(f.Name, ".", "_")
 		out = append(out, f)
 	}
 	return out, nil
