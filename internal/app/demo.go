@@ -46,7 +46,8 @@ const DemoBoard = "demo"
 // every benchmark dataset from the fixtures bundled in the binary,
 // evaluates the baseline models on each, writes a board file for them,
 // refreshes the board twice (the second refresh reuses everything) and
-// copies the board's site out of the store into the state directory.
+// copies the board's site out of the store into the state directory. The
+// first benchmark's version is also published as a release in DIR/releases.
 // Datasets are content-addressed and runs are their plans, so a second
 // demo on the same directory builds and evaluates nothing again.
 func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Logger) error {
@@ -107,6 +108,9 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 				return err
 			}
 			fmt.Fprintf(out, "rebuilt from the same sources: version %s, reused=%v (content-addressed: nothing rewritten)\n", again.Version, again.Reused)
+			if err := demoPublish(ctx, out, r, dir, res.Dataset+"@"+res.Version); err != nil {
+				return err
+			}
 		}
 		if len(demo.Models) == 0 || b.NewTask == nil {
 			continue
@@ -124,6 +128,24 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 			Judges: demo.Judges, Models: demo.Models})
 	}
 	return demoBoard(ctx, out, r, dir, board)
+}
+
+// demoPublish publishes a dataset version as a release in the demo's
+// state directory (DIR/releases), the layout Hugging Face datasets, DuckDB
+// and Polars read (benchline dataset publish).
+func demoPublish(ctx context.Context, out io.Writer, r *Running, dir, ref string) error {
+	dest, err := filepath.Abs(filepath.Join(dir, "releases"))
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(out, "publishing %s as a release (benchline dataset publish %s --to %s)\n", ref, ref, dest)
+	res, err := PublishDataset(ctx, r.Client, r.Stack.Config, workflows.PublishDatasetInput{Ref: ref, Dest: dest})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "released %s@%s: %d files, %d rows, every sha256 verified after the copy: %s (README.md is its dataset card)\n",
+		res.Dataset, res.Version, res.Files, res.Rows, res.Release)
+	return nil
 }
 
 // demoShardSize is the shard size of the demo's runs (the fixtures are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"syscall"
@@ -107,4 +108,46 @@ func BenchmarkScoreLines(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "checks/s")
 	b.ReportMetric(float64(n)/(cpuSeconds()-cpu0), "checks/cpu-s")
+}
+
+// BenchmarkCheckLocality runs BenchmarkCheck's loop over the same cases in
+// three orders, to show how much of a check's cost is memory access: in
+// file order (each item's ground truth and corruptions are adjacent, so its
+// functions and answers stay in cache, as in BenchmarkCheck), shuffled
+// (every check starts cold), and every eighth case eight times in a row
+// (all data hot; the case mix is a sample of the same cases).
+//
+//	go test -run '^$' -bench 'CheckLocality' -cpu 1 ./scorers/bfcl
+func BenchmarkCheckLocality(b *testing.B) {
+	loadBenchCases(b)
+	shuffled := append([]confCase(nil), benchCases...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	repeated := make([]confCase, 0, len(benchCases))
+	for i := 0; i < len(benchCases); i += 8 {
+		for range 8 {
+			repeated = append(repeated, benchCases[i])
+		}
+	}
+	checkers := [2]Checker{{}, {UnderscoreToDot: true}}
+	for _, order := range []struct {
+		name  string
+		cases []confCase
+	}{{"file", benchCases}, {"shuffled", shuffled}, {"repeat8", repeated}} {
+		b.Run("order="+order.name, func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			n := 0
+			for b.Loop() {
+				for i := range order.cases {
+					c := &order.cases[i]
+					u := 0
+					if c.UnderscoreToDot {
+						u = 1
+					}
+					checkers[u].Check(c.Item.Lang, c.Item.Category, c.Item.Funcs, c.Output, c.Item.Answers)
+				}
+				n += len(order.cases)
+			}
+			b.ReportMetric(float64(n)/(cpuSeconds()-cpu0), "checks/cpu-s")
+		})
+	}
 }

@@ -332,11 +332,16 @@ func lookupType(table func(string) (pyType, bool), name string) pyType {
 	return t
 }
 
-func (c Checker) funcName(name string) string {
-	if c.UnderscoreToDot && strings.Contains(name, ".") {
-		return strings.ReplaceAll(name, ".", "_")
+// funcName is the name a model must call fn by: with UnderscoreToDot,
+// every "." replaced by "_".
+func (c Checker) funcName(fn *Function) string {
+	switch {
+	case !c.UnderscoreToDot:
+		return fn.Name
+	case fn.dotOf == fn.Name:
+		return fn.dotName
 	}
-	return name
+	return strings.ReplaceAll(fn.Name, ".", "_")
 }
 
 // simple is simple_function_checker: one output call against one expected
@@ -345,7 +350,7 @@ func (c Checker) simple(lang Language, fn *Function, out Call, ans *Answer) Resu
 	if fn == nil {
 		raise("TypeError", "'NoneType' object is not subscriptable")
 	}
-	name := c.funcName(fn.Name)
+	name := c.funcName(fn)
 	if out.Name != name {
 		return fail("simple_function_checker:wrong_func_name", "Function name %s not found in model output.", name)
 	}

@@ -424,3 +424,31 @@ func exportUnitCases(t *testing.T, cases []checkCase) {
 		f.Write(append(b, '\n'))
 	}
 }
+
+// TestFuncName covers the underscore_to_dot name a model must call: the
+// one FunctionsFromValue computes, one built by hand, and one renamed after
+// decoding (the precomputed name must not go stale).
+func TestFuncName(t *testing.T) {
+	decoded := funcsOf(t, factorialFuncs)[0] // math.factorial
+	renamed := decoded
+	renamed.Name = "stats.mean.v2"
+	tests := []struct {
+		name string
+		fn   Function
+		u2d  bool
+		want string
+	}{
+		{"decoded, flag off", decoded, false, "math.factorial"},
+		{"decoded, flag on", decoded, true, "math_factorial"},
+		{"by hand, flag on", Function{Name: "a.b.c"}, true, "a_b_c"},
+		{"by hand, no dot", Function{Name: "plain"}, true, "plain"},
+		{"by hand, empty", Function{}, true, ""},
+		{"renamed after decoding", renamed, true, "stats_mean_v2"},
+		{"renamed, flag off", renamed, false, "stats.mean.v2"},
+	}
+	for _, tc := range tests {
+		if got := (Checker{UnderscoreToDot: tc.u2d}).funcName(&tc.fn); got != tc.want {
+			t.Errorf("%s: funcName = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

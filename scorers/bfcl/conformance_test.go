@@ -106,9 +106,14 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s/%s: %v", c.Item.ID, c.Corruption, err)
 		}
-		direct := Checker{UnderscoreToDot: c.UnderscoreToDot}.Check(c.Item.Lang, c.Item.Category, c.Item.Funcs, c.Output, c.Item.Answers)
+		checker := Checker{UnderscoreToDot: c.UnderscoreToDot}
+		direct := checker.Check(c.Item.Lang, c.Item.Category, c.Item.Funcs, c.Output, c.Item.Answers)
 		if direct.Valid != got.Valid || direct.ErrorType != got.ErrorType {
 			t.Errorf("%s/%s: Check=%v/%q but ScoreLines=%v/%q", c.Item.ID, c.Corruption, direct.Valid, direct.ErrorType, got.Valid, got.ErrorType)
+		}
+		if generic := checker.Check(c.Item.Lang, c.Item.Category, unprepared(c.Item.Funcs), c.Output, c.Item.Answers); generic != direct {
+			t.Errorf("%s/%s: prepared functions %v/%q (%s), hand-built %v/%q (%s)", c.Item.ID, c.Corruption,
+				direct.Valid, direct.ErrorType, direct.Detail(), generic.Valid, generic.ErrorType, generic.Detail())
 		}
 		g, found := want[[2]string{c.Item.ID, c.Corruption}]
 		if !found {
@@ -153,6 +158,17 @@ func TestConformance(t *testing.T) {
 	for cat, ids := range gtRejected {
 		t.Logf("ground truth rejected by the reference itself in %s (%d): %s", cat, len(ids), strings.Join(ids, ", "))
 	}
+}
+
+// unprepared copies functions without what FunctionsFromValue precomputes
+// (the schema-ordered parameters and the underscore_to_dot name), as if
+// built by hand, so that the checker takes its generic paths.
+func unprepared(funcs []Function) []Function {
+	uf := make([]Function, len(funcs))
+	for i, f := range funcs {
+		uf[i] = Function{Name: f.Name, Params: f.Params, Required: f.Required}
+	}
+	return uf
 }
 
 // TestGroundTruthValid checks part (a) of conformance on its own: the

@@ -2,6 +2,7 @@ package bfcl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/benchline/benchline/internal/toolcall"
 )
@@ -17,6 +18,11 @@ type Function struct {
 	params []namedParam
 	// Required lists the required parameters.
 	Required []string
+
+	// dotName is dotOf with every "." replaced by "_" (the name a model
+	// with underscore_to_dot calls), computed once by FunctionsFromValue
+	// for dotOf = Name; the checker uses it only while Name is still dotOf.
+	dotOf, dotName string
 }
 
 type namedParam struct {
@@ -132,6 +138,7 @@ func FunctionsFromValue(v any) ([]Function, error) {
 				f.Required = append(f.Required, s)
 			}
 		}
+		f.dotOf, f.dotName = f.Name, strings.ReplaceAll(f.Name, ".", "_")
 		out = append(out, f)
 	}
 	return out, nil
