@@ -130,6 +130,7 @@ credential chain.`,
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
+		newLeaderboardCmd(g),
 	)
 	return root
 }
