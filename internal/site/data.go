@@ -33,6 +33,9 @@ type runView struct {
 	Headline   string
 	Samples    pager
 	ResultKeys []string
+	// MissingRows are dataset files the plan names that are not in the
+	// store: their samples show no dataset row.
+	MissingRows []string
 }
 
 // pager is a paged list whose pages are data/<Key>/pNNNN.js.
@@ -57,6 +60,7 @@ type sampleJS struct {
 	Metrics map[string]float64 `json:"metrics"`
 	Err     string             `json:"err,omitempty"`
 	Msg     string             `json:"msg,omitempty"`
+	Prompt  string             `json:"prompt,omitempty"` // the dataset row the prompt is built from
 	Resp    string             `json:"resp"`
 	Details string             `json:"details,omitempty"`
 	Tokens  int64              `json:"tokens"`
@@ -163,6 +167,10 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		}
 		v.ResultKeys = keys
 		pw := &pageWriter[sampleJS]{out: out, key: "run-" + r.RunID}
+		pr := &prompts{ctx: ctx, store: store}
+		if found {
+			pr.plan = plan
+		}
 		seen := map[string]brief{}
 		for _, key := range keys {
 			err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
@@ -173,10 +181,14 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 							score = &x
 						}
 					}
+					prompt, err := pr.row(row.Shard, row.SampleIndex)
+					if err != nil {
+						return err
+					}
 					seen[row.SampleID] = brief{index: row.SampleIndex, cat: row.Category, score: score, err: row.ErrorClass}
 					if err := pw.add(sampleJS{
 						ID: row.SampleID, Index: row.SampleIndex, Cat: row.Category, Score: score, Metrics: finite(row.Metrics),
-						Err: row.ErrorClass, Msg: clip(row.ErrorMessage), Resp: clip(row.Response), Details: prettyDetails(row.DetailsJSON),
+						Err: row.ErrorClass, Msg: clip(row.ErrorMessage), Prompt: prompt, Resp: clip(row.Response), Details: prettyDetails(row.DetailsJSON),
 						Tokens: row.PromptTokens + row.CompletionTokens, Latency: row.LatencyMS,
 					}); err != nil {
 						return err
@@ -192,6 +204,7 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 			return err
 		}
 		v.Samples = pager{Key: pw.key, Kind: "samples", Pages: pw.pages, Total: pw.total}
+		v.MissingRows = pr.missing
 		briefs[r.RunID] = seen
 		st.runPages = append(st.runPages, v)
 	}

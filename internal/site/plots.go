@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -57,6 +58,23 @@ func domain(vals []float64) (float64, float64) {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	return lo, hi
+}
+
+// niceMax rounds hi up to a multiple of a step of 1, 2 or 5 times a power of
+// ten, about four steps in all; 0 gives [0, 1].
+func niceMax(hi float64) (top, step float64) {
+	if hi <= 0 || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		return 1, 0.25
+	}
+	raw := hi / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if step = m * p; step >= raw {
+			break
+		}
+	}
+	step, _ = strconv.ParseFloat(strconv.FormatFloat(step, 'g', 6, 64), 64) // 0.30000000000000004 → 0.3
+	return math.Ceil(hi/step-1e-9) * step, step
 }
 
 func ticks(lo, hi float64, n int) []float64 {
@@ -133,16 +151,14 @@ func (st *site) costPlot(b *benchView) string {
 		maxCost = math.Max(maxCost, r.Run.Summary.CostUSD)
 	}
 	ylo, yhi := domain(ys)
-	xhi := maxCost * 1.1
-	if xhi == 0 {
-		xhi = 1
-	}
+	xhi, step := niceMax(maxCost * 1.05)
 	x := scale{0, xhi, left, w - right}
 	y := scale{ylo, yhi, h - bottom, top}
 	var body strings.Builder
-	for _, t := range ticks(0, xhi, 4) {
+	for k := 0; float64(k)*step <= xhi*(1+1e-9); k++ {
+		t := float64(k) * step
 		fmt.Fprintf(&body, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#dddddd"/>`, x.at(t), top, x.at(t), h-bottom)
-		fmt.Fprintf(&body, `<text x="%.1f" y="%d" text-anchor="middle" fill="#333333">%s</text>`, x.at(t), h-bottom+16, usd(t))
+		fmt.Fprintf(&body, `<text x="%.1f" y="%d" text-anchor="middle" fill="#333333">$%s</text>`, x.at(t), h-bottom+16, strconv.FormatFloat(t, 'f', -1, 64))
 	}
 	for _, t := range ticks(ylo, yhi, 4) {
 		fmt.Fprintf(&body, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#dddddd"/>`, left, y.at(t), w-right, y.at(t))
@@ -193,9 +209,9 @@ func (st *site) historyPlot(b *benchView) string {
 	}
 	h := max(320, top+bottom+18*len(order)+40)
 	ylo, yhi := domain(ys)
-	x := scale{0, float64(max(len(stamps)-1, 1)), left + 20, w - right}
+	x := scale{0, float64(max(len(stamps)-1, 1)), left + 90, w - right}
 	if len(stamps) == 1 {
-		x = scale{0, 0, left + 20, w - right}
+		x = scale{0, 0, left + 90, w - right}
 	}
 	y := scale{ylo, yhi, float64(h - bottom), top}
 	var body strings.Builder

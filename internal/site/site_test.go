@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,15 @@ func TestLayout(t *testing.T) {
 	}
 	if _, ok := files["data/run-"+a+"/p0004.js"]; ok {
 		t.Error("a fourth data page for 120 samples")
+	}
+	// bfcl's dataset rows are in the store, medrubric's are not: its run
+	// pages say which file is missing.
+	if !strings.Contains(string(files["data/run-"+a+"/p0001.js"]), `"prompt":"id: bfcl-000\nquestion: What is the weather in city 0?`) {
+		t.Error("bfcl samples do not carry their dataset rows")
+	}
+	m := runOf(t, s, "medrubric", "acme/model-a")
+	if page := string(files["run-"+m+".html"]); !strings.Contains(page, "datasets/medrubric/vba9876543210/data/part-00000.parquet") || !strings.Contains(page, "not in the store") {
+		t.Error("the medrubric run page does not name its missing dataset file")
 	}
 	all, err := store.List(context.Background(), "")
 	if err != nil {
@@ -356,6 +366,17 @@ func TestHistorySkipsUnreadableStamps(t *testing.T) {
 	}
 	if !strings.Contains(string(files["plots/history-bfcl.svg"]), stampText(sitetest.EarlierStamps[1])) {
 		t.Error("the history plot lost the readable earlier stamp")
+	}
+}
+
+func TestNiceMax(t *testing.T) {
+	for _, tc := range []struct{ hi, top, step float64 }{
+		{0, 1, 0.25}, {0.063, 0.08, 0.02}, {1, 1, 0.5}, {0.9, 1, 0.5}, {3.7, 4, 1}, {12, 15, 5}, {0.0011, 0.0015, 0.0005}, {-1, 1, 0.25},
+	} {
+		top, step := niceMax(tc.hi)
+		if math.Abs(top-tc.top) > 1e-12 || math.Abs(step-tc.step) > 1e-12 {
+			t.Errorf("niceMax(%v) = %v, %v; want %v, %v", tc.hi, top, step, tc.top, tc.step)
+		}
 	}
 }
 

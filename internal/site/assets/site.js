@@ -98,6 +98,12 @@ var benchline = (function () {
         " · " + s.tokens + " tokens · " + Math.round(s.ms) + " ms";
       a.appendChild(v);
       if (s.err) a.appendChild(el("p", "err", "error " + s.err + (s.msg ? ": " + s.msg : "")));
+      if (s.prompt) {
+        var q = el("details");
+        q.appendChild(el("summary", null, "Dataset row (what the prompt is built from)"));
+        q.appendChild(el("pre", "prompt", s.prompt));
+        a.appendChild(q);
+      }
       a.appendChild(el("h4", null, "Response"));
       a.appendChild(el("pre", "resp", s.resp));
       if (s.details) {
