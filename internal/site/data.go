@@ -171,6 +171,7 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		if found {
 			pr.plan = plan
 		}
+		defer pr.close()
 		seen := map[string]brief{}
 		for _, key := range keys {
 			err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {

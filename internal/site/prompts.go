@@ -29,6 +29,39 @@ type prompts struct {
 	shard   int
 	rows    map[int64]string
 	missing []string // dataset files not found
+	// The dataset file last opened, kept across the run's shards (opening
+	// decodes the whole footer).
+	key  string
+	ra   *pq.ObjectReaderAt
+	file *parquet.File
+}
+
+// close releases the open dataset file.
+func (p *prompts) close() {
+	if p.ra != nil {
+		p.ra.Release()
+	}
+	p.ra, p.file, p.key = nil, nil, ""
+}
+
+// open returns the dataset file at key, opening it when it is not the one
+// already open.
+func (p *prompts) open(key string) (*parquet.File, error) {
+	if p.key == key && p.file != nil {
+		return p.file, nil
+	}
+	p.close()
+	ra, err := pq.OpenObject(p.ctx, p.store, key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parquet.OpenFile(ra, ra.Size())
+	if err != nil {
+		ra.Release()
+		return nil, fmt.Errorf("%s: not a Parquet file: %w", key, err)
+	}
+	p.key, p.ra, p.file = key, ra, f
+	return f, nil
 }
 
 // row returns the text of the dataset row behind sample index idx of shard.
@@ -43,12 +76,16 @@ func (p *prompts) row(shard int32, idx int64) (string, error) {
 		}
 		p.shard, p.rows = int(shard), map[int64]string{}
 		key := p.plan.Files[rg.File].Key
-		texts, err := readRows(p.ctx, p.store, key, rg.Start, rg.Rows)
+		f, err := p.open(key)
 		if errors.Is(err, blob.ErrNotFound) {
 			if len(p.missing) == 0 || p.missing[len(p.missing)-1] != key {
 				p.missing = append(p.missing, key)
 			}
 			return "", nil
+		}
+		var texts []string
+		if err == nil {
+			texts, err = readRows(f, key, rg.Start, rg.Rows)
 		}
 		if err != nil {
 			return "", fmt.Errorf("site: run %s: dataset rows of shard %d: %w", p.plan.RunID, shard, err)
@@ -60,17 +97,8 @@ func (p *prompts) row(shard int32, idx int64) (string, error) {
 	return p.rows[idx], nil
 }
 
-// readRows renders rows [start, start+n) of a Parquet object as text.
-func readRows(ctx context.Context, store blob.Store, key string, start, n int64) ([]string, error) {
-	ra, err := pq.OpenObject(ctx, store, key)
-	if err != nil {
-		return nil, err
-	}
-	defer ra.Release()
-	f, err := parquet.OpenFile(ra, ra.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a Parquet file: %w", key, err)
-	}
+// readRows renders rows [start, start+n) of a Parquet file as text.
+func readRows(f *parquet.File, key string, start, n int64) ([]string, error) {
 	if start < 0 || start+n > f.NumRows() {
 		return nil, fmt.Errorf("%s: rows [%d, %d) out of range (file has %d rows)", key, start, start+n, f.NumRows())
 	}

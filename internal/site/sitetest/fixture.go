@@ -68,8 +68,16 @@ func correct(model string, i int) bool {
 
 // Fixture writes the runs (plan.json, results/shard-*.parquet,
 // summary.json) and the earlier stamps' scores.json to store, and returns
-// the Scores of Stamp.
+// the Scores of Stamp. bfcl has 120 samples per run.
 func Fixture(ctx context.Context, store blob.Store) (leaderboard.Scores, error) {
+	return Sized(ctx, store, 120)
+}
+
+// Sized is Fixture with bfclSamples samples in each bfcl run (benchmarks of
+// the site's size and speed use large runs).
+func Sized(ctx context.Context, store blob.Store, bfclSamples int) (leaderboard.Scores, error) {
+	benches := append([]bench(nil), benches...)
+	benches[0].samples = bfclSamples
 	created := time.Date(2026, 11, 23, 15, 4, 5, 0, time.UTC)
 	s := leaderboard.Scores{Board: Board, Stamp: Stamp, Title: "Demo board", CreatedAt: created, Models: Models}
 	for _, b := range benches {
