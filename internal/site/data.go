@@ -173,6 +173,7 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		}
 		defer pr.close()
 		seen := map[string]brief{}
+		var table []SampleRow
 		for _, key := range keys {
 			err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
 				for _, row := range rows {
@@ -187,6 +188,8 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 						return err
 					}
 					seen[row.SampleID] = brief{index: row.SampleIndex, cat: row.Category, score: score, err: row.ErrorClass}
+					table = append(table, SampleRow{SampleID: row.SampleID, SampleIndex: row.SampleIndex, Category: row.Category, Score: score,
+						ErrorClass: row.ErrorClass, PromptTokens: row.PromptTokens, CompletionTokens: row.CompletionTokens, CostUSD: row.CostUSD, LatencyMS: row.LatencyMS})
 					if err := pw.add(sampleJS{
 						ID: row.SampleID, Index: row.SampleIndex, Cat: row.Category, Score: score, Metrics: finite(row.Metrics),
 						Err: row.ErrorClass, Msg: clip(row.ErrorMessage), Prompt: prompt, Resp: clip(row.Response), Details: prettyDetails(row.DetailsJSON),
@@ -206,6 +209,12 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		}
 		v.Samples = pager{Key: pw.key, Kind: "samples", Pages: pw.pages, Total: pw.total}
 		v.MissingRows = pr.missing
+		if err := writeSamples(out, r.RunID, table); err != nil {
+			return err
+		}
+		if err := writeMetrics(out, r.RunID, r.Summary.Rows()); err != nil {
+			return err
+		}
 		briefs[r.RunID] = seen
 		st.runPages = append(st.runPages, v)
 	}
@@ -343,6 +352,7 @@ func (st *site) compare(out *output, b *benchView, a, bb leaderboard.Run) (*comp
 		return ids[i] < ids[j]
 	})
 	pw := &pageWriter[pairJS]{out: out, key: "compare-" + a.RunID + "-" + bb.RunID}
+	var table []PairRow
 	var sumA, sumB float64
 	for _, id := range ids {
 		x, okA := sa[id]
@@ -371,11 +381,15 @@ func (st *site) compare(out *output, b *benchView, a, bb leaderboard.Run) (*comp
 				v.Ties++
 			}
 		}
+		table = append(table, PairRow{SampleID: p.ID, SampleIndex: p.Index, Category: p.Cat, A: p.A, B: p.B, Diff: p.D, ErrorA: p.ErrA, ErrorB: p.ErrB})
 		if err := pw.add(p); err != nil {
 			return nil, err
 		}
 	}
 	if err := pw.flush(); err != nil {
+		return nil, err
+	}
+	if err := writePairs(out, pw.key, table); err != nil {
 		return nil, err
 	}
 	if v.Both > 0 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/schemas"
 )
 
 // Every table of the site is downloadable as CSV and Parquet:
@@ -14,6 +15,9 @@ import (
 //	downloads/cells.{csv,parquet}                 the overview: every headline cell
 //	downloads/bench-<dataset>.{csv,parquet}       a benchmark's table
 //	downloads/comparisons-<dataset>.{csv,parquet} a benchmark's paired comparisons
+//	downloads/run-<run-id>-metrics.{csv,parquet}  a run's metrics, overall and per category
+//	downloads/run-<run-id>-samples.{csv,parquet}  a run's samples: verdicts, tokens, latency (texts stay in the result Parquet)
+//	downloads/compare-<a>-<b>.{csv,parquet}       a compare page's per-sample diff
 
 // CellRow is a row of downloads/cells.
 type CellRow struct {
@@ -190,4 +194,58 @@ func (st *site) writeDownloads(out *output) error {
 		}
 	}
 	return nil
+}
+
+// SampleRow is a row of downloads/run-<run-id>-samples.
+type SampleRow struct {
+	SampleID         string   `parquet:"sample_id"`
+	SampleIndex      int64    `parquet:"sample_index"`
+	Category         string   `parquet:"category"`
+	Score            *float64 `parquet:"score,optional"` // the headline metric; null when not scored
+	ErrorClass       string   `parquet:"error_class"`
+	PromptTokens     int64    `parquet:"prompt_tokens"`
+	CompletionTokens int64    `parquet:"completion_tokens"`
+	CostUSD          float64  `parquet:"cost_usd"`
+	LatencyMS        float64  `parquet:"latency_ms"`
+}
+
+// PairRow is a row of downloads/compare-<a>-<b>.
+type PairRow struct {
+	SampleID    string   `parquet:"sample_id"`
+	SampleIndex int64    `parquet:"sample_index"`
+	Category    string   `parquet:"category"`
+	A           *float64 `parquet:"a,optional"`
+	B           *float64 `parquet:"b,optional"`
+	Diff        *float64 `parquet:"diff,optional"`
+	ErrorA      string   `parquet:"error_a"`
+	ErrorB      string   `parquet:"error_b"`
+}
+
+func optText(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return f64(*x)
+}
+
+func writeSamples(out *output, run string, rows []SampleRow) error {
+	return writeTable(out, "run-"+run+"-samples", []string{"sample_id", "sample_index", "category", "score", "error_class", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms"},
+		rows, func(r SampleRow) []string {
+			return []string{r.SampleID, strconv.FormatInt(r.SampleIndex, 10), r.Category, optText(r.Score), r.ErrorClass,
+				strconv.FormatInt(r.PromptTokens, 10), strconv.FormatInt(r.CompletionTokens, 10), f64(r.CostUSD), f64(r.LatencyMS)}
+		})
+}
+
+func writeMetrics(out *output, run string, rows []schemas.SummaryRow) error {
+	return writeTable(out, "run-"+run+"-metrics", []string{"run_id", "dataset", "model", "scope", "metric", "n", "mean", "stderr", "ci_low", "ci_high", "ci_method"},
+		rows, func(r schemas.SummaryRow) []string {
+			return []string{r.RunID, r.Dataset, r.Model, r.Scope, r.Metric, strconv.FormatInt(r.N, 10), f64(r.Mean), f64(r.StdErr), f64(r.CILow), f64(r.CIHigh), r.CIMethod}
+		})
+}
+
+func writePairs(out *output, name string, rows []PairRow) error {
+	return writeTable(out, name, []string{"sample_id", "sample_index", "category", "a", "b", "diff", "error_a", "error_b"},
+		rows, func(r PairRow) []string {
+			return []string{r.SampleID, strconv.FormatInt(r.SampleIndex, 10), r.Category, optText(r.A), optText(r.B), optText(r.Diff), r.ErrorA, r.ErrorB}
+		})
 }

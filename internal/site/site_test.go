@@ -155,9 +155,13 @@ func TestLayout(t *testing.T) {
 	}
 	for _, r := range s.Runs {
 		want = append(want, "run-"+r.RunID+".html")
+		for _, d := range []string{"samples", "metrics"} {
+			want = append(want, "downloads/run-"+r.RunID+"-"+d+".csv", "downloads/run-"+r.RunID+"-"+d+".parquet")
+		}
 	}
 	for _, c := range s.Comparisons {
-		want = append(want, "compare-"+c.RunA+"-"+c.RunB+".html")
+		key := "compare-" + c.RunA + "-" + c.RunB
+		want = append(want, key+".html", "downloads/"+key+".csv", "downloads/"+key+".parquet")
 	}
 	for _, w := range want {
 		if _, ok := files[w]; !ok {
@@ -253,6 +257,14 @@ func TestDownloads(t *testing.T) {
 	}
 	if len(cmps) != 3 {
 		t.Errorf("comparisons-bfcl.parquet has %d rows, want 3", len(cmps))
+	}
+	noisy := runOf(t, s, "bfcl", "baseline/noisy-0.3")
+	samples, err := pq.ReadAll[SampleRow](ctx, store, prefix+"run-"+noisy+"-samples.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 120 || samples[11].ErrorClass != "infrastructure" || samples[11].Score != nil || samples[10].Score == nil || *samples[10].Score != 1 {
+		t.Errorf("run-%s-samples.parquet: %d rows; row 11 %+v (want infrastructure, no score); row 10 %+v (want 1)", noisy, len(samples), samples[11], samples[10])
 	}
 	csv, _ := blob.GetBytes(ctx, store, prefix+"bench-bfcl.csv")
 	if !strings.HasPrefix(string(csv), "model,baseline,metric,mean,ci_low,ci_high,rank_low,rank_high,category:multiple,category:simple,cost_usd,") {
@@ -366,6 +378,28 @@ func TestHistorySkipsUnreadableStamps(t *testing.T) {
 	}
 	if !strings.Contains(string(files["plots/history-bfcl.svg"]), stampText(sitetest.EarlierStamps[1])) {
 		t.Error("the history plot lost the readable earlier stamp")
+	}
+}
+
+// TestEmptyScores: a stamp with no cells (every cell failed) still gets a
+// site that says so.
+func TestEmptyScores(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	s := leaderboard.Scores{Board: "empty", Stamp: "20261123T000000Z",
+		Benchmarks: []leaderboard.Benchmark{{Dataset: "bfcl", Version: "v1", Headline: "accuracy"}},
+		Failed:     []leaderboard.FailedCell{{Dataset: "bfcl", Model: "acme/x", Error: "gateway: unknown model"}}}
+	if err := Write(ctx, store, s); err != nil {
+		t.Fatal(err)
+	}
+	files := siteFiles(t, store, s)
+	for _, name := range []string{"index.html", "bench-bfcl.html"} {
+		if !strings.Contains(string(files[name]), "gateway: unknown model") {
+			t.Errorf("%s does not show the failed cell", name)
+		}
+	}
+	if !strings.Contains(string(files["plots/scores-bfcl.svg"]), "no cells") {
+		t.Error("the empty scores plot does not say it is empty")
 	}
 }
 
