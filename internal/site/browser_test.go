@@ -249,6 +249,19 @@ func TestBrowser(t *testing.T) {
 		ascending = append(ascending, c.model)
 	}
 	// The first press sorts descending, the second ascending.
+	// The cost and history plots of bfcl show each model's mean too.
+	var plotTexts map[string]string
+	b.eval(t, `Object.fromEntries([...document.querySelectorAll("#cost-bfcl g.point, #history-bfcl g.series")].map(g => [g.closest("svg").id + "|" + g.dataset.model, g.textContent]))`, &plotTexts)
+	for _, c := range doc.Cells {
+		if c.Dataset != "bfcl" {
+			continue
+		}
+		for _, id := range []string{"cost-bfcl", "history-bfcl"} {
+			if got := plotTexts[id+"|"+c.Model]; !strings.Contains(got, num3(c.Mean)) {
+				t.Errorf("plot %s, %s shows %q, want %s", id, c.Model, got, num3(c.Mean))
+			}
+		}
+	}
 	b.run(t, "sort by keyboard", chromedp.Focus(chromedp.CSS(`#bench thead th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.Focus(chromedp.CSS(`#bench thead th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter))
 	var order []string
@@ -364,13 +377,16 @@ func TestBrowser(t *testing.T) {
 
 	// On a phone: the page does not scroll sideways (tables scroll in their
 	// own box).
-	b.run(t, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Navigate(srv.URL+"/demo/bench-bfcl.html"), chromedp.WaitVisible(chromedp.CSS("#bench")))
-	var widths []int
-	b.eval(t, `[document.documentElement.scrollWidth, window.innerWidth]`, &widths)
-	if widths[0] > widths[1] {
-		t.Errorf("on a 390 px screen the page is %d px wide", widths[0])
+	b.run(t, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	for i, page := range []string{"index.html", "bench-bfcl.html", "run-" + a + ".html", link} {
+		b.run(t, "phone "+page, chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("main")))
+		var widths []int
+		b.eval(t, `[document.documentElement.scrollWidth, window.innerWidth]`, &widths)
+		if widths[0] > widths[1] {
+			t.Errorf("on a 390 px screen %s is %d px wide", page, widths[0])
+		}
+		b.shot(t, fmt.Sprintf("07-phone-%d", i+1))
 	}
-	b.shot(t, "07-phone-bench")
 	b.noProblems(t, "phone")
 }
 
