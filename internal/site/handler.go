@@ -12,6 +12,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
@@ -43,13 +45,26 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 // Unknown boards and files are 404; paths with "." or ".." segments are
 // refused. Only GET and HEAD are allowed. Store errors other than a missing
 // key are answered 502 and logged with slog's default logger.
+//
+// GET / lists the keys under leaderboards/ (every stamp's files), so its
+// list of boards is kept for BoardsTTL; the other routes read the board's
+// latest pointer on every request.
 func Handler(store blob.Store) http.Handler {
-	return &handler{store: store, log: slog.Default()}
+	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now}
 }
+
+// BoardsTTL is how long GET / reuses its list of boards.
+const BoardsTTL = 30 * time.Second
 
 type handler struct {
 	store blob.Store
 	log   *slog.Logger
+	ttl   time.Duration
+	now   func() time.Time
+
+	mu       sync.Mutex
+	boardsAt time.Time
+	cached   []string // board names with a latest pointer
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -218,20 +233,39 @@ var boardsPage = template.Must(template.New("boards").Parse(`<!DOCTYPE html>
 
 type boardLink struct{ Board, Stamp string }
 
+// boardNames lists the boards with a latest pointer, listing the store at
+// most once per ttl.
+func (h *handler) boardNames(r *http.Request) ([]string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cached != nil && h.now().Sub(h.boardsAt) < h.ttl {
+		return h.cached, nil
+	}
+	infos, err := h.store.List(r.Context(), "leaderboards/")
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, in := range infos {
+		rest := strings.TrimPrefix(in.Key, "leaderboards/")
+		board, file, ok := strings.Cut(rest, "/")
+		if ok && file == "latest" && boardName.MatchString(board) {
+			names = append(names, board)
+		}
+	}
+	h.cached, h.boardsAt = names, h.now()
+	return names, nil
+}
+
 // boards lists every board with a latest pointer.
 func (h *handler) boards(w http.ResponseWriter, r *http.Request) {
-	infos, err := h.store.List(r.Context(), "leaderboards/")
+	names, err := h.boardNames(r)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	var links []boardLink
-	for _, in := range infos {
-		rest := strings.TrimPrefix(in.Key, "leaderboards/")
-		board, file, ok := strings.Cut(rest, "/")
-		if !ok || file != "latest" || !boardName.MatchString(board) {
-			continue
-		}
+	for _, board := range names {
 		stamp, err := h.latest(r, board)
 		if err != nil {
 			h.log.Warn("leaderboard serve: board left out", "board", board, "err", err)

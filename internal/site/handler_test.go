@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
@@ -212,5 +214,29 @@ func TestServeOverHTTP(t *testing.T) {
 		if strings.Contains(page, ref) {
 			t.Errorf("the overview refers to the network: %s", ref)
 		}
+	}
+}
+
+// TestBoardListIsCached: GET / lists the store once per BoardsTTL; a board
+// refreshed in between shows after that.
+func TestBoardListIsCached(t *testing.T) {
+	store, s, _ := served(t)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	h := &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: func() time.Time { return now }}
+	if body := get(t, h, "GET", "/").Body.String(); !strings.Contains(body, `href="demo/"`) || strings.Contains(body, "second") {
+		t.Fatalf("GET /: %s", body)
+	}
+	if err := blob.PutBytes(context.Background(), store, leaderboard.LatestKey("second"), []byte(s.Stamp)); err != nil {
+		t.Fatal(err)
+	}
+	if body := get(t, h, "GET", "/").Body.String(); strings.Contains(body, "second") {
+		t.Error("GET / listed the store again within BoardsTTL")
+	}
+	if w := get(t, h, "GET", "/second/scores.json"); w.Code != http.StatusNotFound {
+		t.Errorf("a board with a pointer but no scores.json: %d", w.Code)
+	}
+	now = now.Add(BoardsTTL)
+	if body := get(t, h, "GET", "/").Body.String(); !strings.Contains(body, `href="second/"`) {
+		t.Error("GET / does not show the new board after BoardsTTL")
 	}
 }
