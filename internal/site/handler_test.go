@@ -21,7 +21,7 @@ import (
 // served writes the fixture's site, its scores.json and latest pointer (as
 // the refresh workflow does, pointer last), plus a board with stamps but no
 // pointer, and returns the handler.
-func served(t *testing.T) (*blobtest.Memory, leaderboard.Scores, http.Handler) {
+func served(t testing.TB) (*blobtest.Memory, leaderboard.Scores, http.Handler) {
 	t.Helper()
 	store, s := written(t)
 	ctx := context.Background()
@@ -37,7 +37,7 @@ func served(t *testing.T) (*blobtest.Memory, leaderboard.Scores, http.Handler) {
 	return store, s, Handler(store)
 }
 
-func get(t *testing.T, h http.Handler, method, path string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, method, path string) *httptest.ResponseRecorder {
 	t.Helper()
 	r := httptest.NewRequest(method, "/", nil)
 	r.URL.Path = path // as the server decodes it, "..", "%2e%2e" and all

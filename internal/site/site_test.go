@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // written builds the fixture stamp and its site in a memory store.
-func written(t *testing.T) (*blobtest.Memory, leaderboard.Scores) {
+func written(t testing.TB) (*blobtest.Memory, leaderboard.Scores) {
 	t.Helper()
 	ctx := context.Background()
 	store := blobtest.NewMemory()
