@@ -55,6 +55,16 @@ func newBrowser(t *testing.T) *browser {
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
 	b := &browser{ctx: ctx, artifacts: artifactsDir(t)}
+	t.Cleanup(func() { // runs before the browser stops: the page as the failure left it
+		if !t.Failed() {
+			return
+		}
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
+			_ = os.WriteFile(filepath.Join(b.artifacts, "failure.png"), png, 0o644)
+		}
+	})
 	// Listen sees each event before the command that follows it returns, so
 	// noProblems after an action has every message that action caused.
 	err := chromedp.Listen(ctx, func(ev any) {

@@ -184,6 +184,9 @@ func TestLayout(t *testing.T) {
 	if !strings.Contains(string(files["data/run-"+a+"/p0001.js"]), `"prompt":"id: bfcl-000\nquestion: What is the weather in city 0?`) {
 		t.Error("bfcl samples do not carry their dataset rows")
 	}
+	if strings.Contains(string(files["run-"+a+".html"]), "No result shards") {
+		t.Error("a run with results says it has none")
+	}
 	m := runOf(t, s, "medrubric", "acme/model-a")
 	if page := string(files["run-"+m+".html"]); !strings.Contains(page, "datasets/medrubric/vba9876543210/data/part-00000.parquet") || !strings.Contains(page, "not in the store") {
 		t.Error("the medrubric run page does not name its missing dataset file")
@@ -382,7 +385,7 @@ func TestHistorySkipsUnreadableStamps(t *testing.T) {
 }
 
 // TestEmptyScores: a stamp with no cells (every cell failed) still gets a
-// site that says so.
+// site that says so, and so does a run whose results are gone.
 func TestEmptyScores(t *testing.T) {
 	ctx := context.Background()
 	store := blobtest.NewMemory()
@@ -400,6 +403,15 @@ func TestEmptyScores(t *testing.T) {
 	}
 	if !strings.Contains(string(files["plots/scores-bfcl.svg"]), "no cells") {
 		t.Error("the empty scores plot does not say it is empty")
+	}
+	// A run whose results are gone: its page says so.
+	s.Runs = []leaderboard.Run{{RunID: "rgone", Dataset: "bfcl", Version: "v1", Model: "acme/x"}}
+	s.Cells = []leaderboard.Cell{{Dataset: "bfcl", Version: "v1", Model: "acme/x", Metric: "accuracy", RunID: "rgone"}}
+	if err := Write(ctx, store, s); err != nil {
+		t.Fatal(err)
+	}
+	if page := string(siteFiles(t, store, s)["run-rgone.html"]); !strings.Contains(page, "No result shards are stored under <code>runs/rgone/results/</code>") {
+		t.Error("the page of a run without results does not say so")
 	}
 }
 
