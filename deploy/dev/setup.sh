@@ -17,11 +17,12 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
 HELM_VERSION=v3.22.0
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
-APT_PACKAGES=(bubblewrap mono-mcs php-cli)
+APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-# 1. Debian packages: the sandbox (bubblewrap) and the C# and PHP toolchains.
+# 1. Debian packages: the sandbox (bubblewrap), the C# and PHP toolchains, and
+#    chromium for the leaderboard site's browser tests (internal/site, driven by chromedp).
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
