@@ -9,19 +9,23 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults validate-deploy
+.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults validate-deploy
 
 all: build
 
 setup:
 	@bash deploy/dev/setup.sh
 
+## setup-demo: what the demo needs only (no chromium, staticcheck or helm: those are for the tests).
+setup-demo:
+	@bash deploy/dev/setup.sh demo
+
 build:
 	$(GO) build -o $(BIN) ./cmd/benchline
 
 ## demo: set up, then start the embedded stack (state kept in $(BENCHLINE_CACHE)/demo), build the datasets,
 ## evaluate the baselines, refresh the demo board twice and print where to open it. A second run reuses everything.
-demo: setup build
+demo: setup-demo build
 	./$(BIN) demo
 
 ## dev: run the embedded stack until Ctrl-C.

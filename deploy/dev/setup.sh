@@ -3,7 +3,14 @@
 # a cache outside the repository (BENCHLINE_CACHE, default ~/.cache/benchline),
 # so a second run takes a second. Run by `make setup` (and so by `make test` and
 # `make demo`). Each step is skipped when its pinned output already exists.
+#
+# `setup.sh demo` (what `make demo` runs) installs only what the demo needs:
+# not chromium, staticcheck or helm, which only the tests use, so that a fresh
+# machine's first `make demo` does not wait for them.
 set -euo pipefail
+
+FOR="${1:-test}"
+case "$FOR" in test|demo) ;; *) printf 'setup: unknown target %q (test or demo)\n' "$FOR" >&2; exit 2 ;; esac
 
 CACHE="${BENCHLINE_CACHE:-$HOME/.cache/benchline}"
 BIN="$CACHE/bin"
@@ -18,6 +25,7 @@ STATICCHECK_VERSION=v0.8.2
 HELM_VERSION=v3.22.0
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
 APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium)
+if [ "$FOR" = demo ]; then APT_PACKAGES=(bubblewrap mono-mcs php-cli); fi
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -52,11 +60,13 @@ go_tool() {
 go_tool temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 # 3. MinIO: the embedded S3-protocol server (no tagged versions: pinned pseudo-version).
 go_tool minio "github.com/minio/minio@$MINIO_VERSION"
-# 4. staticcheck for `make lint`.
-go_tool staticcheck "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
-# 4b. helm for `make validate-deploy` (helm lint and template; no cluster).
-#     The first build is long (about 10 minutes of CPU).
-go_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+if [ "$FOR" = test ]; then
+  # 4. staticcheck for `make lint`.
+  go_tool staticcheck "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+  # 4b. helm for `make validate-deploy` (helm lint and template; no cluster).
+  #     The first build is long (about 10 minutes of CPU).
+  go_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+fi
 
 # 5. Node tools: TypeScript 5.x (IFEvalCode's tsc flags are rejected by 6+),
 #    @types/node, and DuckDB for the independent Parquet read-back test.
