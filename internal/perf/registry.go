@@ -187,7 +187,7 @@ var Figures = []Figure{
 
 	// Model gateway.
 	{Name: "gateway-zero-latency", Section: "Model gateway", Pkg: "./internal/gateway/",
-		Bench: "^BenchmarkZeroLatency$", Benchtime: "2s", QuickBenchtime: "300ms",
+		Bench: "^BenchmarkZeroLatency$", Benchtime: "2s", QuickBenchtime: "1s",
 		Line: "BenchmarkZeroLatency/gateway-no-cache", RefLine: "BenchmarkZeroLatency/bare-go-openai", Metric: "calls/s",
 		Unit: "× bare go-openai", RefNote: "bare go-openai, same run"},
 	{Name: "gateway-client-cpu", Section: "Model gateway", Pkg: "./internal/gateway/",
@@ -200,7 +200,7 @@ var Figures = []Figure{
 		Bench: "^BenchmarkObserve$", QuickBenchtime: "200ms",
 		Line: "BenchmarkObserve/answered", Metric: "ns/op", Scale: 1e-3, Unit: "µs/call"},
 	{Name: "metrics-overhead", Section: "What metrics cost a gateway call", Pkg: "./internal/gateway/",
-		Bench: "^BenchmarkMetricsOverhead$", QuickBenchtime: "300ms",
+		Bench: "^BenchmarkMetricsOverhead$", QuickBenchtime: "1s",
 		Line: "BenchmarkMetricsOverhead/metrics/no-cache", RefLine: "BenchmarkMetricsOverhead/no-metrics/no-cache", Metric: "cpu-µs/call",
 		Unit: "× CPU without metrics", RefNote: "the same calls without metrics, same run"},
 
@@ -251,7 +251,7 @@ var Figures = []Figure{
 
 func sandboxRatio(group string) Figure {
 	f := Figure{Name: "sandbox-ratio-" + group, Section: "Sandbox", Pkg: "./scorers/ifevalcode/",
-		Bench: "^BenchmarkFixturePrograms$", Benchtime: "200x", QuickBenchtime: "20x",
+		Bench: "^BenchmarkFixturePrograms$", Benchtime: "200x", QuickBenchtime: "40x",
 		Line: "BenchmarkFixturePrograms/" + group + "/sandbox", RefLine: "BenchmarkFixturePrograms/" + group + "/plain",
 		Metric: "runs/s", Unit: "× plain", RefNote: "the same programs unsandboxed, same run",
 		Needs: []Need{needSandbox}}
@@ -263,7 +263,7 @@ func sandboxRatio(group string) Figure {
 
 func helloRatio(l string) Figure {
 	f := Figure{Name: "sandbox-hello-ratio-" + l, Section: "Sandbox", Pkg: "./internal/sandbox/lang/",
-		Bench: "Throughput/(python|javascript|php|shell)", Benchtime: "100x", QuickBenchtime: "10x",
+		Bench: "Throughput/(python|javascript|php|shell)", Benchtime: "100x", QuickBenchtime: "30x",
 		Line: "BenchmarkThroughput/" + l + "/sandbox", RefLine: "BenchmarkThroughput/" + l + "/plain",
 		Metric: "runs/s", Unit: "× plain", RefNote: "the same programs unsandboxed, same run",
 		Needs: []Need{needSandbox}}
