@@ -287,6 +287,13 @@ func TestRunnerReadsGoalsAndNeeds(t *testing.T) {
 	if rows[0].Status != "ok" {
 		t.Errorf("selected needs-moon: %+v", rows[0])
 	}
+	// And when it then fails, the error says what it needed.
+	moonBroken := figs[6]
+	moonBroken.Needs = []Need{absent}
+	rows = (&Runner{Root: "/root", Self: "/bin/benchline", Exec: fx.run}).Run(context.Background(), []Figure{moonBroken}, true)
+	if rows[0].Status != "failed" || !strings.HasPrefix(rows[0].Detail, "selected with --only although it needs the moon: ") {
+		t.Errorf("selected, missing and failed: %+v", rows[0])
+	}
 
 	var buf bytes.Buffer
 	if err := WriteTable(&buf, []Row{got["ratio"], got["needs-moon"], got["broken"]}); err != nil {

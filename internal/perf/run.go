@@ -87,7 +87,8 @@ func (r *Runner) Run(ctx context.Context, figs []Figure, selected bool) []Row {
 	for _, f := range figs {
 		row := Row{Name: f.Name, Section: f.Section, Unit: f.Unit, Goal: f.Goal.String(),
 			Reference: f.RefNote, Command: ShellQuote(f.Command(r.Quick))}
-		if miss := f.Missing(); len(miss) > 0 && !selected {
+		miss := f.Missing()
+		if len(miss) > 0 && !selected {
 			row.Status, row.Detail = "not run", "needs "+strings.Join(miss, "; ")
 			rows = append(rows, row)
 			continue
@@ -100,6 +101,9 @@ func (r *Runner) Run(ctx context.Context, figs []Figure, selected bool) []Row {
 		}
 		if err != nil {
 			row.Status, row.Detail = "failed", err.Error()
+			if len(miss) > 0 {
+				row.Detail = "selected with --only although it needs " + strings.Join(miss, "; ") + ": " + row.Detail
+			}
 			rows = append(rows, row)
 			continue
 		}
