@@ -94,7 +94,8 @@ figure from its command's output and prints one table: figure, measured, unit,
 goal, ratio to goal (above 1 is better than the goal), met, and the command
 that reproduces it. Figures whose needs are missing (the dev stack, the
 sandbox, a BFCL checkout in $BENCHLINE_BFCL_CHECKOUT) are listed as
-"not run: needs X", unless --only selected them. Exits 1 when a figure failed.
+"not run: needs X", unless --only selected them. Each command is bounded to
+20 minutes; bench exits 1 when a figure failed, after printing the table.
 Example: benchline bench --quick --only 'bfcl|gateway'`
 
 func addBenchAll(cmd *cobra.Command) {
