@@ -2,15 +2,29 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/perf"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Measure benchline's pipelines on the configured stack (figures for docs/PERFORMANCE.md)"}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure every figure docs/PERFORMANCE.md quotes and print them in one table with their goals",
+		Long:  benchAllLong,
+		Args:  cobra.NoArgs,
+	}
+	addBenchAll(cmd)
+	all := &cobra.Command{Use: "all", Short: "The same as bench with no subcommand", Long: benchAllLong, Args: cobra.NoArgs}
+	addBenchAll(all)
+	cmd.AddCommand(all)
 	var src string
 	var params []string
 	var parallel int
@@ -70,4 +84,77 @@ counts), and prints both rates and their ratio.`,
 	evalCmd.Flags().IntVar(&seed, "seed", 99, "seed of the synthetic dataset (a new seed builds a new version)")
 	cmd.AddCommand(build, evalCmd)
 	return cmd
+}
+
+const benchAllLong = `With no subcommand (or "all"), bench runs the registry of figures that
+docs/PERFORMANCE.md quotes: go test benchmarks from the source checkout (the
+module root found with go env GOMOD from the working directory), bench
+subcommands of this executable and scripts under deploy/dev. It reads each
+figure from its command's output and prints one table: figure, measured, unit,
+goal, ratio to goal (above 1 is better than the goal), met, and the command
+that reproduces it. Figures whose needs are missing (the dev stack, the
+sandbox, a BFCL checkout in $BENCHLINE_BFCL_CHECKOUT) are listed as
+"not run: needs X", unless --only selected them. Each command is bounded to
+20 minutes; bench exits 1 when a figure failed, after printing the table.
+Example: benchline bench --quick --only 'bfcl|gateway'`
+
+func addBenchAll(cmd *cobra.Command) {
+	var only string
+	var list, asJSON, quick bool
+	cmd.Flags().StringVar(&only, "only", "", "run only the figures whose name matches this regular expression (and run them even if their needs look missing)")
+	cmd.Flags().BoolVar(&list, "list", false, "print the registry without running it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as a JSON array (snake_case keys)")
+	cmd.Flags().BoolVar(&quick, "quick", false, "shorter benchtimes and smaller runs (a few minutes in all)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var re *regexp.Regexp
+		if only != "" {
+			var err error
+			if re, err = regexp.Compile(only); err != nil {
+				return fmt.Errorf("bench: --only %q: %w", only, err)
+			}
+		}
+		figs := perf.Select(perf.Figures, re)
+		if len(figs) == 0 {
+			return fmt.Errorf("bench: --only %q matches no figure (benchline bench --list names them)", only)
+		}
+		out := cmd.OutOrStdout()
+		if list {
+			return perf.WriteList(out, figs, quick)
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		root, err := perf.FindRoot(cmd.Context(), wd)
+		if err != nil {
+			return err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		r := &perf.Runner{Root: root, Self: self, Quick: quick, Log: cmd.ErrOrStderr()}
+		rows := r.Run(cmd.Context(), figs, re != nil)
+		var failed []string
+		for _, row := range rows {
+			if row.Status == "failed" {
+				failed = append(failed, row.Name)
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s failed: %s\n", row.Name, row.Detail)
+			}
+		}
+		if asJSON {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(rows)
+		} else {
+			err = perf.WriteTable(out, rows)
+		}
+		if err != nil {
+			return err
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("bench: %d figure(s) failed: %s", len(failed), strings.Join(failed, ", "))
+		}
+		return nil
+	}
 }

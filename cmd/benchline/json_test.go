@@ -11,6 +11,7 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/perf"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -25,6 +26,7 @@ var jsonOutputs = map[string]any{
 	"runs show --json":     runReport{},
 	"bench build":          app.BuildBench{},
 	"bench eval":           app.EvalBench{},
+	"bench --json":         []perf.Row{},
 	"sandbox run":          sandboxRunOutput{},
 }
 
