@@ -247,6 +247,11 @@ var Figures = []Figure{
 	{Name: "stats-bootstrap-clusters", Section: "Statistics", Pkg: "./internal/stats/",
 		Bench: "PairedBootstrap|Draws", QuickBenchtime: "1x", Flags: []string{"-benchmem", "-count", "3"},
 		Line: "BenchmarkPairedBootstrap/clusters", Metric: "ns/op", Scale: 1e-6, Unit: "ms/comparison"},
+
+	// Leaderboard site.
+	{Name: "site-write-cpu", Section: "Leaderboard site", Pkg: "./internal/site/",
+		Bench: "^BenchmarkWrite$", Benchtime: "3x", QuickBenchtime: "1x",
+		Line: "BenchmarkWrite", Metric: "cpu-s/op", Unit: "CPU s/write"},
 }
 
 func sandboxRatio(group string) Figure {
