@@ -10,7 +10,8 @@
 # `benchline worker --queues main` processes and runs `benchline eval` of
 # baseline/reference (zero latency) with --no-cache and a fresh --seed, so each
 # run has a new run id and makes every model call. It prints, per run, the
-# samples/s, its ratio to the 1-worker figure of the same round, and the CPU
+# samples/s (after one unreported warm-up run), its ratio to the 1-worker
+# figure of the same round, and the CPU
 # seconds each process spent during the run (from /proc/PID/stat): the
 # workers (summed), the dev process (which serves the baseline model), MinIO
 # and Temporal, and "cores": their CPU seconds over the run's wall seconds,
@@ -63,6 +64,14 @@ version=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$dir/build.json" | head -
 echo "# dataset synthetic@$version, $rows samples; stack state in $dir"
 nocache=--no-cache
 [[ ${CACHE:-0} == 1 ]] && nocache=
+# A warm-up run, not reported: the first evaluation on a fresh stack is slower
+# (cold caches in Temporal, MinIO and the baseline server), which would
+# flatter every count measured after the first.
+"$bin" worker --queues main >"$dir/worker-warmup.log" 2>&1 &
+workers+=($!)
+"$bin" eval --dataset "synthetic@$version" --model baseline/reference --no-cache --seed 1 --json \
+	>"$dir/eval-warmup.json" 2>"$dir/eval-warmup.log"
+stop_workers
 printf '%-5s %-7s %9s %8s %7s %9s %9s %9s %9s %6s %s\n' round workers samples/s ratio wall_s worker_s dev_s minio_s tempo_s cores load
 seed=$((RANDOM * 32768 + RANDOM))
 for round in $(seq "$rounds"); do
