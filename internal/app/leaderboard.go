@@ -8,6 +8,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -213,15 +214,28 @@ func ListSchedules(ctx context.Context, c client.Client) ([]BoardSchedule, error
 		if !ok {
 			continue
 		}
-		s := BoardSchedule{Board: board, ID: e.ID, Paused: e.Paused, Recent: len(e.RecentActions), Comment: e.Note}
-		if e.Spec != nil {
-			s.Cron = append(s.Cron, e.Spec.CronExpressions...)
-			for _, cal := range e.Spec.Calendars {
+		// The list comes from the visibility store, which lags an update
+		// by a moment; describe each schedule for its current spec.
+		d, err := c.ScheduleClient().GetHandle(ctx, e.ID).Describe(ctx)
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("describe schedule %s: %w", e.ID, err)
+		}
+		s := BoardSchedule{Board: board, ID: e.ID, Recent: len(d.Info.RecentActions)}
+		if st := d.Schedule.State; st != nil {
+			s.Paused, s.Comment = st.Paused, st.Note
+		}
+		if spec := d.Schedule.Spec; spec != nil {
+			s.Cron = append(s.Cron, spec.CronExpressions...)
+			for _, cal := range spec.Calendars {
 				s.Cron = append(s.Cron, calendarText(cal))
 			}
 		}
-		if len(e.NextActionTimes) > 0 {
-			t := e.NextActionTimes[0]
+		if len(d.Info.NextActionTimes) > 0 {
+			t := d.Info.NextActionTimes[0]
 			s.Next = &t
 		}
 		out = append(out, s)

@@ -162,6 +162,12 @@ settings:
 		{[]string{"schedule", "delete", "it-twice"}, "delete done"},
 	} {
 		out, errs, err := boardCLI(t, bin, step.args...)
+		// list reads Temporal's visibility store, which may take a moment
+		// to see a new schedule: ask again, for at most 10 s.
+		for end := time.Now().Add(10 * time.Second); step.args[1] == "list" && err == nil && !strings.Contains(out, step.want) && time.Now().Before(end); {
+			time.Sleep(500 * time.Millisecond)
+			out, errs, err = boardCLI(t, bin, step.args...)
+		}
 		if err != nil || !strings.Contains(out, step.want) {
 			t.Fatalf("leaderboard %s: %v\nstdout %s\nstderr %s\nwant %q", strings.Join(step.args, " "), err, out, errs, step.want)
 		}

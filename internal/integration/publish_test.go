@@ -233,7 +233,7 @@ func TestPublishDataset(t *testing.T) {
 		}
 
 		before := modTimes(t, dest)
-		again, err := publishVia(t, "bfcl@latest", dest)
+		again, err := publishVia(t, "bfcl@"+res.Version, dest) // pinned: other tests on the shared stack move bfcl@latest
 		if err != nil {
 			t.Fatal(err)
 		}
