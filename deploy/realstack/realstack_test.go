@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -286,9 +288,8 @@ baselines: {enabled: true}
 
 	// Every run: exactly one result per sample, summary = sum of shards.
 	type line struct {
-		run, what                 string
-		samples, rows, dups, lost int
-		summaryOK                 bool
+		what string
+		runCheck
 	}
 	var lines []line
 	seenRun := map[string]bool{}
@@ -297,9 +298,7 @@ baselines: {enabled: true}
 			return
 		}
 		seenRun[runID] = true
-		l := checkRun(ctx, t, store, runID)
-		l2 := line{run: runID, what: what, samples: l.samples, rows: l.rows, dups: l.dups, lost: l.lost, summaryOK: l.summaryOK}
-		lines = append(lines, l2)
+		lines = append(lines, line{what, checkRun(ctx, t, store, runID)})
 	}
 	check("eval synthetic", evalRun)
 	for _, cell := range scores.Cells {
@@ -309,8 +308,8 @@ baselines: {enabled: true}
 	var tab bytes.Buffer
 	tw := tabwriter.NewWriter(&tab, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "fault\tinjected\t\n")
-	for k, n := range injected {
-		fmt.Fprintf(tw, "%s\t%d\t\n", k, n)
+	for _, k := range slices.Sorted(maps.Keys(injected)) {
+		fmt.Fprintf(tw, "%s\t%d\t\n", k, injected[k])
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(&tab, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -320,9 +319,9 @@ baselines: {enabled: true}
 	}
 	tw.Flush()
 	tw = tabwriter.NewWriter(&tab, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "\nrun\tsamples\tresults\tduplicates\tlosses\tsummary = shards\t\n")
+	fmt.Fprintf(tw, "\nrun\tsamples\tresults\tduplicates\tlosses\tsummary = shards\terrored\theadline\t\n")
 	for _, l := range lines {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t\n", l.what, l.samples, l.rows, l.dups, l.lost, l.summaryOK)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\t%s %.3f\t\n", l.what, l.samples, l.rows, l.dups, l.lost, l.summaryOK, l.failed, l.metric, l.mean)
 	}
 	tw.Flush()
 	fmt.Fprintf(&tab, "\nboard %s: stamp %s, %d runs started, %d reused, %d model calls; Temporal server started %d times; whole test %v\n",
@@ -332,6 +331,9 @@ baselines: {enabled: true}
 
 type runCheck struct {
 	samples, rows, dups, lost int
+	failed                    int // results with an error class (model failures are scored)
+	metric                    string
+	mean                      float64
 	summaryOK                 bool
 }
 
@@ -349,6 +351,7 @@ func checkRun(ctx context.Context, t *testing.T, store *s3blob.Store, runID stri
 	}
 	seen := make([]int, plan.Samples)
 	var sum aggregate.Summary
+	var rc runCheck
 	rows := 0
 	for i := range plan.Shards {
 		part, err := pq.ReadAll[schemas.ResultRow](ctx, store, runs.ShardKey(runID, i))
@@ -364,13 +367,19 @@ func checkRun(ctx context.Context, t *testing.T, store *s3blob.Store, runID stri
 			sum.PromptTokens += r.PromptTokens
 			sum.CompletionTokens += r.CompletionTokens
 			sum.CostUSD += r.CostUSD
+			if r.ErrorClass != "" {
+				rc.failed++
+			}
 			if r.ErrorClass == schemas.ErrorClassInfrastructure {
 				t.Errorf("realstack: run %s sample %s: %s: %s", runID, r.SampleID, r.ErrorClass, r.ErrorMessage)
 			}
 		}
 		rows += len(part)
 	}
-	rc := runCheck{samples: int(plan.Samples), rows: rows}
+	rc.samples, rc.rows = int(plan.Samples), rows
+	if len(s.Metrics) > 0 {
+		rc.metric, rc.mean = s.Metrics[0].Name, s.Metrics[0].Mean
+	}
 	for _, n := range seen {
 		rc.dups += max(n-1, 0)
 		if n == 0 {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -51,6 +52,20 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// freeLowPort is a free port below 32768 (outside the ephemeral range).
+func freeLowPort(t *testing.T) int {
+	t.Helper()
+	for range 200 {
+		p := 20000 + rand.IntN(12000)
+		if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	t.Fatal("realstack: no free port below 32768")
+	return 0
 }
 
 // A proc is a long-running process in its own process group, its output
@@ -256,8 +271,12 @@ func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres)
 	// Every fixed port of the development config gets a free one: other
 	// stacks on this machine use 7233 and friends.
 	ports := map[string]int{"7233": ts.port, "5432": pg.port}
-	for _, p := range []string{"7234", "7235", "7239", "7243", "6933", "6934", "6935", "6939", "7936", "8000"} {
+	for _, p := range []string{"7234", "7235", "7239", "7243", "7936", "8000"} {
 		ports[p] = freePort(t)
+	}
+	// Membership ports are stored in a smallint column: below 32768.
+	for _, p := range []string{"6933", "6934", "6935", "6939"} {
+		ports[p] = freeLowPort(t)
 	}
 	conf = regexp.MustCompile(`\b(7233|7234|7235|7239|7243|6933|6934|6935|6939|7936|8000|5432)\b`).ReplaceAllStringFunc(conf,
 		func(s string) string { return strconv.Itoa(ports[s]) })
@@ -289,7 +308,7 @@ func (ts *temporalServer) start(ctx context.Context, t *testing.T) {
 	cli := cacheBin(t, "temporal")
 	waitFor(ctx, t, "Temporal server", 3*time.Minute, func() error {
 		if ts.p.exited() {
-			t.Fatalf("realstack: the Temporal server exited (logs/temporal-server.log)")
+			t.Fatalf("realstack: the Temporal server exited (%s/logs/temporal-server.log)", ts.root)
 		}
 		out, err := run(ctx, ts.env, cli, "operator", "cluster", "health", "--address", ts.address())
 		if err == nil && !strings.Contains(out, "SERVING") {
@@ -334,7 +353,7 @@ func renderChart(ctx context.Context, t *testing.T, root string, values string) 
 	if err := os.WriteFile(vf, []byte(values), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := run(ctx, cleanEnv(), cacheBin(t, "helm"), "template", "realstack", "../helm/benchline", "-f", vf)
+	out, err := run(ctx, cleanEnv(), cacheBin(t, "helm"), "template", "realstack", "../helm/benchline", "--kube-version", "1.33.0", "-f", vf)
 	if err != nil {
 		t.Fatalf("realstack: render the chart: %v", err)
 	}
