@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,8 +184,15 @@ baselines: {enabled: true}
 	baseArgs := append(withArg(r.baselines.Args, "--addr", fmt.Sprintf("127.0.0.1:%d", baselinePort)), "--faults", "latency=60ms")
 	startProc(t, root, "baselines", containerEnv(r.baselines, cfgPath, secret), bin, baseArgs...)
 	waitFor(ctx, t, "baseline server", time.Minute, func() error {
-		_, err := run(ctx, cleanEnv(), "curl", "-fsS", fmt.Sprintf("http://127.0.0.1:%d/v1/models", baselinePort))
-		return err
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/models", baselinePort))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /v1/models: status %d", resp.StatusCode)
+		}
+		return nil
 	})
 
 	// The jobs: the board refresh and the evaluation, side by side.
