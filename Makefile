@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults validate-deploy
+.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy validate-deploy
 
 all: build
 
@@ -51,6 +51,12 @@ fuzz-short:
 ## model errors and latency); `make test` runs its short form.
 test-faults: setup
 	BENCHLINE_FAULTS=long $(GO) test $(TEST_FLAGS) -v -run 'TestFaultSuite' ./internal/integration/
+
+## test-deploy: the process-level deployment test (docs/DEPLOY.md, "The real engine, here"): a Temporal
+## server built from go.temporal.io/server on PostgreSQL, MinIO, and two workers per queue configured from
+## the chart's rendering, with workers SIGKILLed and Temporal restarted mid-run. Not yet in `make test`.
+test-deploy: setup
+	bash deploy/realstack/run.sh
 
 ## validate-deploy: render the Helm chart (default and ci/ values), decode every object strictly into
 ## the Kubernetes API types, load the compose file with compose-go, check the Dockerfile and the
