@@ -306,9 +306,16 @@ baselines: {enabled: true}
 			return
 		}
 		seenRun[runID] = true
-		lines = append(lines, line{what, checkRun(ctx, t, store, runID)})
+		rc := checkRun(ctx, t, store, runID)
+		// The chart's baseline server reads the references the runs write
+		// (serve-baselines --references-store): the reference model is
+		// right on every sample, faults or not.
+		if strings.Contains(what, "baseline/reference") && rc.mean != 1 {
+			t.Errorf("realstack: %s (run %s): %s %.3f; baseline/reference must score 1 from the references in the store", what, runID, rc.metric, rc.mean)
+		}
+		lines = append(lines, line{what, rc})
 	}
-	check("eval synthetic", evalRun)
+	check("eval synthetic x baseline/reference", evalRun)
 	for _, cell := range scores.Cells {
 		check(cell.Dataset+" x "+cell.Model, cell.RunID)
 	}
