@@ -84,7 +84,7 @@ and a request may override them with the X-Benchline-Faults header.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8400", "listen address host:port")
-	cmd.Flags().BoolVar(&refsStore, "references-store", false, "reference answers from the configured object store (references/<dataset>/<version>/task-N.jsonl), read as the engine writes them, as `benchline dev` does: what a deployed baseline server next to workers wants")
+	cmd.Flags().BoolVar(&refsStore, "references-store", false, "reference answers from the configured object store (references/<dataset>/<version>/task-N.jsonl), read as the engine writes them, as the dev stack does: what a deployed baseline server next to workers wants")
 	cmd.Flags().StringVar(&refsPath, "references", "", "reference answers: a .jsonl file, a directory of them, or an s3:// file or prefix (the engine's references/<dataset>/<version>/task-N.jsonl, or hand-written; see docs/gateway.md)")
 	cmd.Flags().StringVar(&faults, "faults", "", "injected faults, e.g. rate_limit=0.2,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms,retry_after=1s,seed=1")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed varying every answer")
