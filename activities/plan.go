@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"strings"
 	"time"
 
 	"github.com/benchline/benchline/internal/catalog"
@@ -36,9 +35,9 @@ func normalJudges(judges map[string]string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(judges))
-	for role := range judges {
-		if panel := judge.Panel(judges, role); len(panel) > 0 {
-			out[role] = strings.Join(panel, ",")
+	for role, list := range judges {
+		if panel := judge.NormalPanel(list); panel != "" {
+			out[role] = panel
 		}
 	}
 	if len(out) == 0 {

@@ -52,7 +52,7 @@ func ParseJudges(values []string) (map[string]string, []ModelName, error) {
 		if prev := judges[role]; prev != "" {
 			list = prev + "," + list
 		}
-		judges[role] = strings.Join(judge.Panel(map[string]string{role: list}, role), ",")
+		judges[role] = judge.NormalPanel(list)
 	}
 	return judges, names, nil
 }

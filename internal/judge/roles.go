@@ -17,8 +17,20 @@ import (
 // depend on the order the user listed them. A role without models gives
 // nil.
 func Panel(judges map[string]string, role string) []string {
+	return panel(judges[role])
+}
+
+// NormalPanel is a panel's normal form as a comma list: the models of the
+// comma list as Panel returns them, joined ("" for none). Two lists that
+// name the same panel have the same normal form.
+func NormalPanel(list string) string {
+	return strings.Join(panel(list), ",")
+}
+
+// panel parses a comma list of models into a panel (see Panel).
+func panel(list string) []string {
 	var out []string
-	for _, m := range strings.Split(judges[role], ",") {
+	for _, m := range strings.Split(list, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			out = append(out, m)
 		}

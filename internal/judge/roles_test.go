@@ -163,3 +163,16 @@ func TestRunAgreementInterval(t *testing.T) {
 		t.Errorf("a label that is not a number: %+v", r)
 	}
 }
+
+func TestNormalPanel(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"b/y, a/x,b/y", "a/x,b/y"},
+		{"a/x,b/y", "a/x,b/y"},
+		{" , ", ""},
+		{"", ""},
+	} {
+		if got := NormalPanel(tc.in); got != tc.want {
+			t.Errorf("NormalPanel(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -376,7 +376,7 @@ func resolveJudges(key string, in map[string]judgeValues) (map[string]string, *k
 		if len(list) == 0 {
 			return nil, &keyError{k, "no model"}
 		}
-		out[role] = strings.Join(judge.Panel(map[string]string{role: strings.Join(list, ",")}, role), ",")
+		out[role] = judge.NormalPanel(strings.Join(list, ","))
 	}
 	return out, nil
 }
