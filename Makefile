@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy validate-deploy
+.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy test-deploy-short validate-deploy
 
 all: build
 
@@ -33,9 +33,12 @@ dev: setup build
 	./$(BIN) dev
 
 ## test: set up, then vet, staticcheck, unit tests and integration tests against the real stack
-## (the bad-input corpus and the short fault suite among them), then every fuzz target briefly.
+## (the bad-input corpus and the short fault suite among them), the short deployment test on a
+## Temporal server with PostgreSQL (after the rest, so that it does not share the cores with the
+## integration tests), then every fuzz target briefly.
 test: setup vet lint
 	$(GO) test $(TEST_FLAGS) ./...
+	$(MAKE) test-deploy-short
 	$(MAKE) fuzz-short
 
 ## fuzz: every fuzz target (found by deploy/dev/fuzz.sh) for FUZZTIME each; crashers land in testdata/fuzz/.
@@ -54,9 +57,13 @@ test-faults: setup
 
 ## test-deploy: the process-level deployment test (docs/DEPLOY.md, "The real engine, here"): a Temporal
 ## server built from go.temporal.io/server on PostgreSQL, MinIO, and two workers per queue configured from
-## the chart's rendering, with workers SIGKILLed and Temporal restarted mid-run. Not yet in `make test`.
+## the chart's rendering, with workers SIGKILLed and Temporal restarted mid-run: the long form
+## (24,000 samples, four faults). test-deploy-short is the short form `make test` runs (6,000, two).
 test-deploy: setup
-	bash deploy/realstack/run.sh
+	BENCHLINE_DEPLOY=long bash deploy/realstack/run.sh
+
+test-deploy-short: setup
+	BENCHLINE_DEPLOY=short bash deploy/realstack/run.sh
 
 ## validate-deploy: render the Helm chart (default and ci/ values), decode every object strictly into
 ## the Kubernetes API types, load the compose file with compose-go, check the Dockerfile and the
@@ -70,11 +77,12 @@ unit:
 integration: setup
 	$(GO) test $(TEST_FLAGS) ./internal/integration/...
 
+# vet and lint also read the tag-gated deployment test (deploy/realstack).
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags deploytest ./...
 
 lint: setup
-	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags deploytest ./...
 
 ## bench: the Go micro-benchmarks quoted in docs/PERFORMANCE.md.
 bench:

@@ -24,13 +24,14 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
 HELM_VERSION=v3.22.0
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
-APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium)
+APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium postgresql)
 if [ "$FOR" = demo ]; then APT_PACKAGES=(bubblewrap mono-mcs php-cli); fi
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-# 1. Debian packages: the sandbox (bubblewrap), the C# and PHP toolchains, and
-#    chromium for the leaderboard site's browser tests (internal/site, driven by chromedp).
+# 1. Debian packages: the sandbox (bubblewrap), the C# and PHP toolchains,
+#    chromium for the leaderboard site's browser tests (internal/site, driven by chromedp),
+#    and PostgreSQL for the deployment test's Temporal server (deploy/realstack).
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -66,6 +67,10 @@ if [ "$FOR" = test ]; then
   # 4b. helm for `make validate-deploy` (helm lint and template; no cluster).
   #     The first build is long (about 10 minutes of CPU).
   go_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  # 4c. The Temporal server (go.temporal.io/server, not the dev server) and its
+  #     SQL schema tool, for the deployment test that `make test` runs in its
+  #     short form (deploy/realstack). They share most packages with the CLI above.
+  bash "$(dirname "$0")/../realstack/setup.sh"
 fi
 
 # 5. Node tools: TypeScript 5.x (IFEvalCode's tsc flags are rejected by 6+),

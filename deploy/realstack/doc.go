@@ -5,6 +5,8 @@
 // chart's own rendering, with workers SIGKILLed and the Temporal server
 // restarted while a board refresh and an evaluation run.
 //
-// The test is behind the build tag deploytest: it is not part of `go test
-// ./...` or `make test` yet.
+// The test is behind the build tag deploytest, so that `go test ./...` does
+// not run it beside the integration package: `make test` runs its short form
+// afterwards (make test-deploy-short), `make test-deploy` its long form
+// (BENCHLINE_DEPLOY=long).
 package realstack

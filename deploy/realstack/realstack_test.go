@@ -41,9 +41,43 @@ const (
 benchmarks: [{dataset: bfcl}, {dataset: ifevalcode}]
 models: [baseline/reference, baseline/noisy-0.5]
 `
-	evalRows  = 6000 // samples of the evaluation run meanwhile (synthetic)
 	evalShard = 300
 )
+
+// A size is how big the evaluation is and which faults come when.
+type size struct {
+	name     string
+	evalRows int // samples of the evaluation run meanwhile (synthetic)
+	faults   []fault
+}
+
+// A fault is due when the evaluation has done share of its samples:
+// "workers" SIGKILLs one worker of each queue and starts its replacement,
+// "temporal" SIGKILLs the Temporal server and starts it again.
+type fault struct {
+	kind  string
+	share float64
+}
+
+// sizes: the short form runs in `make test`, the long one (BENCHLINE_DEPLOY=long)
+// in `make test-deploy`.
+var sizes = map[string]size{
+	"short": {"short", 6000, []fault{{"workers", 0.2}, {"temporal", 0.5}}},
+	"long":  {"long", 24000, []fault{{"workers", 0.15}, {"temporal", 0.35}, {"workers", 0.55}, {"temporal", 0.75}}},
+}
+
+// testSize reads BENCHLINE_DEPLOY: unset or "short", or "long".
+func testSize(t *testing.T) size {
+	name := os.Getenv("BENCHLINE_DEPLOY")
+	if name == "" {
+		name = "short"
+	}
+	sz, ok := sizes[name]
+	if !ok {
+		t.Fatalf("realstack: BENCHLINE_DEPLOY=%q: want short or long", name)
+	}
+	return sz
+}
 
 // A cliJob is a benchline command running in the background.
 type cliJob struct {
@@ -78,6 +112,9 @@ func startCLI(ctx context.Context, name string, env []string, bin string, args .
 // board's latest pointer moved to the new stamp.
 func TestRealStack(t *testing.T) {
 	began := time.Now()
+	sz := testSize(t)
+	evalRows := sz.evalRows
+	t.Logf("realstack: the %s form: %d samples, %d faults", sz.name, evalRows, len(sz.faults))
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	root, err := os.MkdirTemp("", "benchline-realstack-")
@@ -214,8 +251,8 @@ baselines: {enabled: true}
 	boardJob := startCLI(ctx, "refresh "+boardName, cliEnv, bin, "leaderboard", "refresh", boardPath, "--json")
 	jobs := []*cliJob{evalJob, boardJob}
 
-	// The faults: one main and one sandbox worker SIGKILLed at a fifth of
-	// the evaluation, the Temporal server SIGKILLed and restarted at half.
+	// The faults (short form: one main and one sandbox worker SIGKILLed at a
+	// fifth of the evaluation, the Temporal server SIGKILLed and restarted at half).
 	c, err := app.Dial(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		t.Fatal(err)
@@ -223,13 +260,10 @@ baselines: {enabled: true}
 	defer c.Close()
 	evalDone := func(share float64) bool {
 		p, err := app.QueryProgress(ctx, c, evalRun)
-		return (err == nil && p.SamplesDone >= int64(share*evalRows)) || evalJob.done.Load()
+		return (err == nil && p.SamplesDone >= int64(share*float64(evalRows))) || evalJob.done.Load()
 	}
 	injected := map[string]int{}
-	for _, f := range []struct {
-		kind  string
-		share float64
-	}{{"workers", 0.2}, {"temporal", 0.5}} {
+	for _, f := range sz.faults {
 		for !evalDone(f.share) {
 			select {
 			case <-ctx.Done():
@@ -339,8 +373,8 @@ baselines: {enabled: true}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\t%s %.3f\t\n", l.what, l.samples, l.rows, l.dups, l.lost, l.summaryOK, l.failed, l.metric, l.mean)
 	}
 	tw.Flush()
-	fmt.Fprintf(&tab, "\nboard %s: stamp %s, %d runs started, %d reused, %d model calls; Temporal server started %d times; whole test %v\n",
-		rep.Board, rep.Stamp, rep.RunsStarted, rep.RunsReused, rep.ModelCalls, ts.starts, time.Since(began).Round(time.Second))
+	fmt.Fprintf(&tab, "\n%s form; board %s: stamp %s, %d runs started, %d reused, %d model calls; Temporal server started %d times; whole test %v\n",
+		sz.name, rep.Board, rep.Stamp, rep.RunsStarted, rep.RunsReused, rep.ModelCalls, ts.starts, time.Since(began).Round(time.Second))
 	t.Logf("real stack:\n%s", tab.String())
 }
 

@@ -3,6 +3,8 @@
 # tool once (setup.sh), then runs the tag-gated deployment test
 # (deploy/realstack, docs/DEPLOY.md "The real engine, here"). Extra
 # arguments go to `go test` (e.g. -v is already on; -run to select).
+# BENCHLINE_DEPLOY picks the form: short (the default, as `make test` runs
+# it) or long (`make test-deploy`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash deploy/realstack/setup.sh
