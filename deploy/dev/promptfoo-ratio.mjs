@@ -106,10 +106,20 @@ function checkBenchline(file, n) {
 }
 
 function checkPromptfoo(file, n) {
-  const s = readJSON(file).results?.stats;
+  const results = readJSON(file).results;
+  const s = results?.stats;
   if (!s) fail(`${file}: no results.stats`);
   if (s.successes !== n || s.failures !== 0 || s.errors !== 0) {
-    fail(`${file}: want ${n} tests passed, got ${s.successes} passed, ${s.failures} failed, ${s.errors} errors`);
+    // Say why the first test that did not pass failed: the file goes with the
+    // script's temporary directory.
+    const bad = (results.results || []).find((r) => !r.success);
+    let why = '';
+    if (bad) {
+      const reason = bad.error || bad.gradingResult?.reason || 'no reason given';
+      const prompt = String(bad.vars?.prompt ?? '').slice(0, 40);
+      why = `; the first: test ${bad.testIdx} (prompt ${JSON.stringify(prompt)}...): ${reason}`;
+    }
+    fail(`${file}: want ${n} tests passed, got ${s.successes} passed, ${s.failures} failed, ${s.errors} errors${why}`);
   }
 }
 

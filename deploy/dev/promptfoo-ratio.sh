@@ -224,7 +224,7 @@ for n in "${sizes[@]}"; do
 	t3=$(now)
 	e1=$(cpu "$dev")
 	pf=$(awk '{ printf "%.3f", $1 + $2 }' "$out/promptfoo.time")
-	node "$helper" check-promptfoo "$out/pf/results.json" "$n" || die "N=$n: promptfoo did not pass every test (see $out/pf/results.json)"
+	node "$helper" check-promptfoo "$out/pf/results.json" "$n" || die "N=$n: promptfoo did not pass every test"
 
 	d() { calc "%.3f" "${b1[$1]} - ${b0[$1]}"; }
 	bw=$(d worker) bt=$(d temporal) bm=$(d minio) be=$(d endpoint)

@@ -115,6 +115,8 @@ func TestPromptfooChecks(t *testing.T) {
 		{"promptfoo all passed", "check-promptfoo", `{"results":{"stats":{"successes":3,"failures":0,"errors":0}}}`, "3", true, ""},
 		{"promptfoo a failure", "check-promptfoo", `{"results":{"stats":{"successes":2,"failures":1,"errors":0}}}`, "3", false, "2 passed, 1 failed, 0 errors"},
 		{"promptfoo an error", "check-promptfoo", `{"results":{"stats":{"successes":2,"failures":0,"errors":1}}}`, "3", false, "1 errors"},
+		{"promptfoo says which failed", "check-promptfoo", `{"results":{"stats":{"successes":1,"failures":1,"errors":0},"results":[{"success":true,"testIdx":0},{"success":false,"testIdx":1,"vars":{"prompt":"Item syn-000000001. the model"},"gradingResult":{"reason":"Expected output \"759177\" to equal \"1\""}}]}}`, "3", false, `the first: test 1 (prompt "Item syn-000000001. the model"...): Expected output "759177" to equal "1"`},
+		{"promptfoo error reason", "check-promptfoo", `{"results":{"stats":{"successes":0,"failures":0,"errors":1},"results":[{"success":false,"testIdx":0,"error":"API error: 404 model not found"}]}}`, "1", false, "test 0 (prompt \"\"...): API error: 404 model not found"},
 		{"promptfoo no stats", "check-promptfoo", `{"results":{}}`, "3", false, "no results.stats"},
 		{"not json", "check-promptfoo", `{`, "3", false, "not JSON"},
 		{"bad n", "check-benchline", `{}`, "0", false, "N must be a positive integer"},
