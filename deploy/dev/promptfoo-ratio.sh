@@ -148,7 +148,7 @@ pfenv=(env "PATH=$pfnode:$PATH" PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_
 	PROMPTFOO_DISABLE_SHARING=1 PROMPTFOO_CONFIG_DIR="$tmp/promptfoo-home" OPENAI_API_KEY=benchline-baseline)
 pfdir=$cache/promptfoo-$PF_VERSION
 npm_install_once "$pfdir" "promptfoo@$PF_VERSION" \
-	"PATH=$pfnode:\$PATH PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 node_modules/.bin/promptfoo --version | grep -qx '$PF_VERSION'"
+	"\"\${pfenv[@]}\" node_modules/.bin/promptfoo --version | grep -qx '$PF_VERSION'"
 promptfoo=$pfdir/node_modules/.bin/promptfoo
 
 # cpu PID: the CPU seconds (user+sys) the process has used so far.
