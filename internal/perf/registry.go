@@ -133,6 +133,8 @@ var (
 		return d != "" && err == nil && st.IsDir()
 	}}
 	needMinutes = Need{What: "minutes on the real stack (select it with --only)"}
+	needNPM     = Need{What: "npm, node and curl (the script installs promptfoo 0.123.1, and Node.js 22 if needed, into $BENCHLINE_CACHE) and bin/benchline (make build)",
+		Present: lookPath("npm", "node", "curl")}
 )
 
 // bfclReferenceChecksPerCPUSecond is the Python reference checker's rate when
@@ -141,6 +143,10 @@ var (
 const bfclReferenceChecksPerCPUSecond = 55000
 
 var bfclMedianRatio = regexp.MustCompile(`median ratio over \d+ pairs: ([0-9.]+)x`)
+
+// promptfooRatio reads deploy/dev/promptfoo-ratio.sh's ratio line (the first
+// size's, when it is given several).
+var promptfooRatio = regexp.MustCompile(`promptfoo/benchline cpu per sample ratio: ([0-9.]+)x`)
 
 // Figures is the registry, in the order of docs/PERFORMANCE.md.
 var Figures = []Figure{
@@ -174,6 +180,14 @@ var Figures = []Figure{
 	{Name: "eval-run-rate", Section: "Evaluation runs: the full pipeline against the gateway alone", Kind: Self,
 		Args: []string{"bench", "eval", "--rows", "10000"}, QuickArgs: []string{"bench", "eval", "--rows", "2000"},
 		Field: "run_samples_per_sec", Unit: "samples/s", Needs: []Need{needDevStack}},
+
+	// promptfoo: CPU per sample on the same prompts and endpoint.
+	{Name: "promptfoo-cpu-ratio", Section: "promptfoo on the same endpoint", Kind: Script,
+		Args:      []string{"deploy/dev/promptfoo-ratio.sh", "10000"},
+		QuickArgs: []string{"deploy/dev/promptfoo-ratio.sh", "2000"},
+		Pattern:   promptfooRatio, Unit: "× less CPU/sample than promptfoo",
+		RefNote: "promptfoo 0.123.1's CPU per sample on the same prompts and endpoint, same run",
+		Goal:    Goal{AtLeast: true, Value: 100}, Needs: []Need{needNPM, needMinutes}},
 
 	// Sandbox: the programs IFEvalCode scoring runs, sandboxed ÷ plain.
 	sandboxRatio("python"), sandboxRatio("javascript"), sandboxRatio("php"), sandboxRatio("shell"), sandboxRatio("instruction"),
