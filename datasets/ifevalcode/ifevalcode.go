@@ -74,7 +74,7 @@ func (Builder) Schema() schemas.Table { return schemas.IFEvalCodeItemTable }
 // plans one part per language present. Every part reads all the files and
 // keeps its language's rows.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -114,13 +114,6 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		}
 	}
 	return datasets.NewPlan(b, sources, nil, parts), nil
-}
-
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
 }
 
 // discover lists the location's .jsonl files (sorted), or probes the

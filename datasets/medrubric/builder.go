@@ -41,15 +41,6 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.MedRubricItemTable }
 
-// locate opens a request's source: the bundled fixtures for "" and
-// Embedded, else a directory or URL.
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
-}
-
 // IsRubricFile reports whether a source file is a rubric file: a top-level
 // *.jsonl other than EvidenceFile.
 func IsRubricFile(name string) bool {
@@ -167,7 +158,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}

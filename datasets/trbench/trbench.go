@@ -86,7 +86,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 			srcs = append(srcs, catalog.Source{Name: "toolpref/" + f.Path, URI: "store:" + key, SHA256: f.SHA256, Bytes: f.Bytes})
 		}
 	} else {
-		loc, err := toolpref.Locate(ctx, env, req.Source, Embedded, Fixtures)
+		loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 		if err != nil {
 			return datasets.Plan{}, err
 		}
