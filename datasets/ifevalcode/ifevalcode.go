@@ -103,10 +103,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	for _, it := range items {
 		count[it.ProgrammingLanguage]++
 	}
-	inputs := make([]string, len(sources))
-	for i, s := range sources {
-		inputs[i] = s.SHA256
-	}
+	inputs := datasets.Inputs(sources)
 	var parts []datasets.Part
 	for _, l := range Languages {
 		if count[l] > 0 {

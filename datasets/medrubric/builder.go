@@ -173,16 +173,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	return datasets.NewPlan(b, srcs, norm, []datasets.Part{itemsPart(srcs, len(items))}), nil
-}
-
-// itemsPart is the one part of a version: every item.
-func itemsPart(srcs []catalog.Source, rows int) datasets.Part {
-	p := datasets.Part{Index: 0, Label: "items", Rows: int64(rows)}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return p
+	return datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("items", srcs, len(items))}), nil
 }
 
 // Build computes the rows of a plan from its staged sources: the rubric

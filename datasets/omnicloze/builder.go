@@ -143,18 +143,9 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		}
 		return b.planGeneration(srcs, captions, norm, o), nil
 	}
-	plan := datasets.NewPlan(b, srcs, norm, []datasets.Part{itemsPart(srcs, len(items))})
+	plan := datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("items", srcs, len(items))})
 	plan.Stats = BuildStats{HandWritten: len(items)}.Map()
 	return plan, nil
-}
-
-// itemsPart is the one part of a version: every item.
-func itemsPart(srcs []catalog.Source, rows int) datasets.Part {
-	p := datasets.Part{Index: 0, Label: "items", Rows: int64(rows)}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return p
 }
 
 // Build computes the rows of a plan from its staged sources: the

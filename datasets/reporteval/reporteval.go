@@ -151,10 +151,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: in.topics.URI, Msg: "no topics"}
 	}
-	shas := make([]string, len(sources))
-	for i, s := range sources {
-		shas[i] = s.SHA256
-	}
+	shas := datasets.Inputs(sources)
 	var parts []datasets.Part
 	for start := 0; start < len(rows); start += PartRows {
 		n := min(PartRows, len(rows)-start)

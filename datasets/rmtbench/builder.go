@@ -58,8 +58,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	part := datasets.Part{Index: 0, Label: "dialogues", Inputs: []string{srcs[0].SHA256, srcs[1].SHA256}, Rows: int64(len(rows))}
-	return datasets.NewPlan(b, srcs, nil, []datasets.Part{part}), nil
+	return datasets.NewPlan(b, srcs, nil, []datasets.Part{datasets.OnePart("dialogues", srcs, len(rows))}), nil
 }
 
 // Build parses the staged sources (characters first, then dialogues) into

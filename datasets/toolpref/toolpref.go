@@ -192,11 +192,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no pair has a score gap of at least min_gap"}
 	}
-	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return datasets.NewPlan(b, srcs, norm, []datasets.Part{p}), nil
+	return datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), nil
 }
 
 // Build computes the pairs from staged sources; the same sources and
