@@ -162,3 +162,22 @@ func TestLocate(t *testing.T) {
 		}
 	}
 }
+
+func TestStageAll(t *testing.T) {
+	ctx := context.Background()
+	env := datasets.Env{Store: blobtest.NewMemory()}
+	loc := source.FS(fstest.MapFS{"b.jsonl": {Data: []byte("bb\n")}, "a.jsonl": {Data: []byte("a\n")}}, "embedded://toy")
+	srcs, err := datasets.StageAll(ctx, env, loc, []string{"b.jsonl", "a.jsonl"})
+	if err != nil || len(srcs) != 2 || srcs[0].Name != "b.jsonl" || srcs[1].Name != "a.jsonl" || srcs[0].Bytes != 3 ||
+		srcs[1].URI != "embedded://toy/a.jsonl" {
+		t.Fatalf("StageAll = %+v, %v; want both, in the order given", srcs, err)
+	}
+	for _, s := range srcs {
+		if ok, err := blob.Exists(ctx, env.Store, datasets.StagedKey(s.SHA256)); err != nil || !ok {
+			t.Errorf("%s is not staged (%v)", s.Name, err)
+		}
+	}
+	if srcs, err := datasets.StageAll(ctx, env, loc, []string{"a.jsonl", "missing.jsonl"}); srcs != nil || !errors.Is(err, source.ErrNotFound) {
+		t.Errorf("StageAll with a missing file = %+v, %v; want nothing and the file's error", srcs, err)
+	}
+}

@@ -85,13 +85,9 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(names) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no *.jsonl files found (the original's is " + DefaultFile + ")"}
 	}
-	var sources []catalog.Source
-	for _, n := range names {
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return datasets.Plan{}, err
-		}
-		sources = append(sources, s)
+	sources, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return datasets.Plan{}, err
 	}
 	// Validate now, before any part is written, so bad input never
 	// leaves a partial version behind.

@@ -106,13 +106,9 @@ func stage(ctx context.Context, env datasets.Env, loc source.Location, withEvide
 	if err != nil {
 		return nil, err
 	}
-	var srcs []catalog.Source
-	for _, n := range names {
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, s)
+	srcs, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return nil, err
 	}
 	if withEvidence {
 		s, err := datasets.Stage(ctx, env, loc, EvidenceFile)

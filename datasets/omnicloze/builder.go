@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,29 +59,15 @@ func stage(ctx context.Context, env datasets.Env, loc source.Location, captions 
 		return nil, err
 	}
 	sort.Strings(names)
-	var srcs []catalog.Source
-	for _, n := range names {
-		if !(IsItemFile(n) || captions && n == CaptionsFile) {
-			continue
-		}
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, s)
-	}
-	has := func(want func(string) bool) bool {
-		for _, s := range srcs {
-			if want(s.Name) {
-				return true
-			}
-		}
-		return false
+	names = slices.DeleteFunc(names, func(n string) bool { return !(IsItemFile(n) || captions && n == CaptionsFile) })
+	srcs, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return nil, err
 	}
 	switch {
-	case captions && !has(func(n string) bool { return n == CaptionsFile }):
+	case captions && !slices.Contains(names, CaptionsFile):
 		return nil, &datasets.InputError{File: loc.URI(CaptionsFile), Msg: "a build with a writer needs the reference captions, and this source has none"}
-	case !captions && !has(IsItemFile):
+	case !captions && !slices.ContainsFunc(names, IsItemFile):
 		return nil, &datasets.InputError{File: loc.URI(""), Msg: fmt.Sprintf("no item files (*.jsonl but %s) found; to write items from %s, give --param writer=MODEL", CaptionsFile, CaptionsFile)}
 	}
 	return srcs, nil

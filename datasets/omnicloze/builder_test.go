@@ -131,6 +131,16 @@ func TestBuildBadInput(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("a writer without captions", func(t *testing.T) {
+		dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.CaptionsFile)) })
+		_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()},
+			datasets.Request{Source: dir, Params: map[string]string{"writer": "a/b"}})
+		want := filepath.Join(dir, omnicloze.CaptionsFile) + ": a build with a writer needs the reference captions, and this source has none"
+		var ie *datasets.InputError
+		if !errors.As(err, &ie) || err.Error() != want {
+			t.Errorf("err = %v, want %s", err, want)
+		}
+	})
 }
 
 func appendTo(t *testing.T, path, line string) {
