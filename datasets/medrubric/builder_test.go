@@ -22,20 +22,7 @@ import (
 // change it.
 func copyFixtures(t *testing.T, edit func(dir string)) string {
 	t.Helper()
-	dir := t.TempDir()
-	entries, err := os.ReadDir("fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("fixtures", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := datasetstest.SourceDir(t, "fixtures", nil)
 	if edit != nil {
 		edit(dir)
 	}
@@ -91,10 +78,10 @@ func TestBuildBadInput(t *testing.T) {
 		want   string
 	}{
 		{"a broken rubric", func(dir string) {
-			appendTo(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "x-1", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essentail", "text": "t"}]}]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "x-1", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essentail", "text": "t"}]}]}`)
 		}, nil, `wellness.jsonl:9: item x-1: turn 1: rubric r1: category "essentail"`},
 		{"an id in two files", func(dir string) {
-			appendTo(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "cc-01", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essential", "text": "t"}]}]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "cc-01", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essential", "text": "t"}]}]}`)
 		}, nil, `duplicate id "cc-01"`},
 		{"no rubric files", func(dir string) {
 			for _, n := range []string{"clinical_care", "pharmacology", "professional_inquiry", "wellness"} {
@@ -108,7 +95,7 @@ func TestBuildBadInput(t *testing.T) {
 		{"a writer without provider", nil, map[string]string{"writers": "gpt"}, "want <provider>/<model>"},
 		{"a threshold of 0", nil, map[string]string{"writers": "a/x", "k": "1", "threshold": "0"}, "want a number in (0, 1]"},
 		{"evidence for no item", func(dir string) {
-			appendTo(t, filepath.Join(dir, medrubric.EvidenceFile), `{"id": "zz-9", "passages": ["p"]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, medrubric.EvidenceFile), `{"id": "zz-9", "passages": ["p"]}`)
 		}, map[string]string{"writers": "a/x", "k": "1"}, `evidence for "zz-9"`},
 	}
 	for _, tc := range tests {
@@ -131,17 +118,5 @@ func TestURLNeedsAnIndex(t *testing.T) {
 	var ie *datasets.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "index.txt") {
 		t.Errorf("err = %v, want an InputError asking for index.txt", err)
-	}
-}
-
-func appendTo(t *testing.T, path, line string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -114,7 +114,7 @@ func TestBuildBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyFixtures(t, func(dir string) {
 				if tc.file != "" {
-					appendTo(t, filepath.Join(dir, tc.file), tc.line)
+					datasetstest.AppendLine(t, filepath.Join(dir, tc.file), tc.line)
 				}
 			})
 			_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir, Params: tc.params})
@@ -141,16 +141,4 @@ func TestBuildBadInput(t *testing.T) {
 			t.Errorf("err = %v, want %s", err, want)
 		}
 	})
-}
-
-func appendTo(t *testing.T, path, line string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -3,7 +3,6 @@ package rmtbench_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,26 +16,8 @@ import (
 	"github.com/benchline/benchline/schemas"
 )
 
-// copyFixtures writes the bundled fixture files into a directory.
-func copyFixtures(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{rmtbench.CharactersFile, rmtbench.DialoguesFile} {
-		rc, err := rmtbench.Fixtures().Open(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// copyFixtures copies the bundled fixture files to a directory.
+func copyFixtures(t *testing.T) string { return datasetstest.SourceDir(t, "fixtures", nil) }
 
 // TestBuild builds the fixtures through the builder contract: one row per
 // dialogue in file order, the same version from the embedded copy and

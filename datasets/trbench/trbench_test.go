@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/datasets/trbench"
 	"github.com/benchline/benchline/internal/blob"
@@ -116,7 +117,7 @@ func TestBuildFromFailingOutputs(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%d\t%s\t%s\t%s\t%s\n", r.UUID, r.PairID, r.TaskSource, r.RejectResponseFrom, r.ErrorType)
 	}
-	golden(t, "testdata/fixtures_rows.golden.tsv", sb.String())
+	datasetstest.Golden(t, "testdata/fixtures_rows.golden.tsv", sb.String(), *update)
 	again, _, _ := build(t, blobtest.NewMemory(), trbench.Builder{}, datasets.Request{Source: trbench.Embedded})
 	if again.Version != plan.Version {
 		t.Errorf("rebuild gave version %s, want %s", again.Version, plan.Version)
@@ -172,23 +173,6 @@ func TestBuildFromToolPref(t *testing.T) {
 	}
 	if chosenNotReference == 0 {
 		t.Error("every chosen reply is the ground truth; the test does not cover references apart from chosen")
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 
