@@ -14,6 +14,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/schemas"
 )
 
@@ -277,7 +278,7 @@ func TestBuildFixtures(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&sb, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\n", r.PairID, r.ChosenScore, r.RejectedScore, r.Intensity, r.Complexity, r.RejectedKind, r.RejectedError)
 	}
-	datasetstest.Golden(t, "testdata/fixtures_pairs.golden.tsv", sb.String(), *update)
+	golden.Check(t, "testdata/fixtures_pairs.golden.tsv", sb.String(), *update, "")
 }
 
 // copyFixtures writes the embedded fixtures to a directory, changed by edit.

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/datasets/trbench"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 	judge "github.com/benchline/benchline/scorers/trbench"
@@ -117,7 +117,7 @@ func TestBuildFromFailingOutputs(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%d\t%s\t%s\t%s\t%s\n", r.UUID, r.PairID, r.TaskSource, r.RejectResponseFrom, r.ErrorType)
 	}
-	datasetstest.Golden(t, "testdata/fixtures_rows.golden.tsv", sb.String(), *update)
+	golden.Check(t, "testdata/fixtures_rows.golden.tsv", sb.String(), *update, "")
 	again, _, _ := build(t, blobtest.NewMemory(), trbench.Builder{}, datasets.Request{Source: trbench.Embedded})
 	if again.Version != plan.Version {
 		t.Errorf("rebuild gave version %s, want %s", again.Version, plan.Version)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -480,21 +480,7 @@ func TestPromptsGolden(t *testing.T) {
 	b.WriteString("==== reply schema\n" + string(ReplySchema.JSON) + "\n")
 	b.WriteString("==== claims schema\n" + string(ClaimsSchema.JSON) + "\n")
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed; if on purpose, bump the prompt versions and run go test -update\n%s", b.String())
-	}
+	golden.Check(t, path, b.String(), *update, "if on purpose, bump the prompt versions and run go test -update")
 	// The oracles parse as the replies they stand for.
 	var r Reply
 	if err := judge.Decode(VerdictOracle(goodAnswers[0], turns[0].Rubrics), &r); err != nil || len(r.Verdicts) != 4 {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -445,20 +445,6 @@ func TestPrompts(t *testing.T) {
 	dump(CaptionPromptVersion+" (image)", CaptionMessages(&img))
 	dump(FillPromptVersion, FillMessages("A violin plays.", it.Passage, testBlanks()))
 	fmt.Fprintf(&b, "===== oracle\n%s\n", FillOracle("A violin plays.", it.Passage, testBlanks()))
-	golden := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("prompts changed (bump their versions, then go test -update):\n%s", b.String())
-	}
+	path := filepath.Join("testdata", "prompts.golden")
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump their versions, then go test -update")
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/webfetch"
@@ -489,18 +489,7 @@ func TestPromptsGolden(t *testing.T) {
 		}
 	}
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed; bump their versions and run with -update")
-	}
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump their versions and run with -update")
 	if !strings.Contains(CutSource(strings.Repeat("é", MaxSourceChars)), "cut at 60000 of 120000 bytes") {
 		t.Error("CutSource does not say where it cut")
 	}

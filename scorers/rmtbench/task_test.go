@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -513,18 +513,7 @@ func TestPromptsGolden(t *testing.T) {
 	show(JudgePromptVersion, JudgeMessages(lighthouse, "The user wants stories of the sea.", spec.Preferences, history,
 		Exchange{User: "Any ships?", Reply: "One, at dawn."}, Dimensions)...)
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed (bump the prompt versions, then -update):\n%s", b.String())
-	}
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump the prompt versions, then -update")
 }
 
 func TestCharacterOf(t *testing.T) {
