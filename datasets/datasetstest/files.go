@@ -1,6 +1,8 @@
 package datasetstest
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 )
@@ -18,4 +20,25 @@ func AppendLine(t testing.TB, path, line string) {
 	if _, err := f.WriteString(line + "\n"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// CopyFixtures copies the fixtures/ directory of the test's package to a
+// fresh directory (SourceDir), lets edit change the copy when it is set,
+// and returns the copy's path.
+func CopyFixtures(t testing.TB, edit func(dir string)) string {
+	t.Helper()
+	dir := SourceDir(t, "fixtures", nil)
+	if edit != nil {
+		edit(dir)
+	}
+	return dir
+}
+
+// ServeDir serves the files of dir over real HTTP until the test ends and
+// returns the server's URL: a source that cannot be listed.
+func ServeDir(t testing.TB, dir string) string {
+	t.Helper()
+	hs := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }

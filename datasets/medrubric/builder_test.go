@@ -3,9 +3,6 @@ package medrubric_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,33 +15,16 @@ import (
 	"github.com/benchline/benchline/schemas"
 )
 
-// copyFixtures copies the bundled fixtures to a directory, then lets edit
-// change it.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := datasetstest.SourceDir(t, "fixtures", nil)
-	if edit != nil {
-		edit(dir)
-	}
-	return dir
-}
-
 // TestBuildHandWritten builds the fixtures from the embedded copy, a
 // directory and an http URL (which cannot be listed, so index.txt names
 // the files): the same rows and the same version every time.
 func TestBuildHandWritten(t *testing.T) {
-	fixtures, err := fs.Sub(os.DirFS("."), "fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(http.FileServerFS(fixtures))
-	t.Cleanup(hs.Close)
 	want, err := medrubric.FixtureItems()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var version string
-	for _, src := range []string{medrubric.Embedded, copyFixtures(t, nil), hs.URL + "/"} {
+	for _, src := range []string{medrubric.Embedded, datasetstest.CopyFixtures(t, nil), datasetstest.ServeDir(t, "fixtures") + "/"} {
 		t.Run(src, func(t *testing.T) {
 			plan, rows, err := datasetstest.Build[schemas.MedRubricItem](t, medrubric.Builder{}, datasets.Request{Source: src}, nil)
 			if err != nil {
@@ -100,7 +80,7 @@ func TestBuildBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixtures(t, tc.edit)
+			dir := datasetstest.CopyFixtures(t, tc.edit)
 			_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir, Params: tc.params})
 			var ie *datasets.InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -111,10 +91,8 @@ func TestBuildBadInput(t *testing.T) {
 }
 
 func TestURLNeedsAnIndex(t *testing.T) {
-	dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, medrubric.IndexFile)) })
-	hs := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(hs.Close)
-	_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: hs.URL})
+	dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, medrubric.IndexFile)) })
+	_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: datasetstest.ServeDir(t, dir)})
 	var ie *datasets.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "index.txt") {
 		t.Errorf("err = %v, want an InputError asking for index.txt", err)

@@ -3,9 +3,6 @@ package omnicloze_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,31 +16,14 @@ import (
 	scorer "github.com/benchline/benchline/scorers/omnicloze"
 )
 
-// copyFixtures copies the bundled fixtures to a directory, then lets edit
-// change it.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := datasetstest.SourceDir(t, "fixtures", nil)
-	if edit != nil {
-		edit(dir)
-	}
-	return dir
-}
-
 // TestBuildHandWritten builds the hand-written items from the embedded
 // copy, a directory and an http URL (which cannot be listed, so is probed
 // for items.jsonl): the same rows and the same version every time; the
 // media are referenced, never copied.
 func TestBuildHandWritten(t *testing.T) {
-	fixtureFS, err := fs.Sub(os.DirFS("."), "fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(http.FileServerFS(fixtureFS))
-	t.Cleanup(hs.Close)
 	_, want := fixtures(t)
 	var version string
-	for _, src := range []string{omnicloze.Embedded, copyFixtures(t, nil), hs.URL + "/"} {
+	for _, src := range []string{omnicloze.Embedded, datasetstest.CopyFixtures(t, nil), datasetstest.ServeDir(t, "fixtures") + "/"} {
 		t.Run(src, func(t *testing.T) {
 			plan, rows, err := datasetstest.Build[schemas.OmniClozeItem](t, omnicloze.Builder{}, datasets.Request{Source: src}, nil)
 			if err != nil {
@@ -112,7 +92,7 @@ func TestBuildBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixtures(t, func(dir string) {
+			dir := datasetstest.CopyFixtures(t, func(dir string) {
 				if tc.file != "" {
 					datasetstest.AppendLine(t, filepath.Join(dir, tc.file), tc.line)
 				}
@@ -125,14 +105,14 @@ func TestBuildBadInput(t *testing.T) {
 		})
 	}
 	t.Run("no item files", func(t *testing.T) {
-		dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.ItemsFile)) })
+		dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.ItemsFile)) })
 		_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir})
 		if err == nil || !strings.Contains(err.Error(), "give --param writer=MODEL") {
 			t.Errorf("err = %v", err)
 		}
 	})
 	t.Run("a writer without captions", func(t *testing.T) {
-		dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.CaptionsFile)) })
+		dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.CaptionsFile)) })
 		_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()},
 			datasets.Request{Source: dir, Params: map[string]string{"writer": "a/b"}})
 		want := filepath.Join(dir, omnicloze.CaptionsFile) + ": a build with a writer needs the reference captions, and this source has none"

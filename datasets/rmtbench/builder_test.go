@@ -16,9 +16,6 @@ import (
 	"github.com/benchline/benchline/schemas"
 )
 
-// copyFixtures copies the bundled fixture files to a directory.
-func copyFixtures(t *testing.T) string { return datasetstest.SourceDir(t, "fixtures", nil) }
-
 // TestBuild builds the fixtures through the builder contract: one row per
 // dialogue in file order, the same version from the embedded copy and
 // from a directory, and a card that says where the data comes from.
@@ -39,7 +36,7 @@ func TestBuild(t *testing.T) {
 			t.Fatalf("row %d: %+v, want %+v", i, rows[i], want[i])
 		}
 	}
-	dirPlan, _, err := datasetstest.Build[schemas.RMTBenchDialogue](t, rmtbench.Builder{}, datasets.Request{Source: copyFixtures(t)}, nil)
+	dirPlan, _, err := datasetstest.Build[schemas.RMTBenchDialogue](t, rmtbench.Builder{}, datasets.Request{Source: datasetstest.CopyFixtures(t, nil)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +52,7 @@ func TestBuild(t *testing.T) {
 func TestPlanRejects(t *testing.T) {
 	ctx := context.Background()
 	env := datasets.Env{Store: blobtest.NewMemory()}
-	dir := copyFixtures(t)
+	dir := datasetstest.CopyFixtures(t, nil)
 	if err := os.Remove(filepath.Join(dir, rmtbench.DialoguesFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +65,7 @@ func TestPlanRejects(t *testing.T) {
 	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "takes no parameters, got k") {
 		t.Errorf("with a parameter: %v", err)
 	}
-	bad := copyFixtures(t)
+	bad := datasetstest.CopyFixtures(t, nil)
 	if err := os.WriteFile(filepath.Join(bad, rmtbench.DialoguesFile), []byte(`{"id": "x"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -281,14 +281,6 @@ func TestBuildFixtures(t *testing.T) {
 	golden.Check(t, "testdata/fixtures_pairs.golden.tsv", sb.String(), *update, "")
 }
 
-// copyFixtures writes the embedded fixtures to a directory, changed by edit.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := datasetstest.SourceDir(t, "fixtures", nil)
-	edit(dir)
-	return dir
-}
-
 func lines(t *testing.T, path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -336,7 +328,7 @@ func TestBuildBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var file string
 			var line int
-			dir := copyFixtures(t, func(dir string) { file, line = tc.edit(t, dir) })
+			dir := datasetstest.CopyFixtures(t, func(dir string) { file, line = tc.edit(t, dir) })
 			_, _, err := build(t, datasets.Request{Source: dir, Params: tc.params})
 			var ie *datasets.InputError
 			if !errors.As(err, &ie) {
