@@ -44,6 +44,22 @@ type Part struct {
 	Rows   int64    `json:"rows"`            // expected rows
 }
 
+// Inputs are the sha256 of srcs, in order: the Inputs of a part that reads
+// every source.
+func Inputs(srcs []catalog.Source) []string {
+	var out []string
+	for _, s := range srcs {
+		out = append(out, s.SHA256)
+	}
+	return out
+}
+
+// OnePart is the part of a version that is a single part: index 0, every
+// source an input, rows rows.
+func OnePart(label string, srcs []catalog.Source, rows int) Part {
+	return Part{Index: 0, Label: label, Inputs: Inputs(srcs), Rows: int64(rows)}
+}
+
 // Plan is a validated build: the version id, its sources and its parts.
 type Plan struct {
 	Dataset        string            `json:"dataset"`

@@ -30,6 +30,16 @@ func EmbeddedFixtures(fsys fs.FS, dir, uri string) source.Location {
 	return source.FS(sub, uri)
 }
 
+// Locate opens a request's source: a builder's bundled fixtures for "" and
+// embedded (its "embedded://<name>"), else a directory, an http(s) URL or
+// an s3:// URL (source.Parse).
+func Locate(ctx context.Context, env Env, src, embedded string, fixtures func() source.Location) (source.Location, error) {
+	if src == "" || src == embedded {
+		return fixtures(), nil
+	}
+	return source.Parse(ctx, src, env.OpenS3)
+}
+
 // WriteRows writes rows as one Parquet object at key, in batches, calling
 // progress with the rows written so far. meta goes into the file's
 // key/value metadata. Before writing anything it checks the rows against

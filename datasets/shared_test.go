@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/source"
 )
 
 func TestEachLine(t *testing.T) {
@@ -130,5 +133,51 @@ func TestWriteRowsChecksTheSchemaRules(t *testing.T) {
 				t.Errorf("a part was written: Head = %v", err)
 			}
 		})
+	}
+}
+
+func TestLocate(t *testing.T) {
+	dir := t.TempDir()
+	fixtures := func() source.Location { return source.FS(fstest.MapFS{}, "embedded://toy") }
+	tests := []struct {
+		src     string
+		wantURI string // the location's URI of "f", or "" when Locate fails
+		wantErr error
+	}{
+		{"", "embedded://toy/f", nil},
+		{"embedded://toy", "embedded://toy/f", nil},
+		{dir, filepath.Join(dir, "f"), nil},
+		{"https://example.invalid/data/", "https://example.invalid/data/f", nil},
+		{filepath.Join(dir, "missing"), "", source.ErrNotFound},
+		{"s3://bucket/prefix", "", source.ErrInvalid}, // no S3 configuration in env
+		{"embedded://other", "", source.ErrNotFound},  // another builder's fixtures: a relative directory
+	}
+	for _, tc := range tests {
+		loc, err := datasets.Locate(context.Background(), datasets.Env{}, tc.src, "embedded://toy", fixtures)
+		switch {
+		case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+			t.Errorf("Locate(%q) = %v, want %v", tc.src, err, tc.wantErr)
+		case tc.wantErr == nil && (err != nil || loc.URI("f") != tc.wantURI):
+			t.Errorf("Locate(%q) = %v, %v, want %s", tc.src, loc, err, tc.wantURI)
+		}
+	}
+}
+
+func TestStageAll(t *testing.T) {
+	ctx := context.Background()
+	env := datasets.Env{Store: blobtest.NewMemory()}
+	loc := source.FS(fstest.MapFS{"b.jsonl": {Data: []byte("bb\n")}, "a.jsonl": {Data: []byte("a\n")}}, "embedded://toy")
+	srcs, err := datasets.StageAll(ctx, env, loc, []string{"b.jsonl", "a.jsonl"})
+	if err != nil || len(srcs) != 2 || srcs[0].Name != "b.jsonl" || srcs[1].Name != "a.jsonl" || srcs[0].Bytes != 3 ||
+		srcs[1].URI != "embedded://toy/a.jsonl" {
+		t.Fatalf("StageAll = %+v, %v; want both, in the order given", srcs, err)
+	}
+	for _, s := range srcs {
+		if ok, err := blob.Exists(ctx, env.Store, datasets.StagedKey(s.SHA256)); err != nil || !ok {
+			t.Errorf("%s is not staged (%v)", s.Name, err)
+		}
+	}
+	if srcs, err := datasets.StageAll(ctx, env, loc, []string{"a.jsonl", "missing.jsonl"}); srcs != nil || !errors.Is(err, source.ErrNotFound) {
+		t.Errorf("StageAll with a missing file = %+v, %v; want nothing and the file's error", srcs, err)
 	}
 }

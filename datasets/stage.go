@@ -52,6 +52,19 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 	return src, nil
 }
 
+// StageAll stages the files names of loc (Stage), in order.
+func StageAll(ctx context.Context, env Env, loc source.Location, names []string) ([]catalog.Source, error) {
+	var out []catalog.Source
+	for _, n := range names {
+		s, err := Stage(ctx, env, loc, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // OpenStaged opens a staged source by its sha256.
 func OpenStaged(ctx context.Context, env Env, sha string) (io.ReadCloser, error) {
 	rc, err := env.Store.Get(ctx, StagedKey(sha))

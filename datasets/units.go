@@ -1,9 +1,11 @@
 package datasets
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
@@ -31,6 +33,32 @@ func Units(id string, items, perUnit int) []Part {
 		out = append(out, Part{Index: u, Label: fmt.Sprintf("%s/unit-%05d", id, u), Start: int64(start), Rows: int64(n)})
 	}
 	return out
+}
+
+// UnitOf returns the items of generation unit u of plan,
+// items[u.Start:u.Start+u.Rows]; noun names the items in the error for a
+// unit that does not fit them (the plan does not match its sources).
+func UnitOf[T any](plan Plan, u Part, items []T, noun string) ([]T, error) {
+	if u.Start < 0 || u.Rows < 0 || u.Start+u.Rows > int64(len(items)) {
+		return nil, fmt.Errorf("%s: unit %d covers %s [%d, %d), the sources have %d", plan.Dataset, u.Index, noun, u.Start, u.Start+u.Rows, len(items))
+	}
+	return items[u.Start : u.Start+u.Rows], nil
+}
+
+// SaveLines saves lines as the output of generation unit u of plan: JSON,
+// one line each, with HTML characters left as they are, staged as the
+// source "<prefix>unit-NNNNN.jsonl" (SaveGenerated, with summary g). name
+// names a line in the error when one does not encode.
+func SaveLines[L any](ctx context.Context, env Env, plan Plan, u Part, prefix string, lines []L, name func(L) string, g Generated) (Generated, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return g, fmt.Errorf("%s: encode %s: %w", plan.Dataset, name(l), err)
+		}
+	}
+	return SaveGenerated(ctx, env, plan.Dataset, u, fmt.Sprintf("%sunit-%05d.jsonl", prefix, u.Index), buf.Bytes(), g)
 }
 
 // AllParams returns the plan's parameters together with its runtime

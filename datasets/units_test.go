@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
 )
@@ -90,5 +93,80 @@ func TestAllParamsAndFinishSources(t *testing.T) {
 	srcs, err := datasets.FinishSources(ctx, env, plan, isGen)
 	if err != nil || len(srcs) != 2 || srcs[0].Name != "items.jsonl" || srcs[1] != g.Source {
 		t.Errorf("FinishSources = %+v, %v; want the items, then the unit's output once", srcs, err)
+	}
+}
+
+func TestUnitOf(t *testing.T) {
+	plan := datasets.Plan{Dataset: "d"}
+	items := []string{"a", "b", "c", "d", "e"}
+	tests := []struct {
+		start, rows int64
+		want        string // the unit's items, or the error
+	}{
+		{0, 2, "[a b]"},
+		{3, 2, "[d e]"},
+		{5, 0, "[]"},
+		{4, 2, "d: unit 7 covers items [4, 6), the sources have 5"},
+		{-1, 2, "d: unit 7 covers items [-1, 1), the sources have 5"},
+		{2, -1, "d: unit 7 covers items [2, 1), the sources have 5"},
+	}
+	for _, tc := range tests {
+		got, err := datasets.UnitOf(plan, datasets.Part{Index: 7, Start: tc.start, Rows: tc.rows}, items, "items")
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = err.Error()
+		}
+		if s != tc.want {
+			t.Errorf("UnitOf [%d, +%d) = %s, want %s", tc.start, tc.rows, s, tc.want)
+		}
+	}
+}
+
+func TestSaveLines(t *testing.T) {
+	type line struct {
+		ID   string  `json:"id"`
+		Text string  `json:"text"`
+		X    float64 `json:"x"`
+	}
+	ctx := context.Background()
+	env := datasets.Env{Store: blobtest.NewMemory()}
+	plan := datasets.Plan{Dataset: "d"}
+	u := datasets.Part{Index: 3, Label: "g/unit-00003"}
+	name := func(l line) string { return "the line for " + l.ID }
+	lines := []line{{"a", "<b> & 'c'", 1}, {"z", "é", 0.5}}
+	g, err := datasets.SaveLines(ctx, env, plan, u, "gen/", lines, name, datasets.Generated{Outputs: 2, Skipped: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"id\":\"a\",\"text\":\"<b> & 'c'\",\"x\":1}\n{\"id\":\"z\",\"text\":\"é\",\"x\":0.5}\n"
+	if g.Unit != 3 || g.Outputs != 2 || g.Skipped != 1 || g.Source.Name != "gen/unit-00003.jsonl" || g.Source.Bytes != int64(len(want)) {
+		t.Errorf("summary %+v", g)
+	}
+	got, err := blob.GetBytes(ctx, env.Store, datasets.StagedKey(g.Source.SHA256))
+	if err != nil || string(got) != want {
+		t.Errorf("staged %q, %v; want %q (one line each, HTML as it is)", got, err, want)
+	}
+	if done, ok, err := datasets.LoadGenerated(ctx, env.Store, "d", u); err != nil || !ok || done != g {
+		t.Errorf("LoadGenerated = %+v, %v, %v; want the unit done", done, ok, err)
+	}
+	bad := []line{{"a", "", 1}, {"q", "", math.NaN()}}
+	u2 := datasets.Part{Index: 4, Label: "g/unit-00004"}
+	if _, err := datasets.SaveLines(ctx, env, plan, u2, "gen/", bad, name, datasets.Generated{}); err == nil ||
+		!strings.HasPrefix(err.Error(), "d: encode the line for q: json: unsupported value: NaN") {
+		t.Errorf("err = %v, want the line named", err)
+	}
+	if _, ok, _ := datasets.LoadGenerated(ctx, env.Store, "d", u2); ok {
+		t.Error("a unit whose lines did not encode is done")
+	}
+}
+
+func TestOnePart(t *testing.T) {
+	srcs := []catalog.Source{{Name: "a", SHA256: "01"}, {Name: "b", SHA256: "02"}}
+	p := datasets.OnePart("items", srcs, 9)
+	if fmt.Sprintf("%+v", p) != "{Index:0 Label:items Inputs:[01 02] Start:0 Rows:9}" {
+		t.Errorf("OnePart = %+v", p)
+	}
+	if in := datasets.Inputs(nil); in != nil {
+		t.Errorf("Inputs(nil) = %#v, want nil (omitted from the plan's JSON, as before)", in)
 	}
 }

@@ -92,11 +92,7 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	if _, err := release.ParseDest(dest); err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
-	cfg, err := g.load()
-	if err != nil {
-		return err
-	}
-	c, err := app.Dial(cfg, g.logger())
+	cfg, c, err := g.dial()
 	if err != nil {
 		return err
 	}

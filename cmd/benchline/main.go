@@ -57,6 +57,17 @@ func (g *globals) dial() (config.Config, client.Client, error) {
 	return cfg, c, err
 }
 
+// storeAndDial loads the configuration, opens the object store and
+// connects to Temporal; close the client.
+func (g *globals) storeAndDial(ctx context.Context) (config.Config, *s3blob.Store, client.Client, error) {
+	cfg, store, err := g.store(ctx)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	c, err := app.Dial(cfg, g.logger())
+	return cfg, store, c, err
+}
+
 // services connects everything a worker-like command needs: Temporal, the
 // object store and the model gateway. Close the client.
 func (g *globals) services(ctx context.Context) (config.Config, client.Client, *s3blob.Store, *gateway.Gateway, error) {

@@ -111,11 +111,7 @@ Temporal no longer has the workflow), why it failed, and its headline metric.` +
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			cfg, store, err := g.store(ctx)
-			if err != nil {
-				return err
-			}
-			c, err := app.Dial(cfg, g.logger())
+			_, store, c, err := g.storeAndDial(ctx)
 			if err != nil {
 				return err
 			}
@@ -149,11 +145,7 @@ It also says how many checkpoint files are left under runs/RUN-ID/partial/.` + r
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, store, err := g.store(ctx)
-			if err != nil {
-				return err
-			}
-			c, err := app.Dial(cfg, g.logger())
+			_, store, c, err := g.storeAndDial(ctx)
 			if err != nil {
 				return err
 			}

@@ -80,7 +80,7 @@ func (Builder) ConfigOf(label string) string { return label }
 
 // Plan finds the category files, stages them, and validates every line.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
-	loc, err := b.locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -122,13 +122,6 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		parts = append(parts, p)
 	}
 	return datasets.NewPlan(b, sources, nil, parts), nil
-}
-
-func (Builder) locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
 }
 
 func discover(ctx context.Context, loc source.Location) ([]string, error) {

@@ -1,6 +1,7 @@
 package datasetstest
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -57,6 +58,28 @@ func writeFile(p string, b []byte) error {
 		return err
 	}
 	return os.WriteFile(p, b, 0o644)
+}
+
+// FixtureFile reads the file name of the fixtures/ directory of the test's
+// package, whole and as lines (each with its newline), to seed a fuzz
+// target with.
+func FixtureFile(f *testing.F, name string) ([]byte, [][]byte) {
+	f.Helper()
+	b, err := os.ReadFile(filepath.Join("fixtures", name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b, bytes.SplitAfter(b, []byte("\n"))
+}
+
+// FuzzFile fuzzes b on a copy of the package's fixtures in which the
+// fuzzer's input replaces the file name (SourceDir), checking every build
+// with CheckSource.
+func FuzzFile[T any](f *testing.F, b datasets.Builder, name string) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := SourceDir(t, "fixtures", map[string][]byte{name: data})
+		CheckSource[T](t, b, datasets.Request{Source: dir})
+	})
 }
 
 // CheckSource is the body of a builder's fuzz target: it builds req with b

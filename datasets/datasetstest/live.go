@@ -46,13 +46,21 @@ type Live struct {
 // store) and returns a Live that builds with b into store.
 func NewLive(t testing.TB, b datasets.Builder, store blob.Store, opts baseline.Options) *Live {
 	t.Helper()
+	srv, url := ServeBaseline(t, opts)
+	return &Live{Builder: b, Store: store, Server: srv, URL: url, Gateway: NewGateway(t, url)}
+}
+
+// ServeBaseline starts the baseline model server with opts over real HTTP
+// until the test ends, and returns it and its /v1 URL.
+func ServeBaseline(t testing.TB, opts baseline.Options) (*baseline.Server, string) {
+	t.Helper()
 	srv, err := baseline.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &Live{Builder: b, Store: store, Server: srv, URL: hs.URL + "/v1", Gateway: NewGateway(t, hs.URL+"/v1")}
+	return srv, hs.URL + "/v1"
 }
 
 // NewGateway is a fresh gateway (an empty in-process cache, as in a new

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchline/benchline/datasets/ifevalcode"
+	"github.com/benchline/benchline/internal/golden"
 )
 
 var update = flag.Bool("update", false, "regenerate fixtures/IFEvalCode.jsonl from testdata/src")
@@ -79,18 +80,7 @@ func generate(t *testing.T) []byte {
 func TestFixturesUpToDate(t *testing.T) {
 	want := generate(t)
 	path := filepath.Join("fixtures", ifevalcode.DefaultFile)
-	if *update {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go test ./datasets/ifevalcode -run TestFixturesUpToDate -update", path)
-	}
+	golden.Check(t, path, string(want), *update, "stale: run go test ./datasets/ifevalcode -run TestFixturesUpToDate -update")
 }
 
 // TestFixtureRules checks the rules the fixtures follow: both questions,

@@ -74,7 +74,7 @@ func (Builder) Schema() schemas.Table { return schemas.IFEvalCodeItemTable }
 // plans one part per language present. Every part reads all the files and
 // keeps its language's rows.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -85,13 +85,9 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(names) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no *.jsonl files found (the original's is " + DefaultFile + ")"}
 	}
-	var sources []catalog.Source
-	for _, n := range names {
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return datasets.Plan{}, err
-		}
-		sources = append(sources, s)
+	sources, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return datasets.Plan{}, err
 	}
 	// Validate now, before any part is written, so bad input never
 	// leaves a partial version behind.
@@ -103,10 +99,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	for _, it := range items {
 		count[it.ProgrammingLanguage]++
 	}
-	inputs := make([]string, len(sources))
-	for i, s := range sources {
-		inputs[i] = s.SHA256
-	}
+	inputs := datasets.Inputs(sources)
 	var parts []datasets.Part
 	for _, l := range Languages {
 		if count[l] > 0 {
@@ -114,13 +107,6 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		}
 	}
 	return datasets.NewPlan(b, sources, nil, parts), nil
-}
-
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
 }
 
 // discover lists the location's .jsonl files (sorted), or probes the

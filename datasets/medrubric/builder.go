@@ -41,15 +41,6 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.MedRubricItemTable }
 
-// locate opens a request's source: the bundled fixtures for "" and
-// Embedded, else a directory or URL.
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
-}
-
 // IsRubricFile reports whether a source file is a rubric file: a top-level
 // *.jsonl other than EvidenceFile.
 func IsRubricFile(name string) bool {
@@ -115,13 +106,9 @@ func stage(ctx context.Context, env datasets.Env, loc source.Location, withEvide
 	if err != nil {
 		return nil, err
 	}
-	var srcs []catalog.Source
-	for _, n := range names {
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, s)
+	srcs, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return nil, err
 	}
 	if withEvidence {
 		s, err := datasets.Stage(ctx, env, loc, EvidenceFile)
@@ -167,7 +154,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -182,16 +169,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	return datasets.NewPlan(b, srcs, norm, []datasets.Part{itemsPart(srcs, len(items))}), nil
-}
-
-// itemsPart is the one part of a version: every item.
-func itemsPart(srcs []catalog.Source, rows int) datasets.Part {
-	p := datasets.Part{Index: 0, Label: "items", Rows: int64(rows)}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return p
+	return datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("items", srcs, len(items))}), nil
 }
 
 // Build computes the rows of a plan from its staged sources: the rubric

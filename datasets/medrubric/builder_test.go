@@ -3,9 +3,6 @@ package medrubric_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,46 +15,16 @@ import (
 	"github.com/benchline/benchline/schemas"
 )
 
-// copyFixtures copies the bundled fixtures to a directory, then lets edit
-// change it.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := t.TempDir()
-	entries, err := os.ReadDir("fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("fixtures", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if edit != nil {
-		edit(dir)
-	}
-	return dir
-}
-
 // TestBuildHandWritten builds the fixtures from the embedded copy, a
 // directory and an http URL (which cannot be listed, so index.txt names
 // the files): the same rows and the same version every time.
 func TestBuildHandWritten(t *testing.T) {
-	fixtures, err := fs.Sub(os.DirFS("."), "fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(http.FileServerFS(fixtures))
-	t.Cleanup(hs.Close)
 	want, err := medrubric.FixtureItems()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var version string
-	for _, src := range []string{medrubric.Embedded, copyFixtures(t, nil), hs.URL + "/"} {
+	for _, src := range []string{medrubric.Embedded, datasetstest.CopyFixtures(t, nil), datasetstest.ServeDir(t, "fixtures") + "/"} {
 		t.Run(src, func(t *testing.T) {
 			plan, rows, err := datasetstest.Build[schemas.MedRubricItem](t, medrubric.Builder{}, datasets.Request{Source: src}, nil)
 			if err != nil {
@@ -91,10 +58,10 @@ func TestBuildBadInput(t *testing.T) {
 		want   string
 	}{
 		{"a broken rubric", func(dir string) {
-			appendTo(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "x-1", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essentail", "text": "t"}]}]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "x-1", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essentail", "text": "t"}]}]}`)
 		}, nil, `wellness.jsonl:9: item x-1: turn 1: rubric r1: category "essentail"`},
 		{"an id in two files", func(dir string) {
-			appendTo(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "cc-01", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essential", "text": "t"}]}]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, "wellness.jsonl"), `{"id": "cc-01", "domain": "wellness", "language": "en", "turns": [{"user": "q", "rubrics": [{"id": "r1", "category": "essential", "text": "t"}]}]}`)
 		}, nil, `duplicate id "cc-01"`},
 		{"no rubric files", func(dir string) {
 			for _, n := range []string{"clinical_care", "pharmacology", "professional_inquiry", "wellness"} {
@@ -108,12 +75,12 @@ func TestBuildBadInput(t *testing.T) {
 		{"a writer without provider", nil, map[string]string{"writers": "gpt"}, "want <provider>/<model>"},
 		{"a threshold of 0", nil, map[string]string{"writers": "a/x", "k": "1", "threshold": "0"}, "want a number in (0, 1]"},
 		{"evidence for no item", func(dir string) {
-			appendTo(t, filepath.Join(dir, medrubric.EvidenceFile), `{"id": "zz-9", "passages": ["p"]}`)
+			datasetstest.AppendLine(t, filepath.Join(dir, medrubric.EvidenceFile), `{"id": "zz-9", "passages": ["p"]}`)
 		}, map[string]string{"writers": "a/x", "k": "1"}, `evidence for "zz-9"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixtures(t, tc.edit)
+			dir := datasetstest.CopyFixtures(t, tc.edit)
 			_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir, Params: tc.params})
 			var ie *datasets.InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -124,24 +91,10 @@ func TestBuildBadInput(t *testing.T) {
 }
 
 func TestURLNeedsAnIndex(t *testing.T) {
-	dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, medrubric.IndexFile)) })
-	hs := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(hs.Close)
-	_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: hs.URL})
+	dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, medrubric.IndexFile)) })
+	_, err := medrubric.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: datasetstest.ServeDir(t, dir)})
 	var ie *datasets.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "index.txt") {
 		t.Errorf("err = %v, want an InputError asking for index.txt", err)
-	}
-}
-
-func appendTo(t *testing.T, path, line string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -174,8 +174,9 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if err != nil {
 		return datasets.Generated{}, err
 	}
-	if u.Start < 0 || u.Rows < 0 || u.Start+u.Rows > int64(len(items)) {
-		return datasets.Generated{}, fmt.Errorf("medrubric: unit %d covers items [%d, %d), the sources have %d", u.Index, u.Start, u.Start+u.Rows, len(items))
+	unit, err := datasets.UnitOf(plan, u, items, "items")
+	if err != nil {
+		return datasets.Generated{}, err
 	}
 	type job struct {
 		item   schemas.MedRubricItem
@@ -184,7 +185,7 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		writer string
 	}
 	var jobs []job
-	for _, it := range items[u.Start : u.Start+u.Rows] {
+	for _, it := range unit {
 		turns, err := Turns(it)
 		if err != nil {
 			return datasets.Generated{}, err
@@ -205,14 +206,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if err != nil {
 		return datasets.Generated{}, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
 	var gen datasets.Generated
 	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return gen, fmt.Errorf("medrubric: encode %s's rubrics for %s: %w", l.Writer, l.ID, err)
-		}
 		gen.Usage.Merge(l.Verdict.Usage)
 		if l.Skipped != "" {
 			gen.Skipped++
@@ -220,7 +215,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		}
 		gen.Outputs += int64(len(l.Proposals))
 	}
-	return datasets.SaveGenerated(ctx, env, plan.Dataset, u, fmt.Sprintf("%sunit-%05d.jsonl", GeneratedPrefix, u.Index), buf.Bytes(), gen)
+	name := func(l writtenLine) string { return l.Writer + "'s rubrics for " + l.ID }
+	return datasets.SaveLines(ctx, env, plan, u, GeneratedPrefix, lines, name, gen)
 }
 
 // write asks one writer for its rubrics for turn ti of an item.
@@ -239,11 +235,7 @@ func write(ctx context.Context, models datasets.Completer, id string, turns []sc
 	line.Verdict = v
 	switch {
 	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = err.Error()
-		var ge *gateway.Error
-		if errors.As(err, &ge) {
-			line.Skipped = ge.Reason()
-		}
+		line.Skipped = gateway.ReasonOf(err)
 		return line, nil
 	case err != nil:
 		return line, fmt.Errorf("medrubric: item %s turn %d: writer %s: %w", id, ti+1, writer, err)
@@ -278,7 +270,7 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 	if len(rows) == 0 {
 		return plan, &datasets.InputError{File: "sources", Msg: fmt.Sprintf("no item kept an essential rubric in every turn (k=%d of %d writers)", o.K, len(o.Writers))}
 	}
-	out.Parts = []datasets.Part{itemsPart(out.Sources, len(rows))}
+	out.Parts = []datasets.Part{datasets.OnePart("items", out.Sources, len(rows))}
 	return out, nil
 }
 

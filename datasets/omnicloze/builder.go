@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,15 +42,6 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.OmniClozeItemTable }
 
-// locate opens a request's source: the bundled fixtures for "" and
-// Embedded, else a directory or URL.
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
-}
-
 // IsItemFile reports whether a source file holds hand-written items: a
 // top-level *.jsonl other than CaptionsFile.
 func IsItemFile(name string) bool {
@@ -67,29 +59,15 @@ func stage(ctx context.Context, env datasets.Env, loc source.Location, captions 
 		return nil, err
 	}
 	sort.Strings(names)
-	var srcs []catalog.Source
-	for _, n := range names {
-		if !(IsItemFile(n) || captions && n == CaptionsFile) {
-			continue
-		}
-		s, err := datasets.Stage(ctx, env, loc, n)
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, s)
-	}
-	has := func(want func(string) bool) bool {
-		for _, s := range srcs {
-			if want(s.Name) {
-				return true
-			}
-		}
-		return false
+	names = slices.DeleteFunc(names, func(n string) bool { return !(IsItemFile(n) || captions && n == CaptionsFile) })
+	srcs, err := datasets.StageAll(ctx, env, loc, names)
+	if err != nil {
+		return nil, err
 	}
 	switch {
-	case captions && !has(func(n string) bool { return n == CaptionsFile }):
+	case captions && !slices.Contains(names, CaptionsFile):
 		return nil, &datasets.InputError{File: loc.URI(CaptionsFile), Msg: "a build with a writer needs the reference captions, and this source has none"}
-	case !captions && !has(IsItemFile):
+	case !captions && !slices.ContainsFunc(names, IsItemFile):
 		return nil, &datasets.InputError{File: loc.URI(""), Msg: fmt.Sprintf("no item files (*.jsonl but %s) found; to write items from %s, give --param writer=MODEL", CaptionsFile, CaptionsFile)}
 	}
 	return srcs, nil
@@ -134,7 +112,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -152,18 +130,9 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		}
 		return b.planGeneration(srcs, captions, norm, o), nil
 	}
-	plan := datasets.NewPlan(b, srcs, norm, []datasets.Part{itemsPart(srcs, len(items))})
+	plan := datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("items", srcs, len(items))})
 	plan.Stats = BuildStats{HandWritten: len(items)}.Map()
 	return plan, nil
-}
-
-// itemsPart is the one part of a version: every item.
-func itemsPart(srcs []catalog.Source, rows int) datasets.Part {
-	p := datasets.Part{Index: 0, Label: "items", Rows: int64(rows)}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return p
 }
 
 // Build computes the rows of a plan from its staged sources: the

@@ -3,9 +3,6 @@ package omnicloze_test
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,31 +16,14 @@ import (
 	scorer "github.com/benchline/benchline/scorers/omnicloze"
 )
 
-// copyFixtures copies the bundled fixtures to a directory, then lets edit
-// change it.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := datasetstest.SourceDir(t, "fixtures", nil)
-	if edit != nil {
-		edit(dir)
-	}
-	return dir
-}
-
 // TestBuildHandWritten builds the hand-written items from the embedded
 // copy, a directory and an http URL (which cannot be listed, so is probed
 // for items.jsonl): the same rows and the same version every time; the
 // media are referenced, never copied.
 func TestBuildHandWritten(t *testing.T) {
-	fixtureFS, err := fs.Sub(os.DirFS("."), "fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(http.FileServerFS(fixtureFS))
-	t.Cleanup(hs.Close)
 	_, want := fixtures(t)
 	var version string
-	for _, src := range []string{omnicloze.Embedded, copyFixtures(t, nil), hs.URL + "/"} {
+	for _, src := range []string{omnicloze.Embedded, datasetstest.CopyFixtures(t, nil), datasetstest.ServeDir(t, "fixtures") + "/"} {
 		t.Run(src, func(t *testing.T) {
 			plan, rows, err := datasetstest.Build[schemas.OmniClozeItem](t, omnicloze.Builder{}, datasets.Request{Source: src}, nil)
 			if err != nil {
@@ -112,9 +92,9 @@ func TestBuildBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyFixtures(t, func(dir string) {
+			dir := datasetstest.CopyFixtures(t, func(dir string) {
 				if tc.file != "" {
-					appendTo(t, filepath.Join(dir, tc.file), tc.line)
+					datasetstest.AppendLine(t, filepath.Join(dir, tc.file), tc.line)
 				}
 			})
 			_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir, Params: tc.params})
@@ -125,22 +105,20 @@ func TestBuildBadInput(t *testing.T) {
 		})
 	}
 	t.Run("no item files", func(t *testing.T) {
-		dir := copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.ItemsFile)) })
+		dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.ItemsFile)) })
 		_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()}, datasets.Request{Source: dir})
 		if err == nil || !strings.Contains(err.Error(), "give --param writer=MODEL") {
 			t.Errorf("err = %v", err)
 		}
 	})
-}
-
-func appendTo(t *testing.T, path, line string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
-	}
+	t.Run("a writer without captions", func(t *testing.T) {
+		dir := datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, omnicloze.CaptionsFile)) })
+		_, err := omnicloze.Builder{}.Plan(context.Background(), datasets.Env{Store: blobtest.NewMemory()},
+			datasets.Request{Source: dir, Params: map[string]string{"writer": "a/b"}})
+		want := filepath.Join(dir, omnicloze.CaptionsFile) + ": a build with a writer needs the reference captions, and this source has none"
+		var ie *datasets.InputError
+		if !errors.As(err, &ie) || err.Error() != want {
+			t.Errorf("err = %v, want %s", err, want)
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package omnicloze
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -227,14 +226,14 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if err != nil {
 		return datasets.Generated{}, err
 	}
-	if u.Start < 0 || u.Rows < 0 || u.Start+u.Rows > int64(len(captions)) {
-		return datasets.Generated{}, fmt.Errorf("omnicloze: unit %d covers captions [%d, %d), the sources have %d", u.Index, u.Start, u.Start+u.Rows, len(captions))
+	unit, err := datasets.UnitOf(plan, u, captions, "captions")
+	if err != nil {
+		return datasets.Generated{}, err
 	}
 	byDomain := map[string][]Caption{}
 	for _, c := range captions {
 		byDomain[c.Domain] = append(byDomain[c.Domain], c)
 	}
-	unit := captions[u.Start : u.Start+u.Rows]
 	lines := make([]writtenLine, len(unit))
 	err = datasets.EachCall(ctx, len(unit), progress, func(ctx context.Context, i int) error {
 		c := unit[i]
@@ -245,14 +244,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if err != nil {
 		return datasets.Generated{}, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
 	var gen datasets.Generated
 	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return gen, fmt.Errorf("omnicloze: encode %s's item for %s: %w", l.Writer, l.ID, err)
-		}
 		gen.Usage.Merge(l.Verdict.Usage)
 		switch {
 		case l.Skipped != "":
@@ -261,7 +254,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 			gen.Outputs++
 		}
 	}
-	return datasets.SaveGenerated(ctx, env, plan.Dataset, u, fmt.Sprintf("%sunit-%05d.jsonl", GeneratedPrefix, u.Index), buf.Bytes(), gen)
+	name := func(l writtenLine) string { return l.Writer + "'s item for " + l.ID }
+	return datasets.SaveLines(ctx, env, plan, u, GeneratedPrefix, lines, name, gen)
 }
 
 // othersOf is the captions of c's domain but c.
@@ -294,11 +288,7 @@ func write(ctx context.Context, models datasets.Completer, c Caption, others []C
 	line.Verdict = v
 	switch {
 	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = err.Error()
-		var ge *gateway.Error
-		if errors.As(err, &ge) {
-			line.Skipped = ge.Reason()
-		}
+		line.Skipped = gateway.ReasonOf(err)
 		line.Check = Check{Reason: RejectRefused, Detail: line.Skipped}
 	case err != nil:
 		return line, fmt.Errorf("omnicloze: caption %s: writer %s: %w", c.ID, o.Writer, err)
@@ -332,7 +322,7 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 			o.Writer, st.Captions, st.rejections())}
 	}
 	out.Stats = st.Map()
-	out.Parts = []datasets.Part{itemsPart(out.Sources, len(rows))}
+	out.Parts = []datasets.Part{datasets.OnePart("items", out.Sources, len(rows))}
 	return out, nil
 }
 

@@ -158,7 +158,7 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 // whose source has no hand-written items fails, saying why.
 func TestGenerateNoItemKept(t *testing.T) {
 	s := newGenStack(t)
-	dir := copyFixtures(t, func(dir string) { removeFile(t, dir, omnicloze.ItemsFile) })
+	dir := datasetstest.CopyFixtures(t, func(dir string) { removeFile(t, dir, omnicloze.ItemsFile) })
 	_, err := s.Build(t, datasets.Request{Source: dir, Params: map[string]string{"writer": "baseline/judge-yes"}})
 	if err == nil || !strings.Contains(err.Error(), "no item kept") || !strings.Contains(err.Error(), "answer_key 27") {
 		t.Fatalf("err = %v", err)

@@ -2,7 +2,6 @@ package omnicloze_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/benchline/benchline/datasets/datasetstest"
@@ -56,13 +55,8 @@ func newFixtureRun(t *testing.T) *fixtureRun {
 		}
 		refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 	}
-	srv, err := baseline.New(baseline.Options{References: refs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	r.env = scorers.Env{Models: datasetstest.NewGateway(t, hs.URL+"/v1")}
+	_, url := datasetstest.ServeBaseline(t, baseline.Options{References: refs})
+	r.env = scorers.Env{Models: datasetstest.NewGateway(t, url)}
 	return r
 }
 

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchline/benchline/datasets/reporteval"
+	"github.com/benchline/benchline/internal/golden"
 	scorer "github.com/benchline/benchline/scorers/reporteval"
 )
 
@@ -87,18 +88,7 @@ func TestFixturesUpToDate(t *testing.T) {
 	topics, reports := generate(t)
 	for name, want := range map[string][]byte{"topics.jsonl": topics, "reports.jsonl": reports} {
 		path := filepath.Join("fixtures", name)
-		if *update {
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go test ./datasets/reporteval -run TestFixturesUpToDate -update", path)
-		}
+		golden.Check(t, path, string(want), *update, "stale: run go test ./datasets/reporteval -run TestFixturesUpToDate -update")
 	}
 }
 

@@ -121,7 +121,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -151,10 +151,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: in.topics.URI, Msg: "no topics"}
 	}
-	shas := make([]string, len(sources))
-	for i, s := range sources {
-		shas[i] = s.SHA256
-	}
+	shas := datasets.Inputs(sources)
 	var parts []datasets.Part
 	for start := 0; start < len(rows); start += PartRows {
 		n := min(PartRows, len(rows)-start)
@@ -162,13 +159,6 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 			Inputs: shas, Start: int64(start), Rows: int64(n)})
 	}
 	return datasets.NewPlan(b, sources, params, parts), nil
-}
-
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
 }
 
 // isTopics and isReports classify a file name: a *topics*.jsonl or a

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,9 +212,7 @@ func TestBadInput(t *testing.T) {
 // TestBuildOverHTTP builds from a plain http URL, which cannot be listed:
 // the builder probes the file names.
 func TestBuildOverHTTP(t *testing.T) {
-	srv := httptest.NewServer(http.FileServer(http.Dir("fixtures")))
-	defer srv.Close()
-	plan, rows, err := build(t, srv.URL)
+	plan, rows, err := build(t, datasetstest.ServeDir(t, "fixtures"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,13 +54,7 @@ func newFixtureRun(t *testing.T, params map[string]string) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	srv, err := baseline.New(baseline.Options{References: refs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	r.baselineURL = hs.URL + "/v1"
+	_, r.baselineURL = datasetstest.ServeBaseline(t, baseline.Options{References: refs})
 	r.sources = httptest.NewServer(reporteval.SourcesHandler())
 	t.Cleanup(r.sources.Close)
 	f, err := webfetch.New(blobtest.NewMemory(), webfetch.Config{
@@ -71,7 +65,7 @@ func newFixtureRun(t *testing.T, params map[string]string) *fixtureRun {
 		t.Fatal(err)
 	}
 	r.task = reporteval.NewTask(benchmark.Deps{Web: f})
-	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(hs.URL+"/v1", nil))
+	cfg, err := gateway.LoadConfig(nil, gateway.WithBaselineURL(r.baselineURL, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,15 +28,6 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.RMTBenchDialogueTable }
 
-// locate opens a request's source: the bundled fixtures for "" and
-// Embedded, else a directory or URL.
-func locate(ctx context.Context, env datasets.Env, src string) (source.Location, error) {
-	if src == "" || src == Embedded {
-		return Fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
-}
-
 // Plan stages the two files, validates every line and plans one part. The
 // builder takes no parameters.
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
@@ -48,7 +39,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		sort.Strings(names)
 		return datasets.Plan{}, &datasets.InputError{File: "params", Msg: "rmtbench takes no parameters, got " + strings.Join(names, ", ")}
 	}
-	loc, err := locate(ctx, env, req.Source)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -67,8 +58,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	part := datasets.Part{Index: 0, Label: "dialogues", Inputs: []string{srcs[0].SHA256, srcs[1].SHA256}, Rows: int64(len(rows))}
-	return datasets.NewPlan(b, srcs, nil, []datasets.Part{part}), nil
+	return datasets.NewPlan(b, srcs, nil, []datasets.Part{datasets.OnePart("dialogues", srcs, len(rows))}), nil
 }
 
 // Build parses the staged sources (characters first, then dialogues) into

@@ -3,7 +3,6 @@ package rmtbench_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,27 +15,6 @@ import (
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/schemas"
 )
-
-// copyFixtures writes the bundled fixture files into a directory.
-func copyFixtures(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{rmtbench.CharactersFile, rmtbench.DialoguesFile} {
-		rc, err := rmtbench.Fixtures().Open(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestBuild builds the fixtures through the builder contract: one row per
 // dialogue in file order, the same version from the embedded copy and
@@ -58,7 +36,7 @@ func TestBuild(t *testing.T) {
 			t.Fatalf("row %d: %+v, want %+v", i, rows[i], want[i])
 		}
 	}
-	dirPlan, _, err := datasetstest.Build[schemas.RMTBenchDialogue](t, rmtbench.Builder{}, datasets.Request{Source: copyFixtures(t)}, nil)
+	dirPlan, _, err := datasetstest.Build[schemas.RMTBenchDialogue](t, rmtbench.Builder{}, datasets.Request{Source: datasetstest.CopyFixtures(t, nil)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +52,7 @@ func TestBuild(t *testing.T) {
 func TestPlanRejects(t *testing.T) {
 	ctx := context.Background()
 	env := datasets.Env{Store: blobtest.NewMemory()}
-	dir := copyFixtures(t)
+	dir := datasetstest.CopyFixtures(t, nil)
 	if err := os.Remove(filepath.Join(dir, rmtbench.DialoguesFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +65,7 @@ func TestPlanRejects(t *testing.T) {
 	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "takes no parameters, got k") {
 		t.Errorf("with a parameter: %v", err)
 	}
-	bad := copyFixtures(t)
+	bad := datasetstest.CopyFixtures(t, nil)
 	if err := os.WriteFile(filepath.Join(bad, rmtbench.DialoguesFile), []byte(`{"id": "x"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -156,10 +156,10 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if err != nil {
 		return datasets.Generated{}, err
 	}
-	if u.Start < 0 || u.Rows < 0 || u.Start+u.Rows > int64(len(items)) {
-		return datasets.Generated{}, fmt.Errorf("toolpref: unit %d covers items [%d, %d), the sources have %d", u.Index, u.Start, u.Start+u.Rows, len(items))
+	unit, err := datasets.UnitOf(plan, u, items, "items")
+	if err != nil {
+		return datasets.Generated{}, err
 	}
-	unit := items[u.Start : u.Start+u.Rows]
 	prompts := make([]scorer.Prompt, len(unit))
 	for i, it := range unit {
 		if prompts[i], err = it.Prompt(); err != nil {
@@ -191,14 +191,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		return datasets.Generated{}, err
 	}
 
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
 	var gen datasets.Generated
 	for j, line := range lines {
-		if err := enc.Encode(line); err != nil {
-			return gen, fmt.Errorf("toolpref: encode a reply to %s: %w", line.ID, err)
-		}
 		if line.Skipped != "" {
 			gen.Skipped++
 			continue
@@ -206,7 +200,8 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		gen.Outputs++
 		gen.Usage.Add(usage[j])
 	}
-	return datasets.SaveGenerated(ctx, env, plan.Dataset, u, fmt.Sprintf("%sunit-%05d.jsonl", SampledPrefix, u.Index), buf.Bytes(), gen)
+	name := func(l sampledLine) string { return "a reply to " + l.ID }
+	return datasets.SaveLines(ctx, env, plan, u, SampledPrefix, lines, name, gen)
 }
 
 // sample asks sampler sp for its k-th reply to an item.
@@ -219,11 +214,7 @@ func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.P
 	resp, err := models.Complete(ctx, req)
 	if err != nil {
 		if gateway.IsModelFailure(err) {
-			line.Skipped = err.Error()
-			var ge *gateway.Error
-			if errors.As(err, &ge) {
-				line.Skipped = ge.Reason()
-			}
+			line.Skipped = gateway.ReasonOf(err)
 			return line, modelapi.Usage{}, nil
 		}
 		return line, modelapi.Usage{}, fmt.Errorf("toolpref: item %s: model %s (temperature %s, sample %d): %w", it.ID, sp.Model, formatTemp(sp.Temperature), k, err)
@@ -353,11 +344,7 @@ func (b Builder) Finish(ctx context.Context, env datasets.Env, plan datasets.Pla
 	if len(rows) == 0 {
 		return plan, &datasets.InputError{File: "sources", Msg: "no pair has a score gap of at least min_gap"}
 	}
-	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
-	for _, s := range out.Sources {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	out.Parts = []datasets.Part{p}
+	out.Parts = []datasets.Part{datasets.OnePart("pairs", out.Sources, len(rows))}
 	return out, nil
 }
 

@@ -48,7 +48,7 @@ func sampledLines(t *testing.T, s *datasetstest.Live, m catalog.Manifest) []map[
 // itemsOnly copies the fixtures without candidates.jsonl, so every sampled
 // candidate of a build is a live one.
 func itemsOnly(t *testing.T) string {
-	return copyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, toolpref.CandidatesFile)) })
+	return datasetstest.CopyFixtures(t, func(dir string) { os.Remove(filepath.Join(dir, toolpref.CandidatesFile)) })
 }
 
 func TestLiveSamplingFromBaselines(t *testing.T) {
@@ -224,7 +224,7 @@ func TestLiveSamplingSkipsModelFailures(t *testing.T) {
 	s := newLiveStackWith(t, baseline.Options{MaxContextTokens: 1000})
 	// simple_python_0's function description grows to about 2,000 tokens;
 	// the other items stay far below 1,000.
-	dir := copyFixtures(t, func(dir string) {
+	dir := datasetstest.CopyFixtures(t, func(dir string) {
 		os.Remove(filepath.Join(dir, toolpref.CandidatesFile))
 		p := filepath.Join(dir, "BFCL_v4_simple_python.json")
 		b, err := os.ReadFile(p)

@@ -165,15 +165,6 @@ func (Builder) Name() string          { return Name }
 func (Builder) Version() string       { return builderVersion }
 func (Builder) Schema() schemas.Table { return schemas.ToolPrefPairTable }
 
-// Locate opens a request's source: the bundled fixtures for "" and
-// embedded, else a directory or URL.
-func Locate(ctx context.Context, env datasets.Env, src, embedded string, fixtures func() source.Location) (source.Location, error) {
-	if src == "" || src == embedded {
-		return fixtures(), nil
-	}
-	return source.Parse(ctx, src, env.OpenS3)
-}
-
 // Plan stages the items and candidates, scores and selects the pairs (so
 // bad input fails before anything is written) and plans one part. With live
 // samplers it validates the items and candidates and plans the generation
@@ -183,7 +174,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	loc, err := Locate(ctx, env, req.Source, Embedded, Fixtures)
+	loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -201,11 +192,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no pair has a score gap of at least min_gap"}
 	}
-	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return datasets.NewPlan(b, srcs, norm, []datasets.Part{p}), nil
+	return datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), nil
 }
 
 // Build computes the pairs from staged sources; the same sources and

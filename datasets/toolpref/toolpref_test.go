@@ -14,6 +14,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/schemas"
 )
 
@@ -277,61 +278,7 @@ func TestBuildFixtures(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&sb, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\n", r.PairID, r.ChosenScore, r.RejectedScore, r.Intensity, r.Complexity, r.RejectedKind, r.RejectedError)
 	}
-	golden(t, "testdata/fixtures_pairs.golden.tsv", sb.String())
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
-	}
-}
-
-// copyFixtures writes the embedded fixtures to a directory, changed by edit.
-func copyFixtures(t *testing.T, edit func(dir string)) string {
-	t.Helper()
-	dir := t.TempDir()
-	err := filepath.Walk("fixtures", func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel("fixtures", p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(dir)
-	return dir
-}
-
-func appendLine(t *testing.T, path, line string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(line + "\n"); err != nil {
-		t.Fatal(err)
-	}
+	golden.Check(t, "testdata/fixtures_pairs.golden.tsv", sb.String(), *update, "")
 }
 
 func lines(t *testing.T, path string) int {
@@ -351,17 +298,17 @@ func TestBuildBadInput(t *testing.T) {
 	}{
 		{"candidate for an unknown item", func(t *testing.T, dir string) (string, int) {
 			p := filepath.Join(dir, "candidates.jsonl")
-			appendLine(t, p, `{"id": "nope_7", "model": "m/x", "response": ""}`)
+			datasetstest.AppendLine(t, p, `{"id": "nope_7", "model": "m/x", "response": ""}`)
 			return "candidates.jsonl", lines(t, p)
 		}, nil, `candidate id "nope_7" names no item`},
 		{"candidate without a model", func(t *testing.T, dir string) (string, int) {
 			p := filepath.Join(dir, "candidates.jsonl")
-			appendLine(t, p, `{"id": "multiple_0", "response": "x"}`)
+			datasetstest.AppendLine(t, p, `{"id": "multiple_0", "response": "x"}`)
 			return "candidates.jsonl", lines(t, p)
 		}, nil, `missing "model"`},
 		{"question that is not JSON", func(t *testing.T, dir string) (string, int) {
 			p := filepath.Join(dir, "BFCL_v4_parallel.json")
-			appendLine(t, p, `{"id": "parallel_9", "question": [[`)
+			datasetstest.AppendLine(t, p, `{"id": "parallel_9", "question": [[`)
 			return "BFCL_v4_parallel.json", lines(t, p)
 		}, nil, "not a JSON object"},
 		{"answer naming a function the item lacks", func(t *testing.T, dir string) (string, int) {
@@ -381,7 +328,7 @@ func TestBuildBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var file string
 			var line int
-			dir := copyFixtures(t, func(dir string) { file, line = tc.edit(t, dir) })
+			dir := datasetstest.CopyFixtures(t, func(dir string) { file, line = tc.edit(t, dir) })
 			_, _, err := build(t, datasets.Request{Source: dir, Params: tc.params})
 			var ie *datasets.InputError
 			if !errors.As(err, &ie) {

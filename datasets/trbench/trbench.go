@@ -86,7 +86,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 			srcs = append(srcs, catalog.Source{Name: "toolpref/" + f.Path, URI: "store:" + key, SHA256: f.SHA256, Bytes: f.Bytes})
 		}
 	} else {
-		loc, err := toolpref.Locate(ctx, env, req.Source, Embedded, Fixtures)
+		loc, err := datasets.Locate(ctx, env, req.Source, Embedded, Fixtures)
 		if err != nil {
 			return datasets.Plan{}, err
 		}
@@ -104,11 +104,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: "sources", Msg: "no pairs"}
 	}
-	p := datasets.Part{Index: 0, Label: "pairs", Rows: int64(len(rows))}
-	for _, s := range srcs {
-		p.Inputs = append(p.Inputs, s.SHA256)
-	}
-	return datasets.NewPlan(b, srcs, params, []datasets.Part{p}), nil
+	return datasets.NewPlan(b, srcs, params, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), nil
 }
 
 func hasSource(srcs []catalog.Source, name string) bool {

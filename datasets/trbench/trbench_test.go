@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 	judge "github.com/benchline/benchline/scorers/trbench"
@@ -116,7 +117,7 @@ func TestBuildFromFailingOutputs(t *testing.T) {
 		}
 		fmt.Fprintf(&sb, "%d\t%s\t%s\t%s\t%s\n", r.UUID, r.PairID, r.TaskSource, r.RejectResponseFrom, r.ErrorType)
 	}
-	golden(t, "testdata/fixtures_rows.golden.tsv", sb.String())
+	golden.Check(t, "testdata/fixtures_rows.golden.tsv", sb.String(), *update, "")
 	again, _, _ := build(t, blobtest.NewMemory(), trbench.Builder{}, datasets.Request{Source: trbench.Embedded})
 	if again.Version != plan.Version {
 		t.Errorf("rebuild gave version %s, want %s", again.Version, plan.Version)
@@ -172,23 +173,6 @@ func TestBuildFromToolPref(t *testing.T) {
 	}
 	if chosenNotReference == 0 {
 		t.Error("every chosen reply is the ground truth; the test does not cover references apart from chosen")
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

@@ -126,8 +126,8 @@ func Stat(name string, xs []float64, o Options) MetricStat {
 		means[b] = t / float64(n)
 	}
 	sort.Float64s(means)
-	s.CILow = quantile(means, 0.025)
-	s.CIHigh = quantile(means, 0.975)
+	s.CILow = stats.Quantile(means, 0.025)
+	s.CIHigh = stats.Quantile(means, 0.975)
 	return s
 }
 
@@ -161,20 +161,8 @@ func ClusterStat(name string, xs []float64, keys []string, o Options) MetricStat
 	return s
 }
 
-// quantile of sorted xs with linear interpolation.
-func quantile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(sorted)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(sorted)-1)
-	frac := pos - float64(lo)
-	return sorted[lo]*(1-frac) + sorted[hi]*frac
-}
-
 // Percentiles returns the p50, p90 and p99 of xs (which it sorts).
 func Percentiles(xs []float64) (p50, p90, p99 float64) {
 	sort.Float64s(xs)
-	return quantile(xs, 0.5), quantile(xs, 0.9), quantile(xs, 0.99)
+	return stats.Quantile(xs, 0.5), stats.Quantile(xs, 0.9), stats.Quantile(xs, 0.99)
 }

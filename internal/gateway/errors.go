@@ -149,6 +149,16 @@ func IsModelFailure(err error) bool {
 	return err != nil && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
 }
 
+// ReasonOf is what a record keeps of err: an *Error's Reason, else err's
+// text (e.g. why a build skipped a call the model refused).
+func ReasonOf(err error) string {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.Reason()
+	}
+	return err.Error()
+}
+
 // ToTemporal converts an error from Complete into a Temporal application
 // error for an activity to return: the type is the class name, permanent
 // classes are non-retryable, and rate limits carry the provider's

@@ -249,3 +249,21 @@ func TestFailedAttemptLogsStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestReasonOf(t *testing.T) {
+	ge := &Error{Class: ClassContextLength, Model: "baseline/x", Status: 400, Message: "prompt too long"}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{ge, "permanent-context-length: prompt too long"},
+		{fmt.Errorf("toolpref: item 3: %w", ge), "permanent-context-length: prompt too long"},
+		{&Error{Class: ClassContentFilter, Model: "a/b"}, "permanent-content-filter"},
+		{errors.New("not a gateway error"), "not a gateway error"},
+	}
+	for _, tc := range tests {
+		if got := ReasonOf(tc.err); got != tc.want {
+			t.Errorf("ReasonOf(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +11,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/benchline/benchline/internal/golden"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -50,7 +51,7 @@ func TestJSONEncoding(t *testing.T) {
 		{"ModelKind", []ModelKind{ModelChat, ModelReward},
 			func() any { return new([]ModelKind) }},
 	}
-	var golden bytes.Buffer
+	var out bytes.Buffer
 	for _, tc := range values {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.v)
@@ -61,17 +62,11 @@ func TestJSONEncoding(t *testing.T) {
 			again, err := json.Marshal(into)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(b), string(again))
-			golden.WriteString(tc.name + " " + string(b) + "\n")
+			out.WriteString(tc.name + " " + string(b) + "\n")
 		})
 	}
 	path := filepath.Join("testdata", "encoding.golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, golden.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update once to write %s", path)
-	assert.Equal(t, string(want), golden.String())
+	golden.Check(t, path, out.String(), *update, "")
 }
 
 func TestTotals(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/list.golden")
@@ -163,19 +165,8 @@ func TestListGolden(t *testing.T) {
 	if err := WriteList(&buf, Figures, false); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "list.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/perf -run TestListGolden -update writes it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("--list output differs from %s (rerun with -update if the registry changed on purpose):\n%s", golden, buf.String())
-	}
+	path := filepath.Join("testdata", "list.golden")
+	golden.Check(t, path, buf.String(), *update, "rerun with -update if the registry changed on purpose")
 }
 
 func TestFindRoot(t *testing.T) {

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"github.com/benchline/benchline/internal/golden"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -127,11 +127,5 @@ func TestGolden(t *testing.T) {
 	fmt.Fprintf(&b, "WithTools %s\n", WithTools(conv, ToolsHash(tools)))
 	fmt.Fprintf(&b, "LastUser %s\n", LastUser(conv))
 	path := filepath.Join("testdata", "keys.golden")
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update once to write %s", path)
-	assert.Equal(t, string(want), b.String())
+	golden.Check(t, path, b.String(), *update, "")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/release"
 	"github.com/benchline/benchline/schemas"
@@ -184,19 +185,8 @@ func TestCardGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "card.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(card), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if card != string(want) {
-		t.Errorf("card differs from %s (go test -update rewrites it):\n%s", golden, card)
-	}
+	path := filepath.Join("testdata", "card.md")
+	golden.Check(t, path, card, *update, "go test -update rewrites it")
 	fm, body, err := release.ParseCard(card)
 	if err != nil {
 		t.Fatal(err)

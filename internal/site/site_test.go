@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
@@ -90,7 +91,7 @@ func TestGolden(t *testing.T) {
 	files := siteFiles(t, store, s)
 	a := runOf(t, s, "bfcl", "acme/model-a")
 	ref := runOf(t, s, "bfcl", "baseline/reference")
-	golden := map[string]string{
+	goldens := map[string]string{
 		"index.html":                  "index.html",
 		"bench-bfcl.html":             "bench-bfcl.html",
 		"bench-medrubric.html":        "bench-medrubric.html",
@@ -111,30 +112,15 @@ func TestGolden(t *testing.T) {
 	if cmp == "" {
 		t.Fatalf("no compare page of %s and %s", a, ref)
 	}
-	golden[cmp] = "compare-bfcl-reference-model-a.html"
-	for name, g := range golden {
+	goldens[cmp] = "compare-bfcl-reference-model-a.html"
+	for name, g := range goldens {
 		got, ok := files[name]
 		if !ok {
 			t.Errorf("the site has no %s", name)
 			continue
 		}
-		path := filepath.Join("testdata", "golden", g)
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s (go test -run TestGolden -update ./internal/site/ after checking the change)", name, path)
-		}
+		golden.Check(t, filepath.Join("testdata", "golden", g), string(got), *update,
+			"go test -run TestGolden -update ./internal/site/ after checking the change")
 	}
 }
 

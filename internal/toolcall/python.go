@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -109,30 +110,20 @@ func (p *pyParser) expr() (*pyNode, error) {
 	return p.arith()
 }
 
-func (p *pyParser) arith() (*pyNode, error) {
-	left, err := p.term()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("+") || p.isOp("-") {
-		op := p.advance().text
-		right, err := p.term()
-		if err != nil {
-			return nil, err
-		}
-		left = &pyNode{kind: "binop", name: op, left: left, right: right}
-	}
-	return left, nil
-}
+func (p *pyParser) arith() (*pyNode, error) { return p.binops(p.term, "+", "-") }
 
-func (p *pyParser) term() (*pyNode, error) {
-	left, err := p.factor()
+func (p *pyParser) term() (*pyNode, error) { return p.binops(p.factor, "*", "/", "//", "%", "@") }
+
+// binops parses a left-associative chain of operands joined by any of ops,
+// each operand parsed by operand.
+func (p *pyParser) binops(operand func() (*pyNode, error), ops ...string) (*pyNode, error) {
+	left, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") || p.isOp("@") {
+	for slices.ContainsFunc(ops, p.isOp) {
 		op := p.advance().text
-		right, err := p.factor()
+		right, err := operand()
 		if err != nil {
 			return nil, err
 		}

@@ -151,6 +151,8 @@ func TestParsePython(t *testing.T) {
 		{"bare name is its identifier", `f(x=some_var)`, []Call{call("f", "x", "some_var")}},
 		{"arithmetic is evaluated", `f(a=2**10, b=1/2, c=7//2, d=-7%3, e="ab"*2, g=3*1.5)`,
 			[]Call{call("f", "a", int64(1024), "b", 0.5, "c", int64(3), "d", int64(2), "e", "abab", "g", 4.5)}},
+		{"precedence and left associativity", `f(a=10-2-3, b=2+3*4, c=100//7%4, d=2*3-1)`,
+			[]Call{call("f", "a", int64(5), "b", int64(14), "c", int64(2), "d", int64(5))}},
 		{"nested call with keywords becomes a dict", `f(x=g(y=1))`,
 			[]Call{call("f", "x", obj("g", obj("y", int64(1))))}},
 		{"nested call without keywords becomes source", `f(x=np.array([1,2]), y=len( 'ab' ))`,

@@ -3,12 +3,12 @@ package ifevalcode_test
 import (
 	"errors"
 	"flag"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/scorers/ifevalcode"
 )
@@ -202,21 +202,7 @@ func TestAssembleGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join("testdata", "golden", tc.name+"."+strings.TrimPrefix(filepath.Ext(lang.MainFile(tc.lang)), ".")+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("assembled program differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			golden.Check(t, path, got, *update, "")
 		})
 	}
 }

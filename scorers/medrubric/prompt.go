@@ -48,19 +48,12 @@ var ErrReply = errors.New("medrubric: invalid verdicts")
 // the reply leaves out, or an id that names no rubric, is not an error of
 // the reply's form: the task records the first as a judge error for that
 // rubric and the second as ignored.
-func (r Reply) Validate() error {
-	seen := map[string]bool{}
-	for i, v := range r.Verdicts {
-		id := strings.TrimSpace(v.ID)
-		switch {
-		case id == "":
-			return fmt.Errorf("%w: verdict %d has no id", ErrReply, i+1)
-		case seen[id]:
-			return fmt.Errorf("%w: rubric %q judged twice", ErrReply, id)
-		}
-		seen[id] = true
-	}
-	return nil
+func (r Reply) Validate() error { return verdictIDs.Check(r.Verdicts) }
+
+var verdictIDs = judge.UniqueKeys[RubricVerdict, string]{
+	Key:   func(v RubricVerdict) (string, bool) { id := strings.TrimSpace(v.ID); return id, id != "" },
+	NoKey: func(i int, _ RubricVerdict) error { return fmt.Errorf("%w: verdict %d has no id", ErrReply, i) },
+	Twice: func(id string) error { return fmt.Errorf("%w: rubric %q judged twice", ErrReply, id) },
 }
 
 // Claims is what the proposer replies: the answer as atomic claims.

@@ -5,20 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/scorerstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -54,32 +54,23 @@ func item(t testing.TB) scorers.Sample {
 // fake answers the model under test with fixed answers per turn and each
 // judge call with reply(model, request); it records every request.
 type fake struct {
-	mu      sync.Mutex
+	scorerstest.Models
 	answers []string // the model under test's answer to turn i
 	reply   func(model string, req modelapi.Request) (string, error)
-	got     []modelapi.Request
 }
 
 func (f *fake) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
-	f.mu.Lock()
-	f.got = append(f.got, req)
-	f.mu.Unlock()
-	text := ""
-	if req.Model == "test/model" {
-		turn := 0
-		for _, m := range req.Messages {
-			if m.Role == openai.ChatMessageRoleAssistant {
-				turn++
-			}
-		}
-		text = f.answers[turn]
-	} else {
-		var err error
-		if text, err = f.reply(req.Model, req); err != nil {
-			return modelapi.Response{}, err
+	f.Record(req)
+	if req.Model != "test/model" {
+		return scorerstest.Reply(f.reply(req.Model, req))
+	}
+	turn := 0
+	for _, m := range req.Messages {
+		if m.Role == openai.ChatMessageRoleAssistant {
+			turn++
 		}
 	}
-	return modelapi.Response{Choices: []modelapi.Choice{{Content: text}}, Usage: modelapi.Usage{PromptTokens: 10, Attempts: 1}}, nil
+	return scorerstest.Reply(f.answers[turn], nil)
 }
 
 // oracleJudge replies with the request's oracle: baseline/judge's behaviour.
@@ -120,8 +111,8 @@ func TestEvaluateWithTheOracleJudge(t *testing.T) {
 		t.Errorf("metrics = %v, want %v", out.Metrics, want)
 	}
 	// 2 model calls, one judge call per turn (the default judge).
-	if out.Usage.Calls != 4 || len(f.got) != 4 {
-		t.Errorf("calls: usage %d, made %d", out.Usage.Calls, len(f.got))
+	if out.Usage.Calls != 4 || len(f.Requests()) != 4 {
+		t.Errorf("calls: usage %d, made %d", out.Usage.Calls, len(f.Requests()))
 	}
 	if d.Roles.Judges[0] != DefaultJudge || len(d.Turns) != 2 {
 		t.Fatalf("details: %+v", d)
@@ -132,11 +123,11 @@ func TestEvaluateWithTheOracleJudge(t *testing.T) {
 		t.Errorf("verdict record %+v", v)
 	}
 	// Turn 2's judge sees turn 1 as context, and the model got the session.
-	judge2 := f.got[3]
+	judge2 := f.Requests()[3]
 	if judge2.Model != DefaultJudge || !strings.Contains(judge2.Messages[1].Content, goodAnswers[0]) {
 		t.Errorf("turn 2's judge prompt lacks the earlier turn: %q", judge2.Messages[1].Content)
 	}
-	if m := f.got[2].Messages; len(m) != 3 || m[1].Content != goodAnswers[0] {
+	if m := f.Requests()[2].Messages; len(m) != 3 || m[1].Content != goodAnswers[0] {
 		t.Errorf("turn 2 asked with %+v", m)
 	}
 	if len(d.Ratings) != 1 || d.Ratings[0].Set != SetScore || len(d.Ratings[0].Items) != 6 {
@@ -314,7 +305,7 @@ func TestAsymmetricCheckerNeverSeesTheAnswer(t *testing.T) {
 	f := &fake{answers: answers, reply: reply}
 	out, d := evaluate(t, f, map[string]string{"judge": "j/judge", "proposer": "p/proposer", "checker": "c/checker"})
 	checkers := 0
-	for _, req := range f.got {
+	for _, req := range f.Requests() {
 		if req.Model != "c/checker" {
 			continue
 		}
@@ -345,7 +336,7 @@ func TestAsymmetricCheckerNeverSeesTheAnswer(t *testing.T) {
 		t.Errorf("ratings %+v", d.Ratings)
 	}
 	// The proposer's oracle is the answer's sentences.
-	for _, req := range f.got {
+	for _, req := range f.Requests() {
 		if req.Model == "p/proposer" && req.Oracle != ClaimsOracle(answers[0]) && req.Oracle != ClaimsOracle(answers[1]) {
 			t.Errorf("proposer oracle %q", req.Oracle)
 		}
@@ -361,7 +352,7 @@ func TestAsymmetricProposerFailure(t *testing.T) {
 	}
 	f := &fake{answers: goodAnswers, reply: reply}
 	out, d := evaluate(t, f, map[string]string{"proposer": "p/proposer", "checker": "c/checker"})
-	for _, req := range f.got {
+	for _, req := range f.Requests() {
 		if req.Model == "c/checker" {
 			t.Fatal("a checker was asked without claims")
 		}
@@ -392,10 +383,10 @@ func TestLengthLimitedSet(t *testing.T) {
 	if out.Metrics["score"] != 1 || out.Metrics["score_limited"] != 0.75 || out.Metrics["coverage_limited"] != 0.8 {
 		t.Errorf("metrics %v", out.Metrics)
 	}
-	if len(f.got) != 5 {
-		t.Fatalf("%d calls: want 2 answers, 2 judgements and one of the cut answer", len(f.got))
+	if len(f.Requests()) != 5 {
+		t.Fatalf("%d calls: want 2 answers, 2 judgements and one of the cut answer", len(f.Requests()))
 	}
-	if cut := f.got[2].Messages[1].Content; !strings.Contains(cut, "clears within a\n>>>") || strings.Contains(cut, "Drink fluids") {
+	if cut := f.Requests()[2].Messages[1].Content; !strings.Contains(cut, "clears within a\n>>>") || strings.Contains(cut, "Drink fluids") {
 		t.Errorf("the limited judge saw %q", cut)
 	}
 	if (Task{WordLimit: 10}).Version() == (Task{}).Version() {
@@ -436,7 +427,7 @@ func TestReferences(t *testing.T) {
 	// The prompts are exactly what Evaluate sends for baseline/reference.
 	f := &fake{answers: []string{turns[0].Reference, turns[1].Reference}, reply: oracleJudge}
 	evaluate(t, f, nil)
-	if !reflect.DeepEqual(f.got[0].Messages, refs[0].Messages) || !reflect.DeepEqual(f.got[2].Messages, refs[1].Messages) {
+	if !reflect.DeepEqual(f.Requests()[0].Messages, refs[0].Messages) || !reflect.DeepEqual(f.Requests()[2].Messages, refs[1].Messages) {
 		t.Error("reference prompts differ from the prompts sent")
 	}
 }
@@ -480,21 +471,7 @@ func TestPromptsGolden(t *testing.T) {
 	b.WriteString("==== reply schema\n" + string(ReplySchema.JSON) + "\n")
 	b.WriteString("==== claims schema\n" + string(ClaimsSchema.JSON) + "\n")
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed; if on purpose, bump the prompt versions and run go test -update\n%s", b.String())
-	}
+	golden.Check(t, path, b.String(), *update, "if on purpose, bump the prompt versions and run go test -update")
 	// The oracles parse as the replies they stand for.
 	var r Reply
 	if err := judge.Decode(VerdictOracle(goodAnswers[0], turns[0].Rubrics), &r); err != nil || len(r.Verdicts) != 4 {

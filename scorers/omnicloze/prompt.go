@@ -103,20 +103,20 @@ var ErrReply = errors.New("omnicloze: invalid fill reply")
 // empty option. A blank the reply leaves out, a number that names no
 // blank, or an option that names none of the blank's is not an error of
 // the reply's form: the task records it for that blank (see Task).
-func (r FillReply) Validate() error {
-	seen := map[int]bool{}
-	for i, a := range r.Answers {
-		switch {
-		case a.Blank < 1:
-			return fmt.Errorf("%w: answer %d names blank %d", ErrReply, i+1, a.Blank)
-		case seen[a.Blank]:
-			return fmt.Errorf("%w: blank %d answered twice", ErrReply, a.Blank)
-		case strings.TrimSpace(a.Option) == "":
-			return fmt.Errorf("%w: blank %d has an empty option", ErrReply, a.Blank)
+func (r FillReply) Validate() error { return answeredBlanks.Check(r.Answers) }
+
+var answeredBlanks = judge.UniqueKeys[BlankAnswer, int]{
+	Key: func(a BlankAnswer) (int, bool) { return a.Blank, a.Blank >= 1 },
+	NoKey: func(i int, a BlankAnswer) error {
+		return fmt.Errorf("%w: answer %d names blank %d", ErrReply, i, a.Blank)
+	},
+	Twice: func(n int) error { return fmt.Errorf("%w: blank %d answered twice", ErrReply, n) },
+	Item: func(n int, a BlankAnswer) error {
+		if strings.TrimSpace(a.Option) == "" {
+			return fmt.Errorf("%w: blank %d has an empty option", ErrReply, n)
 		}
-		seen[a.Blank] = true
-	}
-	return nil
+		return nil
+	},
 }
 
 // FillSchema is the JSON schema of FillReply, sent as the response format

@@ -7,21 +7,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/scorerstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -58,24 +58,17 @@ func sample(it *schemas.OmniClozeItem) scorers.Sample {
 // fake answers the model under test with caption and each judge call with
 // reply(model, request); it records every request.
 type fake struct {
-	mu      sync.Mutex
+	scorerstest.Models
 	caption string
 	reply   func(model string, req modelapi.Request) (string, error)
-	got     []modelapi.Request
 }
 
 func (f *fake) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
-	f.mu.Lock()
-	f.got = append(f.got, req)
-	f.mu.Unlock()
-	text := f.caption
-	if req.Model != "test/captioner" {
-		var err error
-		if text, err = f.reply(req.Model, req); err != nil {
-			return modelapi.Response{}, err
-		}
+	f.Record(req)
+	if req.Model == "test/captioner" {
+		return scorerstest.Reply(f.caption, nil)
 	}
-	return modelapi.Response{Choices: []modelapi.Choice{{Content: text}}, Usage: modelapi.Usage{PromptTokens: 10, Attempts: 1}}, nil
+	return scorerstest.Reply(f.reply(req.Model, req))
 }
 
 // oracleJudge replies with the request's oracle: baseline/judge's behaviour.
@@ -271,7 +264,7 @@ func TestCaptionRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := f.got[0].Messages[0]
+			msg := f.Requests()[0].Messages[0]
 			hasImage := len(msg.MultiContent) == 2 && msg.MultiContent[1].Type == openai.ChatMessagePartTypeImageURL &&
 				msg.MultiContent[1].ImageURL.URL == it.MediaURI
 			if MediaPart(it) != tc.part || hasImage != (tc.part == PartImageURL) || !strings.Contains(msg.MultiContent[0].Text, it.MediaURI) {
@@ -281,7 +274,7 @@ func TestCaptionRequest(t *testing.T) {
 				t.Errorf("details %+v", d)
 			}
 			ref, ok := Task{}.Reference(sample(it))
-			if !ok || ref.Content != it.Caption || !reflect.DeepEqual(ref.Messages, f.got[0].Messages) {
+			if !ok || ref.Content != it.Caption || !reflect.DeepEqual(ref.Messages, f.Requests()[0].Messages) {
 				t.Errorf("reference %+v", ref)
 			}
 		})
@@ -317,8 +310,8 @@ func TestCaptionsFile(t *testing.T) {
 			f := &fake{reply: oracleJudge}
 			out, err := task.Evaluate(ctx, scorers.Env{Models: f, Model: CaptionsPrefix + tc.key}, sample(testItem(t)))
 			if tc.bad != "" {
-				if !errors.Is(err, scorers.ErrBadSample) || !strings.Contains(err.Error(), tc.bad) || len(f.got) != 0 {
-					t.Errorf("err = %v after %d calls", err, len(f.got))
+				if !errors.Is(err, scorers.ErrBadSample) || !strings.Contains(err.Error(), tc.bad) || len(f.Requests()) != 0 {
+					t.Errorf("err = %v after %d calls", err, len(f.Requests()))
 				}
 				return
 			}
@@ -326,8 +319,8 @@ func TestCaptionsFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := out.Details.(Details)
-			if out.Response != "A violin plays." || d.CaptionFrom != "in/good.jsonl" || len(d.CaptionFileSHA256) != 64 || len(f.got) != 1 || f.got[0].Model != DefaultJudge {
-				t.Errorf("response %q, details %+v, calls %d", out.Response, d, len(f.got))
+			if out.Response != "A violin plays." || d.CaptionFrom != "in/good.jsonl" || len(d.CaptionFileSHA256) != 64 || len(f.Requests()) != 1 || f.Requests()[0].Model != DefaultJudge {
+				t.Errorf("response %q, details %+v, calls %d", out.Response, d, len(f.Requests()))
 			}
 			if out.Metrics[MetricCorrect] != 1 || out.Metrics[MetricOmitted] != 2 {
 				t.Errorf("metrics %v", out.Metrics)
@@ -445,20 +438,6 @@ func TestPrompts(t *testing.T) {
 	dump(CaptionPromptVersion+" (image)", CaptionMessages(&img))
 	dump(FillPromptVersion, FillMessages("A violin plays.", it.Passage, testBlanks()))
 	fmt.Fprintf(&b, "===== oracle\n%s\n", FillOracle("A violin plays.", it.Passage, testBlanks()))
-	golden := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("prompts changed (bump their versions, then go test -update):\n%s", b.String())
-	}
+	path := filepath.Join("testdata", "prompts.golden")
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump their versions, then go test -update")
 }

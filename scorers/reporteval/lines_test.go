@@ -7,9 +7,10 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/golden"
 )
 
 var update = flag.Bool("update", false, "update golden files")
@@ -54,18 +55,7 @@ func TestScoreSectionsLinesGolden(t *testing.T) {
 	if err.Error() != wantMsg {
 		t.Errorf("err = %q, want %q", err, wantMsg)
 	}
-	if *update {
-		if err := os.WriteFile(linesGolden, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(linesGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("output differs from %s (run with -update after checking):\n%s", linesGolden, out.Bytes())
-	}
+	golden.Check(t, linesGolden, out.String(), *update, "run with -update after checking")
 	// Every well-formed line says what Sections says.
 	dec := json.NewDecoder(&out)
 	byName := map[string]sectionsCase{}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,48 +19,29 @@ import (
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/webfetch"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/scorerstest"
 )
 
 // fake answers the model under test with a fixed report and each judge
 // call with reply(model, request); it records every request.
 type fake struct {
-	mu     sync.Mutex
+	scorerstest.Models
 	report string
 	reply  func(model string, req modelapi.Request) (string, error)
-	got    []modelapi.Request
 }
 
 func (f *fake) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
-	f.mu.Lock()
-	f.got = append(f.got, req)
-	f.mu.Unlock()
-	text := f.report
-	if req.Model != "test/model" {
-		var err error
-		if text, err = f.reply(req.Model, req); err != nil {
-			return modelapi.Response{}, err
-		}
+	f.Record(req)
+	if req.Model == "test/model" {
+		return scorerstest.Reply(f.report, nil)
 	}
-	return modelapi.Response{Choices: []modelapi.Choice{{Content: text}}, Usage: modelapi.Usage{PromptTokens: 10, Attempts: 1}}, nil
-}
-
-// requests returns the recorded requests whose prompt version (read from
-// the verdicts, so by prompt) matches: those to judges other than model.
-func (f *fake) judged(model string) []modelapi.Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []modelapi.Request
-	for _, r := range f.got {
-		if r.Model == model {
-			out = append(out, r)
-		}
-	}
-	return out
+	return scorerstest.Reply(f.reply(req.Model, req))
 }
 
 // oracleJudge replies with the request's oracle: baseline/judge's behaviour.
@@ -221,7 +201,7 @@ func TestFactualityAgainstTheWeb(t *testing.T) {
 		t.Errorf("bridge: %+v", s)
 	}
 	// The judge saw the page as text (HTML reduced), not its script.
-	for _, r := range f.judged(DefaultJudge) {
+	for _, r := range f.Requests(DefaultJudge) {
 		if strings.Contains(r.Messages[1].Content, "harbour bridge opened") && strings.Contains(r.Messages[1].Content, "x()") {
 			t.Error("the fact checker's prompt holds the page's script")
 		}
@@ -259,7 +239,7 @@ func TestGeneratesWithoutABundledReport(t *testing.T) {
 	web := newWeb(t)
 	f := &fake{report: webReport(web.URL), reply: oracleJudge}
 	out, d := evaluate(t, webTask(t), f, sample("Two landmarks", nil), nil)
-	model := f.judged("test/model")
+	model := f.Requests("test/model")
 	if len(model) != 1 || model[0].Messages[1].Content != ReportMessages("Two landmarks")[1].Content {
 		t.Fatalf("model asked %d times", len(model))
 	}
@@ -326,7 +306,7 @@ func TestNoCandidatePairs(t *testing.T) {
 	if _, ok := out.Metrics[MetricRedundancy]; ok || !d.Redundancy.Skipped || len(d.Redundancy.Pairs) != 0 {
 		t.Errorf("redundancy %+v, metrics %v", d.Redundancy, out.Metrics)
 	}
-	for _, r := range f.got {
+	for _, r := range f.Requests() {
 		if strings.Contains(r.Messages[0].Content, "repeat each other") {
 			t.Error("a pair was judged")
 		}
@@ -391,7 +371,7 @@ func TestAsymmetricCheckerNeverSeesTheReport(t *testing.T) {
 	f := &fake{reply: proposer}
 	out, d := evaluate(t, webTask(t), f, sample("Two landmarks", &report),
 		map[string]string{"judge": "a/judge", "proposer": "p/proposer", "checker": "c/checker"})
-	checks := f.judged("c/checker")
+	checks := f.Requests("c/checker")
 	if len(checks) != 2 {
 		t.Fatalf("checker asked %d times, want 2", len(checks))
 	}
@@ -431,7 +411,7 @@ func TestAsymmetricCheckerNeverSeesTheReport(t *testing.T) {
 		}}
 		out, d := evaluate(t, webTask(t), f, sample("Two landmarks", &report),
 			map[string]string{"proposer": "p/proposer", "checker": "c/checker"})
-		if _, ok := out.Metrics[MetricFactualityChecks+AsymSuffix]; ok || len(f.judged("c/checker")) != 0 {
+		if _, ok := out.Metrics[MetricFactualityChecks+AsymSuffix]; ok || len(f.Requests("c/checker")) != 0 {
 			t.Errorf("metrics %v after a failed proposer", out.Metrics)
 		}
 		if d.FactualityAsym == nil || !d.FactualityAsym.Proposer.Failed() {
@@ -489,18 +469,7 @@ func TestPromptsGolden(t *testing.T) {
 		}
 	}
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed; bump their versions and run with -update")
-	}
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump their versions and run with -update")
 	if !strings.Contains(CutSource(strings.Repeat("é", MaxSourceChars)), "cut at 60000 of 120000 bytes") {
 		t.Error("CutSource does not say where it cut")
 	}
@@ -525,7 +494,7 @@ func TestLargeSourceIsCut(t *testing.T) {
 	if err := json.Unmarshal(c.Judges[0].Verdict.Parsed, &reply); err != nil || c.Label != "-1" {
 		t.Errorf("the cut page no longer says 2001, so the claim is not supported: %+v (%v)", c, err)
 	}
-	for _, r := range f.judged(DefaultJudge) {
+	for _, r := range f.Requests(DefaultJudge) {
 		if strings.Contains(r.Messages[1].Content, "It closed in 2001") {
 			t.Error("the judge saw the page past the cut")
 		}

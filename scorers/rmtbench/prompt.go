@@ -187,21 +187,18 @@ var ErrReply = errors.New("rmtbench: invalid scores")
 // reply leaves out, or one that was not asked, is not an error of the
 // reply's form: the task records the first as a judge error for that
 // dimension and the second as ignored.
-func (r Reply) Validate() error {
-	seen := map[string]bool{}
-	for i, s := range r.Scores {
-		d := strings.TrimSpace(s.Dimension)
-		switch {
-		case d == "":
-			return fmt.Errorf("%w: score %d has no dimension", ErrReply, i+1)
-		case seen[d]:
-			return fmt.Errorf("%w: dimension %q scored twice", ErrReply, d)
-		case s.Score < MinScore || s.Score > MaxScore:
+func (r Reply) Validate() error { return scoredDimensions.Check(r.Scores) }
+
+var scoredDimensions = judge.UniqueKeys[DimensionScore, string]{
+	Key:   func(s DimensionScore) (string, bool) { d := strings.TrimSpace(s.Dimension); return d, d != "" },
+	NoKey: func(i int, _ DimensionScore) error { return fmt.Errorf("%w: score %d has no dimension", ErrReply, i) },
+	Twice: func(d string) error { return fmt.Errorf("%w: dimension %q scored twice", ErrReply, d) },
+	Item: func(d string, s DimensionScore) error {
+		if s.Score < MinScore || s.Score > MaxScore {
 			return fmt.Errorf("%w: %s scored %d, outside %d–%d", ErrReply, d, s.Score, MinScore, MaxScore)
 		}
-		seen[d] = true
-	}
-	return nil
+		return nil
+	},
 }
 
 // ReplySchema is the JSON schema of Reply, sent as the response format of

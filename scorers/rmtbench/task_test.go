@@ -6,19 +6,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
+	"github.com/benchline/benchline/scorers/scorerstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -68,42 +68,21 @@ var fixedTurns = []schemas.RMTTurn{
 // model is a judge answering with judge(model, request). It records every
 // request in order.
 type fake struct {
-	mu    sync.Mutex
-	got   []modelapi.Request
+	scorerstest.Models
 	model func(req modelapi.Request) string
 	user  func(req modelapi.Request) (string, error)
 	judge func(model string, req modelapi.Request) (string, error)
 }
 
 func (f *fake) Complete(_ context.Context, req modelapi.Request) (modelapi.Response, error) {
-	f.mu.Lock()
-	f.got = append(f.got, req)
-	f.mu.Unlock()
-	var text string
-	var err error
+	f.Record(req)
 	switch {
 	case req.Model == "test/model":
-		text = f.model(req)
+		return scorerstest.Reply(f.model(req), nil)
 	case strings.HasPrefix(req.Model, "test/user"):
-		text, err = f.user(req)
-	default:
-		text, err = f.judge(req.Model, req)
+		return scorerstest.Reply(f.user(req))
 	}
-	if err != nil {
-		return modelapi.Response{}, err
-	}
-	return modelapi.Response{Choices: []modelapi.Choice{{Content: text}}, Usage: modelapi.Usage{PromptTokens: 10, Attempts: 1}}, nil
-}
-
-// requests returns the recorded requests to model.
-func (f *fake) requests(model string) []modelapi.Request {
-	var out []modelapi.Request
-	for _, r := range f.got {
-		if r.Model == model {
-			out = append(out, r)
-		}
-	}
-	return out
+	return scorerstest.Reply(f.judge(req.Model, req))
 }
 
 // oracle answers with the request's oracle: baseline/judge and
@@ -196,7 +175,7 @@ func TestDialogueBookkeeping(t *testing.T) {
 			if len(d.Rounds) != tc.rounds || d.Ended != tc.ended {
 				t.Fatalf("%d rounds, ended %q; want %d, %q", len(d.Rounds), d.Ended, tc.rounds, tc.ended)
 			}
-			if got := len(f.requests("test/user")); got != tc.userCalls {
+			if got := len(f.Requests("test/user")); got != tc.userCalls {
 				t.Errorf("%d simulated-user calls, want %d", got, tc.userCalls)
 			}
 			if v, ok := out.Metrics[MetricUserEnded]; (tc.userEnded < 0) == ok || (ok && v != tc.userEnded) {
@@ -210,7 +189,7 @@ func TestDialogueBookkeeping(t *testing.T) {
 			// The model under test: one request per round, the persona
 			// once and first, the history growing by one exchange a round
 			// with its own earlier replies.
-			model := f.requests("test/model")
+			model := f.Requests("test/model")
 			if len(model) != tc.rounds {
 				t.Fatalf("%d model requests, want %d", len(model), tc.rounds)
 			}
@@ -245,7 +224,7 @@ func TestDialogueBookkeeping(t *testing.T) {
 			}
 			// The simulated user sees the conversation from its side: its
 			// own turns as assistant messages, the replies as user messages.
-			for i, req := range f.requests("test/user") {
+			for i, req := range f.Requests("test/user") {
 				m := req.Messages
 				if len(m) != 2+2*i || m[0].Role != openai.ChatMessageRoleSystem {
 					t.Fatalf("user call %d: %d messages", i+1, len(m))
@@ -257,7 +236,7 @@ func TestDialogueBookkeeping(t *testing.T) {
 				}
 			}
 			// Each round's judge prompt holds every earlier round.
-			judges := f.requests(DefaultJudge)
+			judges := f.Requests(DefaultJudge)
 			if len(judges) != tc.rounds {
 				t.Fatalf("%d judge calls, want %d", len(judges), tc.rounds)
 			}
@@ -289,7 +268,7 @@ func TestPreferenceMemoryAskedOnceStated(t *testing.T) {
 			t.Errorf("round %d: preference memory asked %v, stated %v", i+1, asked, r.Stated)
 		}
 	}
-	if p := f.requests(DefaultJudge)[2].Messages[1].Content; !strings.Contains(p, "- I hate the cold.") {
+	if p := f.Requests(DefaultJudge)[2].Messages[1].Content; !strings.Contains(p, "- I hate the cold.") {
 		t.Errorf("round 3's judge prompt lacks the stated preference:\n%s", p)
 	}
 }
@@ -513,18 +492,7 @@ func TestPromptsGolden(t *testing.T) {
 	show(JudgePromptVersion, JudgeMessages(lighthouse, "The user wants stories of the sea.", spec.Preferences, history,
 		Exchange{User: "Any ships?", Reply: "One, at dawn."}, Dimensions)...)
 	path := filepath.Join("testdata", "prompts.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("prompts changed (bump the prompt versions, then -update):\n%s", b.String())
-	}
+	golden.Check(t, path, b.String(), *update, "prompts changed: bump the prompt versions, then -update")
 }
 
 func TestCharacterOf(t *testing.T) {

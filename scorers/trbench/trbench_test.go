@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
 	"testing"
 
+	"github.com/benchline/benchline/internal/golden"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
@@ -82,19 +82,7 @@ func TestCritiquePromptGolden(t *testing.T) {
 	got := trbench.CritiquePrompt([]trbench.Message{{Role: "system", Content: sys}, {Role: "user", Content: "Set a 10 minute timer."}},
 		"<tool_call>\n{\"name\": \"timer.start\", \"arguments\": {\"minutes\": 10}}\n</tool_call>", "")
 	const path = "testdata/critique_prompt.golden.txt"
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("prompt differs from %s:\n%s", path, got)
-	}
+	golden.Check(t, path, got, *update, "")
 }
 
 // judge is a fake gateway: it answers every request with answer(prompt).
