@@ -80,7 +80,8 @@ type Progress struct {
 	Finished    bool
 	// ShardsRunning is filled by the client (app.QueryProgress), which also
 	// adds the running shards' counts so far to the counts above; the
-	// workflow answers 0 and counts finished shards only.
+	// workflow answers 0 and counts finished shards only. It counts shard
+	// activities: a group of fast shards (ShardGroup) counts once.
 	ShardsRunning int
 }
 
@@ -275,8 +276,8 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 // DefaultShardTarget is EvaluateModelInput.ShardTarget's default: against
 // a fast endpoint a 500-sample shard lasts about a second, and Temporal's
 // cost per activity (its SQLite or database commits, a workflow task, the
-// round trip before the next shard starts) was about a tenth of the run's
-// CPU; a group of 5 such shards pays it once.
+// round trip before the next shard starts) was an eighth of the run's CPU
+// or more; a group of 5 such shards pays it once.
 const DefaultShardTarget = 5 * time.Second
 
 // maxShardGroup bounds the shards of one activity.
