@@ -280,11 +280,17 @@ func (a *Eval) dataset(ctx context.Context, plan runs.Plan) (blob.Store, error) 
 	return catalog.Checked(a.Store, m), nil
 }
 
-// RunShardInput names one shard of a run.
+// RunShardInput names one shard of a run, or a group of consecutive ones.
 type RunShardInput struct {
 	RunID       string
 	Shard       int
 	RerunErrors bool
+	// Shards is how many consecutive shards from Shard the activity runs,
+	// one after the other, each to its own result file, exactly as that
+	// many single-shard activities would [1]. The workflow groups shards
+	// when they are fast (ShardGroup), so that Temporal's cost and the
+	// round trip between two activities are paid once per group.
+	Shards int `json:",omitempty"`
 }
 
 // ShardResult summarises a finished shard.
@@ -296,6 +302,21 @@ type ShardResult struct {
 	Calls       int64
 	CacheHits   int64
 	CostUSD     float64
+	// Seconds is how long the activity took to run its shards (the
+	// workflow sizes groups of fast shards from it).
+	Seconds float64 `json:",omitempty"`
+	// Shards is how many shards the result covers [1].
+	Shards int `json:",omitempty"`
+}
+
+// add sums b into r (a group's result over its shards).
+func (r *ShardResult) add(b ShardResult) {
+	r.Samples += b.Samples
+	r.ModelFailed += b.ModelFailed
+	r.InfraFailed += b.InfraFailed
+	r.Calls += b.Calls
+	r.CacheHits += b.CacheHits
+	r.CostUSD += b.CostUSD
 }
 
 func summarize(shard int, rows []schemas.ResultRow) ShardResult {
@@ -320,7 +341,103 @@ func summarize(shard int, rows []schemas.ResultRow) ShardResult {
 // chunks are safe, so a retry resumes after the last checkpoint. The shard's
 // results go to one file at a deterministic key, so a retried or duplicated
 // activity yields exactly one row per sample.
-func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (res ShardResult, err error) {
+//
+// With in.Shards > 1 it runs that many consecutive shards one after the
+// other, each exactly as a single-shard activity would; its heartbeat
+// detail names the shard it is in, so a retry skips the shards whose
+// result files exist and resumes the one it was in from its checkpoints.
+func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (ShardResult, error) {
+	t0 := time.Now()
+	if in.Shards <= 1 {
+		res, err := a.runShard(ctx, in.RunID, in.Shard, in.RerunErrors, nil)
+		res.Seconds = time.Since(t0).Seconds()
+		return res, err
+	}
+	g := &shardGroup{beat: func(d any) { activity.RecordHeartbeat(ctx, d) }}
+	plan, err := a.plan(ctx, in.RunID)
+	if err != nil {
+		return ShardResult{}, classify(err)
+	}
+	for i := range in.Shards {
+		rng, err := plan.Shard(in.Shard + i)
+		if err != nil {
+			return ShardResult{}, invalid(err)
+		}
+		g.total += rng.Rows
+	}
+	stopBeat := heartbeatEvery(ctx, 2*time.Second, g.detail)
+	defer stopBeat()
+	res := ShardResult{Shard: in.Shard, Shards: in.Shards}
+	for i := range in.Shards {
+		r, err := a.runShard(ctx, in.RunID, in.Shard+i, in.RerunErrors, g)
+		if err != nil {
+			return ShardResult{}, err
+		}
+		res.add(r)
+		g.finished(r)
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// shardGroup is the state of a RunShard activity over several shards that
+// its heartbeats report: the shard it is in, that shard's progress, and
+// the counts of the group so far.
+type shardGroup struct {
+	beat  func(detail any)
+	total int64 // samples of the whole group
+
+	mu    sync.Mutex
+	shard int
+	cur   *shardRun
+	base  ShardCounts // the group's finished shards
+}
+
+// start makes sr, of shard, the group's current shard.
+func (g *shardGroup) start(shard int, sr *shardRun) {
+	g.mu.Lock()
+	g.shard, g.cur = shard, sr
+	g.mu.Unlock()
+	sr.shardID = shard
+	sr.beat = func(any) { g.beat(g.detail()) }
+}
+
+// finished adds a finished shard's counts to the group's.
+func (g *shardGroup) finished(r ShardResult) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.base.Samples += r.Samples
+	g.base.ModelFailed += r.ModelFailed
+	g.base.InfraFailed += r.InfraFailed
+	g.base.CostUSD += r.CostUSD
+	g.cur = nil
+}
+
+// detail is the group's heartbeat detail: the current shard's progress
+// (its checkpoints, for a retry), with the group's counts so far (for
+// progress displays).
+func (g *shardGroup) detail() any {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var p shardProgress
+	if g.cur != nil {
+		p = g.cur.progress()
+	}
+	p.Shard = g.shard
+	c := g.base
+	c.Samples += p.Samples
+	c.ModelFailed += p.ModelFailed
+	c.InfraFailed += p.InfraFailed
+	c.CostUSD += p.CostUSD
+	c.Total = g.total
+	p.ShardCounts = c
+	return p
+}
+
+// runShard runs one shard; g is its group, nil when the activity runs
+// this shard alone.
+func (a *Eval) runShard(ctx context.Context, run string, shard int, rerunErrors bool, g *shardGroup) (res ShardResult, err error) {
+	in := RunShardInput{RunID: run, Shard: shard, RerunErrors: rerunErrors}
 	ctx, done := a.shardStart(ctx, "RunShard", in.RunID, in.Shard)
 	defer done(&res, &err)
 	defer func() { err = classify(err) }()
@@ -371,13 +488,19 @@ func (a *Eval) RunShard(ctx context.Context, in RunShardInput) (res ShardResult,
 	// checkpoints: it redoes only its few failed rows.
 	sr := a.newShardRun(ctx, plan.RunID, in.Shard, rows, todo, previous == nil)
 	sr.flush = seg.Flush
+	if g != nil {
+		g.start(in.Shard, sr)
+	}
 	if err := sr.resume(ctx, previousDetail(ctx)); err != nil {
 		return ShardResult{}, err
 	}
-	// Heartbeat on a ticker too, carrying the progress, so a slow chunk (a
-	// slow model) does not look like a dead worker.
-	stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
-	defer stopBeat()
+	if g == nil {
+		// Heartbeat on a ticker too, carrying the progress, so a slow chunk
+		// (a slow model) does not look like a dead worker. (A group has
+		// one ticker for all its shards.)
+		stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
+		defer stopBeat()
+	}
 	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
 		row, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, env, samples[i])
 		if err != nil {
@@ -453,7 +576,7 @@ func eachIndex(ctx context.Context, idx []int, conc int, fn func(context.Context
 // heartbeating through ctx.
 func (a *Eval) newShardRun(ctx context.Context, run string, shard int, rows []schemas.ResultRow, todo []bool, checkpoint bool) *shardRun {
 	return &shardRun{store: a.Store, run: run, shard: shard, chunk: a.chunkSize(), interval: a.checkpointInterval(),
-		rows: rows, todo: todo, checkpoint: checkpoint, now: time.Now,
+		rows: rows, todo: todo, checkpoint: checkpoint, now: time.Now, shardID: -1,
 		beat: func(d any) { activity.RecordHeartbeat(ctx, d) }}
 }
 

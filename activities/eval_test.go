@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
@@ -271,5 +272,89 @@ func TestSampleAttempts(t *testing.T) {
 				t.Errorf("scored row %+v (%v), want an infrastructure failure", rows, err)
 			}
 		})
+	}
+}
+
+// TestRunShardGroupResumes runs a group of 3 shards of 4 samples (chunks
+// of 2, a checkpoint after each) and kills it in the second chunk of the
+// last shard; the retry, given the last heartbeat detail (which names that
+// shard), finds the first two shards' result files, resumes the third from
+// its checkpoint, and returns the group's sums; every shard has its own
+// result file with its own samples and no checkpoint is left.
+func TestRunShardGroupResumes(t *testing.T) {
+	ctx := context.Background()
+	task := &fakeTask{}
+	a, run := generatedShard(t, task, 12, 2)
+	if err := a.Store.Delete(ctx, runs.ShardKey(run, 0)); err != nil { // a fresh run: no shard generated
+		t.Fatal(err)
+	}
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &plan); err != nil {
+		t.Fatal(err)
+	}
+	plan.ShardSize = 4
+	plan.Layout()
+	if err := blob.PutJSON(ctx, a.Store, runs.PlanKey(run), plan); err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Options{Config: &gateway.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Gateway = gw
+	in := RunShardInput{RunID: run, Shard: 0, Shards: 3}
+
+	killCtx, kill := context.WithCancel(ctx)
+	defer kill()
+	task.hook = func(ctx context.Context, s scorers.Sample) error {
+		if s.ID == "s10" {
+			kill()
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}
+	env, lastBeat := activityEnv(killCtx, a)
+	if _, err := env.ExecuteActivity(a.RunShard, in); err == nil {
+		t.Fatal("the killed attempt succeeded")
+	}
+	if got := task.takeCalls(); !slices.Equal(got, ids(0, 11)) {
+		t.Fatalf("first attempt evaluated %v, want %v", got, ids(0, 11))
+	}
+	beat, ok := lastBeat()
+	if !ok || beat.Shard != 2 || beat.Done != 1 || !slices.Equal(beat.Starts, []int{0}) || beat.Samples != 10 || beat.Total != 12 {
+		t.Fatalf("last heartbeat %+v (%v), want shard 2 with its first chunk checkpointed, 10 of 12 samples", beat, ok)
+	}
+
+	task.hook = nil
+	env, _ = activityEnv(ctx, a)
+	env.SetHeartbeatDetails(beat)
+	v, err := env.ExecuteActivity(a.RunShard, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res ShardResult
+	if err := v.Get(&res); err != nil || res.Samples != 12 || res.Shards != 3 || res.Shard != 0 || res.Seconds <= 0 {
+		t.Fatalf("result %+v (%v), want 12 samples of 3 shards from shard 0, timed", res, err)
+	}
+	if got := task.takeCalls(); !slices.Equal(got, ids(10, 12)) {
+		t.Errorf("retry evaluated %v, want only %v", got, ids(10, 12))
+	}
+	for sh := range 3 {
+		rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ShardKey(run, sh))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(rows); got != 4 {
+			t.Fatalf("shard %d: %d rows, want 4", sh, got)
+		}
+		for i, r := range rows {
+			if want := int64(4*sh + i); r.SampleIndex != want || r.SampleID != fmt.Sprintf("s%d", want) || r.Response != "answer "+r.SampleID {
+				t.Errorf("shard %d row %d: %+v, want sample %d", sh, i, r, want)
+			}
+		}
+		if left, err := a.Store.List(ctx, runs.ChunkPrefix(run, sh)); err != nil || len(left) != 0 {
+			t.Errorf("shard %d: checkpoints left: %v (%v)", sh, left, err)
+		}
 	}
 }

@@ -18,9 +18,15 @@ import (
 // file starting at chunk Starts[i] runs to Starts[i+1], the last one to
 // Done). Its ShardCounts are for progress displays only; resume ignores
 // them (and details of older versions, which have none, resume as before).
+//
+// Shard names the shard when the activity runs a group of shards
+// (RunShardInput.Shards > 1): a retry resumes from the detail only the
+// shard it names, and finds the group's earlier shards finished by their
+// result files.
 type shardProgress struct {
 	Done   int   `json:"done"`
 	Starts []int `json:"starts,omitempty"`
+	Shard  int   `json:"shard,omitempty"`
 	ShardCounts
 }
 
@@ -101,6 +107,9 @@ type shardRun struct {
 	// activity).
 	beat func(detail any)
 	now  func() time.Time
+	// shardID, when not -1, is the shard a heartbeat detail must name
+	// to be resumed from (a group's shard; see shardProgress.Shard).
+	shardID int
 
 	mu   sync.Mutex // guards prog, which the heartbeat ticker reads
 	prog shardProgress
@@ -132,7 +141,7 @@ func (r *shardRun) resume(ctx context.Context, decode func(any) error) error {
 		return nil
 	}
 	var p shardProgress
-	if err := decode(&p); err != nil || !p.valid(r.chunks()) {
+	if err := decode(&p); err != nil || !p.valid(r.chunks()) || (r.shardID >= 0 && p.Shard != r.shardID) {
 		return nil
 	}
 	for i, start := range p.Starts {

@@ -58,7 +58,7 @@ func newAttempt(store blob.Store, n, chunk int, interval time.Duration) *attempt
 func newAttemptOver(store blob.Store, rows []schemas.ResultRow, todo []bool, chunk int, interval time.Duration, checkpoint bool) *attempt {
 	at := &attempt{clock: &fakeClock{t: time.Unix(1000, 0)}}
 	at.r = &shardRun{store: store, run: testRun, shard: 3, chunk: chunk, interval: interval, rows: rows, todo: todo,
-		checkpoint: checkpoint, now: at.clock.now}
+		checkpoint: checkpoint, now: at.clock.now, shardID: -1}
 	at.r.beat = func(d any) {
 		at.mu.Lock()
 		defer at.mu.Unlock()
@@ -444,4 +444,60 @@ func TestShardRunFinishDeletesUnnamedCheckpoints(t *testing.T) {
 		labels[i] = "second"
 	}
 	checkShardFile(t, store, key, labels) // fails on a checkpoint left
+}
+
+// TestShardGroupDetail: in a group of shards, the heartbeat detail names
+// the shard it is in and counts the whole group; a retry resumes from the
+// checkpoints of the shard the detail names, and a later shard of the
+// group, which the detail does not name, starts from its first row.
+func TestShardGroupDetail(t *testing.T) {
+	store := blobtest.NewMemory()
+	var beats []shardProgress
+	g := &shardGroup{total: 25, beat: func(d any) { beats = append(beats, d.(shardProgress)) }}
+	g.finished(ShardResult{Samples: 15, ModelFailed: 2, CostUSD: 1}) // shards 1 and 2 done
+
+	first := newAttempt(store, 10, 3, 0)
+	g.start(3, first.r)
+	if err := first.run("first", 7); !errors.Is(err, errCrash) {
+		t.Fatalf("first attempt: %v, want the crash", err)
+	}
+	if len(beats) != 2 {
+		t.Fatalf("%d heartbeats, want 2 (a checkpoint after chunks 0 and 1)", len(beats))
+	}
+	last := beats[len(beats)-1]
+	if last.Shard != 3 || last.Done != 2 || !slices.Equal(last.Starts, []int{0, 1}) {
+		t.Fatalf("last detail %+v, want shard 3, 2 chunks done in 2 files", last)
+	}
+	if w := (ShardCounts{Samples: 21, Total: 25, ModelFailed: 2, CostUSD: 1}); last.ShardCounts != w {
+		t.Errorf("last detail counts %+v, want %+v (15 of the finished shards, 6 of shard 3)", last.ShardCounts, w)
+	}
+	b, err := json.Marshal(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := func(v any) error { return json.Unmarshal(b, v) }
+
+	retry := newAttempt(store, 10, 3, 0)
+	(&shardGroup{beat: func(any) {}}).start(3, retry.r)
+	if err := retry.r.resume(context.Background(), detail); err != nil {
+		t.Fatal(err)
+	}
+	if err := retry.run("retry", -1); err != nil {
+		t.Fatal(err)
+	}
+	if want := span(6, 10); !slices.Equal(retry.did, want) {
+		t.Errorf("the retry of shard 3 did rows %v, want %v", retry.did, want)
+	}
+
+	other := newAttempt(store, 10, 3, 0)
+	(&shardGroup{beat: func(any) {}}).start(4, other.r)
+	if err := other.r.resume(context.Background(), detail); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.run("other", -1); err != nil {
+		t.Fatal(err)
+	}
+	if want := span(0, 10); !slices.Equal(other.did, want) {
+		t.Errorf("shard 4, under a detail naming shard 3, did rows %v, want all of %v", other.did, want)
+	}
 }

@@ -35,6 +35,13 @@ type EvaluateModelInput struct {
 	// before it is retried on another worker [30s]; shards heartbeat every
 	// 2 s.
 	ShardHeartbeatTimeout time.Duration
+	// ShardTarget is how long one shard activity should last when shards
+	// are fast: once shards have finished, the workflow hands the next
+	// activity as many consecutive shards as take about this long at
+	// their measured time per shard (ShardGroup) [5s]; negative: one
+	// shard per activity. Shards scored on another queue (sandboxes) are
+	// never grouped.
+	ShardTarget time.Duration `json:",omitempty"`
 	// State carries progress across continue-as-new; nil on the first run.
 	State *EvalState
 }
@@ -51,6 +58,10 @@ type EvalState struct {
 	Calls       int64
 	CacheHits   int64
 	CostUSD     float64
+	// ShardSeconds is the activity time of the ShardsTimed shards whose
+	// results said how long they took: ShardGroup's time per shard.
+	ShardSeconds float64 `json:",omitempty"`
+	ShardsTimed  int     `json:",omitempty"`
 }
 
 // Progress is what the "progress" query returns.
@@ -69,7 +80,8 @@ type Progress struct {
 	Finished    bool
 	// ShardsRunning is filled by the client (app.QueryProgress), which also
 	// adds the running shards' counts so far to the counts above; the
-	// workflow answers 0 and counts finished shards only.
+	// workflow answers 0 and counts finished shards only. It counts shard
+	// activities: a group of fast shards (ShardGroup) counts once.
 	ShardsRunning int
 }
 
@@ -115,6 +127,9 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	// Histories recorded before cancellation cleaned up have no marker and
 	// replay as DefaultVersion: shards not waited for, no cleanup.
 	cleanup := workflow.GetVersion(ctx, cleanupChange, workflow.DefaultVersion, 1) >= 1
+	// Histories recorded before shards were grouped replay with one shard
+	// per activity.
+	grouping := workflow.GetVersion(ctx, shardGroupChange, workflow.DefaultVersion, 1) >= 1
 	if cleanup {
 		defer func() {
 			if err == nil || st == nil || workflow.IsContinueAsNewError(err) {
@@ -161,18 +176,30 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 		sco.TaskQueue = st.Plan.ScoreQueue
 		scoreCtx = workflow.WithActivityOptions(ctx, sco)
 	}
+	target := in.ShardTarget
+	if target == 0 {
+		target = DefaultShardTarget
+	}
+	if !grouping || scoreCtx != nil {
+		target = -1
+	}
 	type shardDone struct {
-		res activities.ShardResult
-		err error
+		res    activities.ShardResult
+		shards int
+		err    error
 	}
 	results := workflow.NewChannel(ctx)
-	runOne := func(ctx workflow.Context, shard int) {
+	runOne := func(ctx workflow.Context, shard, n int) {
 		var r activities.ShardResult
-		err := workflow.ExecuteActivity(sctx, a.RunShard, activities.RunShardInput{RunID: st.Plan.RunID, Shard: shard, RerunErrors: in.RerunErrors}).Get(ctx, &r)
+		si := activities.RunShardInput{RunID: st.Plan.RunID, Shard: shard, RerunErrors: in.RerunErrors}
+		if n > 1 {
+			si.Shards = n
+		}
+		err := workflow.ExecuteActivity(sctx, a.RunShard, si).Get(ctx, &r)
 		if err == nil && scoreCtx != nil {
 			err = workflow.ExecuteActivity(scoreCtx, a.ScoreShard, activities.ScoreShardInput{RunID: st.Plan.RunID, Shard: shard}).Get(ctx, &r)
 		}
-		results.Send(ctx, shardDone{res: r, err: err})
+		results.Send(ctx, shardDone{res: r, shards: n, err: err})
 	}
 
 	stopAt := min(st.NextShard+perRun, st.Plan.Shards)
@@ -181,8 +208,13 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	for st.NextShard < stopAt || running > 0 {
 		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			shard := st.NextShard
-			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard) })
-			st.NextShard++
+			n := 1
+			if target > 0 && st.ShardsTimed > 0 {
+				perShard := time.Duration(st.ShardSeconds / float64(st.ShardsTimed) * float64(time.Second))
+				n = ShardGroup(perShard, target, stopAt-shard, maxConc)
+			}
+			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard, n) })
+			st.NextShard += n
 			running++
 		}
 		if running == 0 {
@@ -197,7 +229,11 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 			}
 			continue
 		}
-		st.ShardsDone++
+		st.ShardsDone += d.shards
+		if d.res.Seconds > 0 {
+			st.ShardSeconds += d.res.Seconds
+			st.ShardsTimed += d.shards
+		}
 		st.SamplesDone += d.res.Samples
 		st.ModelFailed += d.res.ModelFailed
 		st.InfraFailed += d.res.InfraFailed
@@ -236,6 +272,35 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	finished = true
 	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
 }
+
+// DefaultShardTarget is EvaluateModelInput.ShardTarget's default: against
+// a fast endpoint a 500-sample shard lasts about a second, and Temporal's
+// cost per activity (its SQLite or database commits, a workflow task, the
+// round trip before the next shard starts) was an eighth of the run's CPU
+// or more; a group of 5 such shards pays it once.
+const DefaultShardTarget = 5 * time.Second
+
+// maxShardGroup bounds the shards of one activity.
+const maxShardGroup = 64
+
+// ShardGroup returns how many consecutive shards the next shard activity
+// runs, given the measured activity time per shard so far (0: none yet),
+// the target time of one activity, the shards left to start in this
+// workflow run and the activities run at once: as many as last about
+// target, at most maxShardGroup, and at most left/conc, so that every
+// slot still gets a share of what is left and the run's last activities
+// end together; at least 1.
+func ShardGroup(perShard, target time.Duration, left, conc int) int {
+	if perShard <= 0 || target <= 0 || conc <= 0 {
+		return 1
+	}
+	n := min(int(target/perShard), left/conc, maxShardGroup)
+	return max(n, 1)
+}
+
+// shardGroupChange is the workflow.GetVersion change id of handing one
+// shard activity several consecutive shards.
+const shardGroupChange = "shard-groups"
 
 // cleanupChange is the workflow.GetVersion change id of stopping shards
 // and deleting checkpoints when a run is cancelled or fails.

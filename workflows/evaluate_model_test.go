@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,6 +64,95 @@ func TestEvaluateModelCleansUp(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.Equal(t, int32(1), cleanups.Load())
+		})
+	}
+}
+
+func TestShardGroup(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		name           string
+		perShard, goal time.Duration
+		left, conc     int
+		want           int
+	}{
+		{"no measurement yet", 0, 5 * s, 400, 8, 1},
+		{"grouping off", s, -1, 400, 8, 1},
+		{"fast shards fill the target", s, 5 * s, 400, 8, 5},
+		{"a fraction rounds down", 2 * s, 5 * s, 400, 8, 2},
+		{"slow shards run alone", 30 * s, 5 * s, 400, 8, 1},
+		{"very fast shards stop at the cap", time.Millisecond, 5 * s, 10000, 8, maxShardGroup},
+		{"the tail shares what is left", 100 * time.Millisecond, 5 * s, 24, 8, 3},
+		{"fewer left than slots", 100 * time.Millisecond, 5 * s, 5, 8, 1},
+		{"one slot may take what is left", 100 * time.Millisecond, 5 * s, 30, 1, 30},
+		{"no slots", s, 5 * s, 30, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ShardGroup(tc.perShard, tc.goal, tc.left, tc.conc); got != tc.want {
+				t.Fatalf("ShardGroup(%v, %v, %d, %d) = %d, want %d", tc.perShard, tc.goal, tc.left, tc.conc, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEvaluateModelGroupsFastShards: after the first shards report how
+// long they took, the workflow hands later activities consecutive groups
+// of shards; every shard runs exactly once, the counts add up, and the
+// last activities shrink to share what is left. A target below 0 keeps
+// one shard per activity.
+func TestEvaluateModelGroupsFastShards(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		target    time.Duration
+		maxGroup  int
+		wantCalls int
+	}{
+		{"grouped", 4 * time.Second, 4, 0},
+		{"off", -1, 1, 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var e *activities.Eval
+			const shards = 40
+			env.OnActivity(e.PlanRun, mock.Anything, mock.Anything).Return(activities.PlanRunResult{RunID: "r1", Samples: shards * 10, Shards: shards}, nil)
+			var mu sync.Mutex
+			ran := make([]int, shards)
+			var calls, biggest int
+			var sizes []int
+			env.OnActivity(e.RunShard, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.RunShardInput) (activities.ShardResult, error) {
+					n := max(in.Shards, 1)
+					mu.Lock()
+					defer mu.Unlock()
+					calls++
+					biggest = max(biggest, n)
+					sizes = append(sizes, n)
+					for i := range n {
+						ran[in.Shard+i]++
+					}
+					return activities.ShardResult{Shard: in.Shard, Samples: int64(10 * n), Seconds: float64(n), Shards: n}, nil
+				})
+			env.OnActivity(e.Aggregate, mock.Anything, mock.Anything).Return(aggregate.Summary{Samples: shards * 10}, nil)
+			env.OnActivity(e.CleanupRun, mock.Anything, mock.Anything).Return(activities.CleanupRunResult{}, nil)
+			env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{MaxConcurrentShards: 2, ShardTarget: tc.target})
+			require.NoError(t, env.GetWorkflowError())
+			for i, n := range ran {
+				require.Equal(t, 1, n, "shard %d ran %d times", i, n)
+			}
+			require.Equal(t, tc.maxGroup, biggest, "group sizes %v", sizes)
+			if tc.wantCalls > 0 {
+				require.Equal(t, tc.wantCalls, calls)
+			} else {
+				require.Less(t, calls, shards/2, "group sizes %v", sizes)
+				require.Equal(t, 1, sizes[len(sizes)-1], "the last activity: group sizes %v", sizes)
+			}
+			var p Progress
+			v, err := env.QueryWorkflow(ProgressQuery)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&p))
+			require.Equal(t, shards, p.ShardsDone)
+			require.Equal(t, int64(shards*10), p.SamplesDone)
 		})
 	}
 }

@@ -5,20 +5,27 @@
 # each process of the stack spent during the bench (the worker, the dev
 # process with the baseline server, MinIO, Temporal, the bench process).
 # Used for the evaluation figures in docs/PERFORMANCE.md.
+#
+# DEV_PID names the dev process (default: the first " dev --dir " process);
+# MinIO and Temporal are its children, so another stack on the machine is
+# not measured by mistake. WORKER_ARGS are extra `benchline worker` flags
+# (e.g. "--pprof 127.0.0.1:6061").
 set -euo pipefail
 rows=${1:?usage: bench-eval.sh ROWS SEED}
 seed=${2:?usage: bench-eval.sh ROWS SEED}
 bin=${BENCHLINE_BIN:-bin/benchline}
 cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
 
-"$bin" worker --queues main >"/tmp/bench-eval-worker-$seed.log" 2>&1 &
+# shellcheck disable=SC2086 # WORKER_ARGS is a list of flags
+"$bin" worker --queues main ${WORKER_ARGS:-} >"/tmp/bench-eval-worker-$seed.log" 2>&1 &
 worker=$!
 trap 'kill $worker 2>/dev/null || true' EXIT
 sleep 3
+dev=${DEV_PID:-$(pgrep -f " dev --dir " | head -1)}
 declare -A pids=([worker]=$worker
-	[dev+baselines]=$(pgrep -f " dev --dir " | head -1)
-	[minio]=$(pgrep -f "minio server" | head -1)
-	[temporal]=$(pgrep -f "temporal server start-dev" | head -1))
+	[dev+baselines]=$dev
+	[minio]=$(pgrep -P "$dev" -f "minio server" | head -1)
+	[temporal]=$(pgrep -P "$dev" -f "temporal server start-dev" | head -1))
 declare -A before
 for k in "${!pids[@]}"; do before[$k]=$(cpu "${pids[$k]}"); done
 TIMEFORMAT='bench-process cpu_s=%U+%S' # bash's time: the bench process's CPU

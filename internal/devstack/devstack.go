@@ -245,6 +245,18 @@ func (s *Stack) report(err error) {
 	}
 }
 
+// temporalSQLitePragmas are the dev server's SQLite settings. SQLite's
+// default (a rollback journal, synchronous=FULL) fsyncs the file at every
+// commit, and Temporal commits at every activity start and completion and
+// every workflow task: a profile of a fast evaluation run found fsync and
+// the journal's commit in a quarter of the server's CPU and on the path of
+// every shard's round trip. A write-ahead log with synchronous=NORMAL
+// syncs only at checkpoints; a commit still survives the process being
+// killed, and only an operating-system crash or power loss can lose the
+// last commits of this development stack (docs/PERFORMANCE.md
+// "Evaluation runs").
+var temporalSQLitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
 func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 	bin, err := FindTool("temporal")
 	if err != nil {
@@ -261,6 +273,9 @@ func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(s.opts.TemporalPort),
 		"--http-port", fmt.Sprint(httpPort), "--metrics-port", fmt.Sprint(metrics),
 		"--db-filename", filepath.Join(s.opts.Dir, "temporal.db"), "--log-level", "warn"}
+	for _, p := range temporalSQLitePragmas {
+		args = append(args, "--sqlite-pragma", p)
+	}
 	if ns := s.Config.Temporal.Namespace; ns != "default" {
 		args = append(args, "--namespace", ns)
 	}

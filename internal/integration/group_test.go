@@ -1,0 +1,75 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/workflows"
+)
+
+// TestEvalGroupsFastShards runs 3,000 samples in 30 shards of 100 against
+// the baseline server, two activities at once, continuing as new every 16
+// shards: once shards report their time, the workflow hands activities
+// groups of consecutive shards (a 2 s target), in both workflow runs. Every
+// sample has exactly one result row, the summary is right, and the last
+// workflow run's history (grouped activities after a continue-as-new) is
+// the replay test's evaluate_model_grouped.json with -update.
+func TestEvalGroupsFastShards(t *testing.T) {
+	const n = 3000
+	ds := buildSynthetic(t, n, 31)
+	res, err := evalVia(t, "", workflows.EvaluateModelInput{
+		Request:             runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 100},
+		MaxConcurrentShards: 2, ShardsPerRun: 16, ShardTarget: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Samples != n || metric(res.Summary, "exact").Mean != 1 {
+		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
+	}
+	checkExactlyOnce(t, res.RunID, n)
+
+	// The last workflow run (after the continue-as-new) groups shards.
+	ctx := context.Background()
+	iter := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(res.RunID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var sizes []int
+	continued := false
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			continued = a.GetContinuedExecutionRunId() != ""
+		}
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if a == nil || a.GetActivityType().GetName() != "RunShard" {
+			continue
+		}
+		var in activities.RunShardInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, max(in.Shards, 1))
+	}
+	if !continued {
+		t.Fatal("the run did not continue as new")
+	}
+	sum, grouped := 0, false
+	for _, s := range sizes {
+		sum += s
+		grouped = grouped || s > 1
+	}
+	if !grouped || sum != 14 {
+		t.Fatalf("the last workflow run's RunShard activities had %v shards (want 14 in all, some grouped)", sizes)
+	}
+	if *update {
+		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_grouped.json")
+	}
+}
