@@ -36,6 +36,9 @@ func ParseDest(s string) (Dest, error) {
 		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return Dest{}, fmt.Errorf("%w: %q: want s3://bucket/prefix", ErrDest, s)
 		}
+		if !bucketName(u.Host) {
+			return Dest{}, fmt.Errorf("%w: %q: the bucket may hold only letters, digits, '.', '-' and '_'", ErrDest, s)
+		}
 		prefix := strings.Trim(u.Path, "/")
 		if strings.ContainsAny(prefix, "?#%") || strings.Contains(prefix, "//") {
 			return Dest{}, fmt.Errorf("%w: %q: the prefix may not hold ?, #, %% or //", ErrDest, s)
@@ -49,6 +52,19 @@ func ParseDest(s string) (Dest, error) {
 		return Dest{}, fmt.Errorf("%w: %q: a local directory must be an absolute path", ErrDest, s)
 	}
 	return Dest{Dir: filepath.Clean(s)}, nil
+}
+
+// bucketName reports whether s holds only the characters S3 bucket names
+// may (legacy names included: upper case and '_'). url.Parse has already
+// unescaped the host, so this also refuses a port, an IPv6 literal and a
+// percent escape, none of which would come back from Dest.String.
+func bucketName(s string) bool {
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // IsS3 reports whether d is an S3 destination.

@@ -150,6 +150,10 @@ func TestParseDest(t *testing.T) {
 		{in: "s3:///nobucket", err: true},
 		{in: "https://example.com/x", err: true},
 		{in: "s3://user:pw@bucket/x", err: true},
+		{in: "s3://%255/x", err: true}, // the host unescapes to "%5", which String would not give back
+		{in: "s3://bucket:9000/x", err: true},
+		{in: "s3://[::1]/x", err: true},
+		{in: "s3://Legacy_Bucket.1/x", want: release.Dest{Bucket: "Legacy_Bucket.1", Prefix: "x"}},
 	} {
 		got, err := release.ParseDest(tc.in)
 		if tc.err {
