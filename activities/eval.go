@@ -1,12 +1,10 @@
 package activities
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -193,50 +191,6 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 		res.ScoreQueue = ds.ScoreQueue()
 	}
 	return res, nil
-}
-
-// ReferencesKey is where a dataset version's reference answers are kept for
-// the baseline model server (JSON lines of scorers.Reference).
-func ReferencesKey(dataset, version, taskVersion string) string {
-	return fmt.Sprintf("references/%s/%s/task-%s.jsonl", dataset, version, taskVersion)
-}
-
-// writeReferences writes the references of every sample of plan, reading
-// the samples from dataset (the store with the version's manifest
-// attached, catalog.Checked).
-func (a *Eval) writeReferences(ctx context.Context, dataset blob.Store, task scorers.Task, refs scorers.ReferenceProvider, plan runs.Plan) error {
-	key := ReferencesKey(plan.Dataset, plan.DatasetVersion, plan.TaskVersion)
-	if ok, err := blob.Exists(ctx, a.Store, key); err != nil || ok {
-		return err
-	}
-	// Stream the references into a multipart upload: a million samples'
-	// references never sit in memory at once.
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 1<<20)
-		enc := json.NewEncoder(bw)
-		var err error
-		for _, f := range plan.Files {
-			err = task.ReadSamples(ctx, dataset, f.Key, 0, f.Rows, func(s scorers.Sample) error {
-				for _, r := range scorers.ReferencesOf(refs, s) {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
-	err := a.Store.Put(ctx, key, pr, -1)
-	pr.CloseWithError(err) // unblock the producer if the upload failed
-	return err
 }
 
 func (a *Eval) plan(ctx context.Context, run string) (runs.Plan, error) {

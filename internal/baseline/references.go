@@ -93,9 +93,9 @@ type referenceLine struct {
 	Reference Reference                      `json:"reference"`
 }
 
-// engineLine is one line of the references file the evaluation engine
-// writes (references/<dataset>/<version>/task-<v>.jsonl): the JSON of
-// scorers.Reference, kept in step by a round-trip test.
+// engineLine is one line of a references file in the conversation form
+// the evaluation engine wrote before it wrote keys (the JSON of
+// scorers.Reference); such files still load.
 type engineLine struct {
 	Messages  []openai.ChatCompletionMessage `json:"messages"`
 	Reward    bool                           `json:"reward,omitempty"`
@@ -119,12 +119,13 @@ func LoadJSONL(r io.Reader) (*MemoryReferences, error) {
 
 // Load adds the references in r, named name in errors, and returns how
 // many lines it read. Each line is one JSON object in one of two forms:
-//
-// the engine's (scorers.Reference, as references/<dataset>/<version>/task-<v>.jsonl holds them):
+// a conversation with its answer (scorers.Reference's JSON, as the engine
+// wrote references before it wrote keys):
 //
 //	{"messages": [...], "content": "...", "tool_calls": [...], "tools_hash": "...", "reward": false}
 //
-// or written by hand:
+// or an answer under a key, a prompt or a conversation (the engine writes
+// references/<dataset>/<version>/task-<v>.jsonl as keys: activities.ReferenceLine):
 //
 //	{"messages": [{"role": "user", "content": "..."}], "reference": {"content": "..."}}
 //	{"prompt": "single user message", "reference": {"tool_calls": [{"name": "f", "arguments": {"x": 1}}]}}

@@ -13,9 +13,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -26,16 +27,31 @@ import (
 // so a reference survives changes to the system prompt and to incidental
 // whitespace.
 func Conversation(msgs []openai.ChatCompletionMessage) string {
+	// The bytes hashed are, per message, role NUL text NUL id NUL, then
+	// "call" NUL name NUL arguments NUL per tool call, then a newline: built
+	// in one buffer (keys are computed for every request and every
+	// reference, so without fmt or a slice of words per message).
 	h := sha256.New()
+	buf := make([]byte, 0, 512)
 	for _, m := range msgs {
 		if m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper {
 			continue
 		}
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Role, normalize(Text(m)), m.ToolCallID)
+		buf = append(buf[:0], m.Role...)
+		buf = append(buf, 0)
+		buf = appendNormalized(buf, Text(m))
+		buf = append(buf, 0)
+		buf = append(buf, m.ToolCallID...)
+		buf = append(buf, 0)
 		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(h, "call\x00%s\x00%s\x00", tc.Function.Name, normalizeJSON(tc.Function.Arguments))
+			buf = append(buf, "call\x00"...)
+			buf = append(buf, tc.Function.Name...)
+			buf = append(buf, 0)
+			buf = append(buf, normalizeJSON(tc.Function.Arguments)...)
+			buf = append(buf, 0)
 		}
-		h.Write([]byte{'\n'})
+		buf = append(buf, '\n')
+		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -100,7 +116,48 @@ func Text(m openai.ChatCompletionMessage) string {
 	return b.String()
 }
 
-func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+// normalize collapses every run of white space (unicode.IsSpace) in s to
+// one space and trims both ends: strings.Join(strings.Fields(s), " ").
+func normalize(s string) string { return string(appendNormalized(nil, s)) }
+
+// appendNormalized appends normalize(s) to dst without splitting s into
+// words. Bytes that are not valid UTF-8 are kept, as strings.Fields keeps
+// them.
+func appendNormalized(dst []byte, s string) []byte {
+	space := false // a space is owed before the next word
+	start := len(dst)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				space = true
+			} else {
+				if space && len(dst) > start {
+					dst = append(dst, ' ')
+				}
+				space = false
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			space = true
+		} else {
+			if space && len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			space = false
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace reports.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // normalizeJSON re-encodes a JSON value with sorted keys; invalid JSON is
 // returned as is.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,4 +129,37 @@ func TestGolden(t *testing.T) {
 	fmt.Fprintf(&b, "LastUser %s\n", LastUser(conv))
 	path := filepath.Join("testdata", "keys.golden")
 	golden.Check(t, path, b.String(), *update, "")
+}
+
+// TestNormalizeIsFieldsJoined checks the one-pass normalize against its
+// definition, strings.Join(strings.Fields(s), " "), on edge cases and on
+// random strings of ASCII and Unicode spaces, words and invalid UTF-8: keys
+// written before it must still be found.
+func TestNormalizeIsFieldsJoined(t *testing.T) {
+	cases := []string{"", " ", "a", " a ", "a  b", "\ta\nb\r\n", "\u00a0x\u3000y\u2028", "\u0085z", "a\xffb", "\xff \xfe", "x\u00a0", "\v\f"}
+	parts := []string{" ", "\t", "\n", "\u00a0", "\u3000", "\u2029", "\u0085", "\xff", "\xe2\x80", "ab", "é", "z", "\ufffd"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		cases = append(cases, b.String())
+	}
+	for _, s := range cases {
+		if got, want := normalize(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("normalize(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func BenchmarkConversation(b *testing.B) {
+	msgs := []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "You are a helpful assistant."},
+		{Role: openai.ChatMessageRoleUser, Content: strings.Repeat("Which of these   answers is right,\nand why? ", 8)},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Conversation(msgs)
+	}
 }
