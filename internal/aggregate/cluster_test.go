@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
@@ -95,9 +96,12 @@ func TestComputeClusters(t *testing.T) {
 		}
 	}
 	var seen []string
+	var mu sync.Mutex // Compute reads shards, and calls cluster, in parallel
 	cluster := func(r schemas.ResultRow) string {
 		var d struct{ Cluster string }
 		_ = json.Unmarshal([]byte(r.DetailsJSON), &d)
+		mu.Lock()
+		defer mu.Unlock()
 		seen = append(seen, r.SampleID)
 		return d.Cluster
 	}

@@ -70,7 +70,8 @@ type Options struct {
 	// Cluster, when set, is the benchmark's cluster key of a result row
 	// (benchmark.Benchmark.Cluster): Compute then computes every metric's
 	// standard error and interval by cluster (ClusterStat). It sees the
-	// row's SampleID, Category, ErrorClass and DetailsJSON.
+	// row's SampleID, Category, ErrorClass and DetailsJSON, and is called
+	// from several goroutines at once.
 	Cluster func(schemas.ResultRow) string
 }
 

@@ -3,20 +3,14 @@ package aggregate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/judge"
-	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 )
@@ -100,112 +94,57 @@ func Compute(ctx context.Context, store blob.Store, plan runs.Plan, o Options) (
 	// With clusters, each value's cluster key, parallel to the values.
 	var overallKeys map[string][]string
 	var byCatKeys map[string]map[string][]string
-	columns := resultColumns
 	if o.Cluster != nil {
 		overallKeys, byCatKeys = map[string][]string{}, map[string]map[string][]string{}
-		columns = append(append([]string(nil), resultColumns...), clusterColumns...)
 	}
 	catN := map[string]int64{}
 	var latencies []float64
-	for i := range plan.Shards {
-		key := runs.ShardKey(plan.RunID, i)
-		err := pq.ReadArrow(ctx, store, key, columns, func(rec arrow.RecordBatch) error {
-			var cerr error
-			col := func(name string) arrow.Array {
-				idx := rec.Schema().FieldIndices(name)
-				if len(idx) == 0 {
-					cerr = fmt.Errorf("%w: column %q missing", ErrBadShard, name)
-					return array.MakeArrayOfNull(memory.DefaultAllocator, arrow.Null, int(rec.NumRows()))
-				}
-				return rec.Column(idx[0])
-			}
-			cat, ok1 := col("category").(*array.String)
-			mets, ok2 := col("metrics").(*array.Map)
-			errc, ok3 := col("error_class").(*array.String)
-			calls, ok4 := col("calls").(*array.Int32)
-			hits, ok5 := col("cache_hits").(*array.Int32)
-			pt, ok6 := col("prompt_tokens").(*array.Int64)
-			ct, ok7 := col("completion_tokens").(*array.Int64)
-			cost, ok8 := col("cost_usd").(*array.Float64)
-			lat, ok9 := col("latency_ms").(*array.Float64)
-			if cerr != nil {
-				return cerr
-			}
-			if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9) {
-				return fmt.Errorf("%w: columns do not have the result_row v%d types", ErrBadShard, schemas.ResultRowTable.Version)
-			}
-			var ids, details *array.String
-			if o.Cluster != nil {
-				var ok10, ok11 bool
-				ids, ok10 = col("sample_id").(*array.String)
-				details, ok11 = col("details_json").(*array.String)
-				if cerr != nil {
-					return cerr
-				}
-				if !ok10 || !ok11 {
-					return fmt.Errorf("%w: columns do not have the result_row v%d types", ErrBadShard, schemas.ResultRowTable.Version)
-				}
-			}
-			keys, ok1 := mets.Keys().(*array.String)
-			items, ok2 := mets.Items().(*array.Float64)
-			if !ok1 || !ok2 {
-				return fmt.Errorf("%w: metrics is not a map<string, double>", ErrBadShard)
-			}
-			for r := 0; r < int(rec.NumRows()); r++ {
-				s.Samples++
-				s.Calls += int64(calls.Value(r))
-				s.CacheHits += int64(hits.Value(r))
-				s.PromptTokens += pt.Value(r)
-				s.CompletionTokens += ct.Value(r)
-				s.CostUSD += cost.Value(r)
-				if calls.Value(r) > 0 && pt.Value(r) == 0 && ct.Value(r) == 0 {
-					s.UsageUnknown++
-				}
-				latencies = append(latencies, lat.Value(r))
-				ec := errc.Value(r)
-				if ec != "" {
-					s.ErrorsByClass[ec]++
-				}
-				if !schemas.Scored(ec) {
-					s.InfraFailed++
-					continue // reported, not scored
-				}
-				if ec != "" {
-					s.ModelFailed++
-				}
-				s.Scored++
-				c := cat.Value(r)
-				catN[c]++
-				if byCat[c] == nil {
-					byCat[c] = map[string][]float64{}
-				}
-				var ck string
-				if o.Cluster != nil {
-					ck = o.Cluster(schemas.ResultRow{SampleID: ids.Value(r), Category: c, ErrorClass: ec, DetailsJSON: details.Value(r)})
-					if byCatKeys[c] == nil {
-						byCatKeys[c] = map[string][]string{}
-					}
-				}
-				start, end := mets.ValueOffsets(r)
-				for j := start; j < end; j++ {
-					name := keys.Value(int(j))
-					v := items.Value(int(j))
-					overall[name] = append(overall[name], v)
-					byCat[c][name] = append(byCat[c][name], v)
-					if o.Cluster != nil {
-						overallKeys[name] = append(overallKeys[name], ck)
-						byCatKeys[c][name] = append(byCatKeys[c][name], ck)
-					}
-				}
-			}
-			return nil
-		})
-		if errors.Is(err, pq.ErrNoColumn) {
-			err = fmt.Errorf("%w: %w", ErrBadShard, err)
+	// Shards are read a few at a time (each is a GET and a decode) and
+	// merged in shard order, so every value lands where a sequential read
+	// puts it and the statistics do not depend on which read ended first.
+	err := eachShardInOrder(ctx, store, plan, o, func(r *shardRows) {
+		s.Samples += r.samples
+		s.Calls += r.calls
+		s.CacheHits += r.cacheHits
+		s.PromptTokens += r.promptTokens
+		s.CompletionTokens += r.completionTokens
+		for _, c := range r.costs {
+			s.CostUSD += c
 		}
-		if err != nil {
-			return s, fmt.Errorf("aggregate: run %s: shard %d (%s): %w", plan.RunID, i, key, err)
+		s.UsageUnknown += r.usageUnknown
+		s.InfraFailed += r.infraFailed
+		s.ModelFailed += r.modelFailed
+		s.Scored += r.scored
+		for ec, n := range r.errorsByClass {
+			s.ErrorsByClass[ec] += n
 		}
+		for c, n := range r.catN {
+			catN[c] += n
+		}
+		latencies = append(latencies, r.latencies...)
+		for name, vs := range r.overall {
+			overall[name] = append(overall[name], vs...)
+			if overallKeys != nil {
+				overallKeys[name] = append(overallKeys[name], r.overallKeys[name]...)
+			}
+		}
+		for c, m := range r.byCat {
+			if byCat[c] == nil {
+				byCat[c] = map[string][]float64{}
+			}
+			if byCatKeys != nil && byCatKeys[c] == nil {
+				byCatKeys[c] = map[string][]string{}
+			}
+			for name, vs := range m {
+				byCat[c][name] = append(byCat[c][name], vs...)
+				if byCatKeys != nil {
+					byCatKeys[c][name] = append(byCatKeys[c][name], r.byCatKeys[c][name]...)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return s, err
 	}
 	names := orderMetrics(plan.Metrics, overall)
 	cats := make([]string, 0, len(byCat))

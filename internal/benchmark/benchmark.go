@@ -44,7 +44,9 @@ type Benchmark struct {
 	// shares with others (e.g. a character's dialogues): summaries and
 	// leaderboard comparisons then resample and compute standard errors
 	// by cluster (docs/statistics.md). An empty key makes the sample a
-	// cluster of its own. nil: every sample is independent.
+	// cluster of its own. nil: every sample is independent. It is called
+	// from several goroutines at once (shards are read in parallel), so it
+	// must be a pure function of the row.
 	Cluster func(schemas.ResultRow) string
 	// ClusterBy says in a few words what Cluster groups by, for the
 	// leaderboard (e.g. "character"); set exactly when Cluster is.
