@@ -2,10 +2,13 @@ package activities
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/refkey"
@@ -55,40 +58,107 @@ func ReferenceLines(r scorers.Reference) []ReferenceLine {
 
 // writeReferences writes the references of every sample of plan, reading
 // the samples from dataset (the store with the version's manifest
-// attached, catalog.Checked).
+// attached, catalog.Checked). One goroutine reads the samples; batches of
+// them are turned into lines (the task's reference, its keys, JSON) on
+// every core and written in sample order, streamed into a multipart
+// upload, so a million samples' references never sit in memory at once.
 func (a *Eval) writeReferences(ctx context.Context, dataset blob.Store, task scorers.Task, refs scorers.ReferenceProvider, plan runs.Plan) error {
 	key := ReferencesKey(plan.Dataset, plan.DatasetVersion, plan.TaskVersion)
 	if ok, err := blob.Exists(ctx, a.Store, key); err != nil || ok {
 		return err
 	}
-	// Stream the references into a multipart upload: a million samples'
-	// references never sit in memory at once.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 1<<20)
-		enc := json.NewEncoder(bw)
-		var err error
+	// batches carries, in sample order, each batch's encoded lines as they
+	// will be: a channel its encoder fills once.
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	batches := make(chan chan encoded, runtime.GOMAXPROCS(0)+1)
+	var wg sync.WaitGroup // every goroutine below has ended when this returns
+	// The reader: it starts an encoder per batch.
+	wg.Go(func() {
+		defer close(batches)
+		var batch []scorers.Sample
+		send := func() bool {
+			out := make(chan encoded, 1)
+			select {
+			case batches <- out:
+			case <-ctx.Done():
+				return false
+			}
+			samples := batch
+			wg.Go(func() {
+				b, err := referenceBytes(refs, samples)
+				out <- encoded{b, err}
+			})
+			batch = nil
+			return true
+		}
 		for _, f := range plan.Files {
-			err = task.ReadSamples(ctx, dataset, f.Key, 0, f.Rows, func(s scorers.Sample) error {
-				for _, r := range scorers.ReferencesOf(refs, s) {
-					for _, l := range ReferenceLines(r) {
-						if err := enc.Encode(l); err != nil {
-							return err
-						}
-					}
+			err := task.ReadSamples(ctx, dataset, f.Key, 0, f.Rows, func(s scorers.Sample) error {
+				if batch = append(batch, s); len(batch) == referenceBatch && !send() {
+					return ctx.Err()
 				}
 				return nil
 			})
 			if err != nil {
-				break
+				pw.CloseWithError(err)
+				return
 			}
 		}
-		if err == nil {
-			err = bw.Flush()
+		if len(batch) > 0 {
+			send()
 		}
-		pw.CloseWithError(err)
-	}()
+	})
+	// The writer: it writes the batches in order.
+	wg.Go(func() {
+		bw := bufio.NewWriterSize(pw, 1<<20)
+		for out := range batches {
+			e := <-out
+			err := e.err
+			if err == nil {
+				_, err = bw.Write(e.b)
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				cancel() // the reader stops at its next batch
+				for range batches {
+				}
+				return
+			}
+		}
+		pw.CloseWithError(bw.Flush())
+	})
 	err := a.Store.Put(ctx, key, pr, -1)
-	pr.CloseWithError(err) // unblock the producer if the upload failed
+	pr.CloseWithError(err) // unblock the producers if the upload failed
+	if err != nil {
+		cancel()
+	}
+	wg.Wait()
 	return err
+}
+
+// referenceBatch is how many samples one encoder turns into lines (a
+// variable for tests).
+var referenceBatch = 512
+
+// referenceBytes returns the JSON lines of the references of samples; an
+// answer that does not encode (tool-call arguments that are not JSON) is
+// an error naming its sample.
+func referenceBytes(refs scorers.ReferenceProvider, samples []scorers.Sample) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, s := range samples {
+		for _, r := range scorers.ReferencesOf(refs, s) {
+			for _, l := range ReferenceLines(r) {
+				if err := enc.Encode(l); err != nil {
+					return nil, fmt.Errorf("reference of sample %s: %w", s.ID, err)
+				}
+			}
+		}
+	}
+	return buf.Bytes(), nil
 }

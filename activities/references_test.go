@@ -4,13 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/refkey"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -110,5 +117,77 @@ func TestReferenceLinesServed(t *testing.T) {
 	}
 	if got := ask("Which is better?", nil); got.Content == "B" {
 		t.Error("a reward reference answered a chat request")
+	}
+}
+
+// badArgsTask is rowsTask whose reference for one sample has tool-call
+// arguments that are not JSON.
+type badArgsTask struct {
+	rowsTask
+	bad string
+}
+
+func (t badArgsTask) Reference(s scorers.Sample) (scorers.Reference, bool) {
+	r, ok := t.rowsTask.Reference(s)
+	if s.ID == t.bad {
+		r.ToolCalls = []scorers.ToolCall{{Name: "f", Arguments: json.RawMessage(`{"x":`)}}
+	}
+	return r, ok
+}
+
+// TestWriteReferencesInOrder: the references file holds every sample's
+// lines in sample order across batches and parts, as a sequential encoding
+// writes them, although batches are encoded in parallel.
+func TestWriteReferencesInOrder(t *testing.T) {
+	defer func(n int) { referenceBatch = n }(referenceBatch)
+	referenceBatch = 7 // 60 samples in two parts: 10 batches, one across the parts
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	m := publishRows(t, store)
+	task := rowsTask{}
+	plan := NewPlan(runs.Request{Dataset: "d", Model: "baseline/reference"}, m, task, time.Unix(0, 0))
+	a := &Eval{Store: store}
+	if err := a.writeReferences(ctx, catalog.Checked(store, m), task, task, plan); err != nil {
+		t.Fatal(err)
+	}
+	got, err := blob.GetBytes(ctx, store, ReferencesKey("d", "0001", task.Version()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	for p := range 2 {
+		for i := range 30 {
+			s := scorers.Sample{ID: fmt.Sprintf("p%d-%02d", p, i)}
+			r, _ := task.Reference(s)
+			for _, l := range ReferenceLines(r) {
+				if err := enc.Encode(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if string(got) != want.String() {
+		t.Fatalf("references file:\n%s\nwant:\n%s", got, want.String())
+	}
+}
+
+// TestWriteReferencesBadAnswer: an answer that does not encode fails the
+// write naming its sample, whichever batch it is in, and leaves no file.
+func TestWriteReferencesBadAnswer(t *testing.T) {
+	defer func(n int) { referenceBatch = n }(referenceBatch)
+	referenceBatch = 7
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	m := publishRows(t, store)
+	task := badArgsTask{bad: "p1-05"}
+	plan := NewPlan(runs.Request{Dataset: "d", Model: "baseline/reference"}, m, task, time.Unix(0, 0))
+	a := &Eval{Store: store}
+	err := a.writeReferences(ctx, catalog.Checked(store, m), task, task, plan)
+	if err == nil || !strings.Contains(err.Error(), "sample p1-05") {
+		t.Fatalf("writeReferences = %v, want an error naming sample p1-05", err)
+	}
+	if ok, _ := blob.Exists(ctx, store, ReferencesKey("d", "0001", task.Version())); ok {
+		t.Error("a references file was left")
 	}
 }
