@@ -108,6 +108,12 @@ func (r *StoreReferences) Lookup(key string) (baseline.Reference, bool) {
 	}
 	for {
 		r.mu.Lock()
+		if ref, ok := r.mem.Lookup(key); ok {
+			// A listing that ended while this request waited for the lock
+			// loaded it: no need to wait for another.
+			r.mu.Unlock()
+			return ref, true
+		}
 		if r.lastStart.After(arrival) {
 			// A listing that started after this request arrived has finished.
 			r.mu.Unlock()

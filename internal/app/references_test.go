@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
@@ -93,5 +96,49 @@ func TestLoadReferencesPaths(t *testing.T) {
 	}
 	if len(opened) == 0 || opened[0] != "evals/" {
 		t.Errorf("opened %v, want the bucket evals with no prefix", opened)
+	}
+}
+
+// slowList is a store whose listings take a while and are counted.
+type slowList struct {
+	blob.Store
+	lists atomic.Int32
+}
+
+func (s *slowList) List(ctx context.Context, prefix string) ([]blob.Info, error) {
+	s.lists.Add(1)
+	time.Sleep(50 * time.Millisecond)
+	return s.Store.List(ctx, prefix)
+}
+
+// TestStoreReferencesMissesShareOneListing: the requests of a run's first
+// wave miss together; the first lists the store, and those that arrived
+// while it listed find their reference when it ends, instead of waiting
+// for another listing (which cannot start before scanEvery).
+func TestStoreReferencesMissesShareOneListing(t *testing.T) {
+	ctx := context.Background()
+	q := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "2+2?"}}
+	store := &slowList{Store: blobtest.NewMemory()}
+	b, _ := json.Marshal(scorers.Reference{Messages: q, Content: "4"})
+	if err := blob.PutBytes(ctx, store, "references/ds/v1/task-1.jsonl", append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	refs := &app.StoreReferences{Store: store}
+	key := refkey.Conversation(q)
+	var wg sync.WaitGroup
+	var found atomic.Int32
+	lookup := func() {
+		if ref, ok := refs.Lookup(key); ok && ref.Content == "4" {
+			found.Add(1)
+		}
+	}
+	wg.Go(lookup) // starts the listing
+	time.Sleep(10 * time.Millisecond)
+	for range 32 { // arrive while it lists
+		wg.Go(lookup)
+	}
+	wg.Wait()
+	if found.Load() != 33 || store.lists.Load() != 1 {
+		t.Fatalf("%d of 33 lookups found the reference, with %d listings; want all with 1", found.Load(), store.lists.Load())
 	}
 }
