@@ -145,6 +145,10 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 		{"ScoreShard", true, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
 			e.shardDone(t, 0)
 			corrupt(part0)
+			// Scoring runs on another queue's worker, which has not read the
+			// part (a worker that has keeps the bytes it checked:
+			// TestCheckedPartsKeptPerWorker).
+			e.newWorker()
 			return e.exec(t, e.a.ScoreShard, ScoreShardInput{RunID: e.run, Shard: 0})
 		}, part0},
 		{"ScoreShard over a corrupt shard file", true, "test/m", func(t *testing.T, e *corruptionEnv, corrupt func(string)) error {
@@ -179,6 +183,8 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 // published dataset d, in Temporal's activity test environment.
 type corruptionEnv struct {
 	store blob.Store
+	tasks *scorers.Registry
+	gw    *gateway.Gateway
 	a     *Eval
 	env   *testsuite.TestActivityEnvironment
 	model string
@@ -201,11 +207,18 @@ func newCorruptionEnv(t *testing.T, deferred bool, model string) *corruptionEnv 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s testsuite.WorkflowTestSuite
-	e := &corruptionEnv{store: store, model: model, env: s.NewTestActivityEnvironment(),
-		a: &Eval{Store: store, Tasks: tasks, Gateway: gw}}
-	e.env.RegisterActivity(e.a)
+	e := &corruptionEnv{store: store, model: model, tasks: tasks, gw: gw}
+	e.newWorker()
 	return e
+}
+
+// newWorker replaces the activities with a fresh Eval on the same store,
+// as another worker process would be.
+func (e *corruptionEnv) newWorker() {
+	var s testsuite.WorkflowTestSuite
+	e.env = s.NewTestActivityEnvironment()
+	e.a = &Eval{Store: e.store, Tasks: e.tasks, Gateway: e.gw}
+	e.env.RegisterActivity(e.a)
 }
 
 func (e *corruptionEnv) planRun(t *testing.T) (PlanRunResult, error) {
@@ -263,5 +276,35 @@ func TestReferencesWriterReadsThroughTheManifest(t *testing.T) {
 	}
 	if ok, _ := blob.Exists(ctx, store, ReferencesKey("d", "0001", task.Version())); ok {
 		t.Error("a references file was left")
+	}
+}
+
+// TestCheckedPartsKeptPerWorker: a worker keeps the small parts its shards
+// checked, so a later shard on it reads them without fetching them (and a
+// part overwritten since is not noticed there: the worker reads the bytes
+// the manifest vouches for); a worker that has not read the part fails on
+// it, naming it.
+func TestCheckedPartsKeptPerWorker(t *testing.T) {
+	ctx := context.Background()
+	e := newCorruptionEnv(t, false, "test/m")
+	e.shardDone(t, 0)
+	if n := e.a.files.Len(); n != 1 {
+		t.Fatalf("%d parts kept after shard 0, want 1", n)
+	}
+	part0 := catalog.PartKey("d", "0001", 0)
+	overwriteSameSize(t, e.store, part0)
+	// Run shard 0 (which reads part 0) again from scratch on each worker.
+	again := func() error {
+		if err := e.store.Delete(ctx, runs.ShardKey(e.run, 0)); err != nil {
+			t.Fatal(err)
+		}
+		return e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0})
+	}
+	if err := again(); err != nil {
+		t.Fatalf("shard 0 again on the worker that checked part 0: %v", err)
+	}
+	e.newWorker()
+	if err := again(); err == nil || !isInvalidInput(err) || !strings.Contains(err.Error(), part0) {
+		t.Fatalf("shard 0 on a new worker: %v, want invalid input naming %s", err, part0)
 	}
 }

@@ -70,7 +70,14 @@ type Eval struct {
 
 	plans     sync.Map      // run id -> runs.Plan
 	retryBase time.Duration // retryUnit [1s]; tests shorten it
+
+	filesOnce sync.Once
+	files     *pq.VerifiedCache // dataset files shards have read and checked
 }
+
+// datasetFileCache bounds the dataset files (each at most 1 MiB) a worker
+// keeps after a shard checked them against their manifest.
+const datasetFileCache = 64 << 20
 
 // Observer receives what shard activities measure. Its methods must be
 // cheap and safe for concurrent use (metrics.Metrics implements it).
@@ -225,13 +232,16 @@ func (a *Eval) shard(ctx context.Context, run string, shard int) (runs.Plan, sco
 
 // dataset returns the store to read plan's dataset version from: a.Store
 // with the version's manifest attached (catalog.Checked), so a part that is
-// not what the manifest says fails the read, naming it.
+// not what the manifest says fails the read, naming it. Small parts, once
+// checked, are kept (pq.VerifiedCache): the other shards of the run, and
+// other runs on the version, read them from memory.
 func (a *Eval) dataset(ctx context.Context, plan runs.Plan) (blob.Store, error) {
 	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.DatasetVersion)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", plan.RunID, err)
 	}
-	return catalog.Checked(a.Store, m), nil
+	a.filesOnce.Do(func() { a.files = pq.NewVerifiedCache(datasetFileCache) })
+	return catalog.Checked(pq.WithVerifiedCache(a.Store, a.files), m), nil
 }
 
 // RunShardInput names one shard of a run, or a group of consecutive ones.

@@ -39,6 +39,7 @@ type Expect struct {
 type expecting struct {
 	blob.Store
 	files map[string]Expect
+	cache *VerifiedCache // set by WithVerifiedCache
 }
 
 // Expecting returns store with promises about the objects at the keys of
@@ -55,17 +56,21 @@ func Expecting(store blob.Store, files map[string]Expect) blob.Store {
 }
 
 // expectation returns the store to read key from (store without its
-// promises) and the promise about key, if any.
-func expectation(store blob.Store, key string) (blob.Store, *Expect) {
+// promises), the promise about key, if any, and the cache of verified
+// objects attached, if any.
+func expectation(store blob.Store, key string) (blob.Store, *Expect, *VerifiedCache) {
 	e, ok := store.(*expecting)
 	if !ok {
-		return store, nil
+		return store, nil, nil
 	}
-	inner, exp := expectation(e.Store, key)
+	inner, exp, cache := expectation(e.Store, key)
 	if x, ok := e.files[key]; ok {
 		exp = &x
 	}
-	return inner, exp
+	if e.cache != nil {
+		cache = e.cache
+	}
+	return inner, exp, cache
 }
 
 // checkWhole checks the promised size and, when the object is read whole,

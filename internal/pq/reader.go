@@ -46,7 +46,13 @@ const (
 // its sha256 when it is read whole: a mismatch is an error wrapping
 // ErrCorrupt. Errors name the key.
 func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, error) {
-	store, exp := expectation(store, key)
+	store, exp, cache := expectation(store, key)
+	cacheable := cache != nil && exp != nil && exp.SHA256 != "" && exp.Bytes > 0 && exp.Bytes <= wholeLimit
+	if cacheable {
+		if b, ok := cache.get(exp.SHA256); ok && int64(len(b)) == exp.Bytes {
+			return &ObjectReaderAt{ctx: ctx, store: store, key: key, size: exp.Bytes, expect: exp, whole: b, blocks: map[int64][]byte{}}, nil
+		}
+	}
 	info, err := store.Head(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("pq: open %s: %w", key, err)
@@ -55,6 +61,9 @@ func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReade
 	r.ranged, _ = store.(blob.RangeGetter)
 	if err := r.checkWhole(); err != nil {
 		return nil, err
+	}
+	if cacheable && r.whole != nil {
+		cache.add(exp.SHA256, r.whole) // checkWhole has checked its sha256
 	}
 	return r, nil
 }
