@@ -3,9 +3,9 @@
 // its input is not what it wants.
 //
 //   suite REFERENCES.jsonl OUT_DIR BASE_URL
-//     turns the references file a benchline run of baseline/reference wrote
-//     (references/<dataset>/<version>/task-<v>.jsonl: one JSON object per
-//     sample, {"messages": [{"role": "user", "content": ...}], "content": ...})
+//     turns the prompts a benchline run sends and their references, as
+//     deploy/dev/promptfoo-suite prints them (one JSON object per sample,
+//     {"messages": [{"role": "user", "content": ...}], "content": ...})
 //     into a promptfoo suite that sends the same prompts to the same endpoint:
 //       OUT_DIR/tests.jsonl           one test per sample: the prompt as a
 //                                     variable and an `equals` assertion on

@@ -18,8 +18,8 @@
 #      `benchline eval --model baseline/reference --no-cache` on it (the run
 #      goes first: it writes the references the baseline server answers
 #      from), checks that every sample scored 1, then exports the prompts
-#      the run sent and their references (the references file the run wrote
-#      to S3) into a promptfoo suite (deploy/dev/promptfoo-ratio.mjs: the
+#      the run sent and their references (deploy/dev/promptfoo-suite reads
+#      them from the dataset version) into a promptfoo suite (deploy/dev/promptfoo-ratio.mjs: the
 #      openai:chat provider at the stack's baseline URL, an `equals`
 #      assertion per test) and runs `promptfoo eval` on it: no cache, the
 #      same concurrency as the run (8 shards x 16 calls = 128), output to a
@@ -37,8 +37,8 @@
 # server, and the stack's supervision) is the shared endpoint.
 #
 # Needs: bin/benchline (make build, or BENCHLINE_BIN), the dev stack's tools
-# (make setup), npm and node (Node.js 20 or newer), curl 7.75 or newer (it
-# reads the references file from S3 with --aws-sigv4), Linux /proc.
+# (make setup), npm and node (Node.js 20 or newer), go (it builds
+# deploy/dev/promptfoo-suite), Linux /proc.
 # PROMPTFOO_RATIO_CONCURRENCY (default 128) sets promptfoo's -j,
 # PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed.
 set -euo pipefail
@@ -75,7 +75,7 @@ case $conc in *[!0-9]* | '' | 0*) die "PROMPTFOO_RATIO_CONCURRENCY must be a pos
 case $seed in *[!0-9]* | '') die "PROMPTFOO_RATIO_SEED must be a non-negative integer, got \"$seed\"" ;; esac
 
 [ -x "$bin" ] || die "no benchline executable at $bin: run make build (or set BENCHLINE_BIN)"
-for tool in node npm curl awk flock; do
+for tool in node npm go awk flock; do
 	command -v "$tool" >/dev/null || die "needs $tool on PATH (node and npm: Node.js 20 or newer; see README's quick start)"
 done
 [ -r /proc/self/stat ] || die "needs Linux /proc to read each process's CPU time"
@@ -156,6 +156,11 @@ cpu() { sed 's/^.*) //' "/proc/$1/stat" | awk -v t="$tck" '{ printf "%.3f", ($12
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 
+# The prompts and their references, as a run sends them (the engine's
+# references file holds only their keys).
+suite=$tmp/promptfoo-suite
+go build -o "$suite" ./deploy/dev/promptfoo-suite || die "cannot build deploy/dev/promptfoo-suite"
+
 echo "starting a fresh dev stack in $tmp/dev..." >&2
 "$bin" dev --dir "$tmp/dev" --no-worker --temporal-port 0 --ui-port 0 --s3-port 0 --baseline-port 0 \
 	--env-file "$tmp/bl.env" >"$tmp/dev.log" 2>&1 &
@@ -207,10 +212,8 @@ for n in "${sizes[@]}"; do
 	cli=$(awk '{ printf "%.3f", $1 + $2 }' "$out/eval.time")
 	node "$helper" check-benchline "$out/eval.json" "$n" || die "N=$n: the benchline run did not score every sample 1"
 
-	key=references/synthetic/$version/task-1.jsonl
-	curl -sS --fail --aws-sigv4 "aws:amz:$AWS_REGION:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-		-o "$out/references.jsonl" "$BENCHLINE_S3_ENDPOINT/$BENCHLINE_S3_BUCKET/${BENCHLINE_S3_PREFIX:+$BENCHLINE_S3_PREFIX/}$key" ||
-		die "N=$n: cannot read the run's references s3://$BENCHLINE_S3_BUCKET/$key"
+	"$suite" "synthetic@$version" >"$out/references.jsonl" ||
+		die "N=$n: cannot print the prompts and references of synthetic@$version"
 	tests=$(node "$helper" suite "$out/references.jsonl" "$out/pf" "$BENCHLINE_BASELINE_URL") ||
 		die "N=$n: cannot turn the references into a promptfoo suite"
 	[ "$tests" = "$n" ] || die "N=$n: the run's references hold $tests prompts, want $n"
