@@ -38,9 +38,9 @@ FUZZTIME ?= 30s
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash deploy/dev/fuzz.sh
 
-## fuzz-short: every fuzz target for 3s, as `make test` runs them.
+## fuzz-short: every fuzz target for 3s from its seeds (a fresh corpus), as `make test` runs them.
 fuzz-short:
-	GO=$(GO) FUZZTIME=3s bash deploy/dev/fuzz.sh
+	GO=$(GO) FUZZTIME=3s FUZZCACHE=none bash deploy/dev/fuzz.sh
 
 ## test-faults: the long fault suite on the real stack (worker kills, Temporal and MinIO restarts,
 ## model errors and latency); `make test` runs its short form.
