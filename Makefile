@@ -44,11 +44,11 @@ test: setup vet lint
 ## fuzz: every fuzz target (found by deploy/dev/fuzz.sh) for FUZZTIME each; crashers land in testdata/fuzz/.
 FUZZTIME ?= 30s
 fuzz:
-	FUZZTIME=$(FUZZTIME) bash deploy/dev/fuzz.sh
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash deploy/dev/fuzz.sh
 
-## fuzz-short: every fuzz target for 3s, as `make test` runs them.
+## fuzz-short: every fuzz target for 3s from its seeds (a fresh corpus), as `make test` runs them.
 fuzz-short:
-	FUZZTIME=3s bash deploy/dev/fuzz.sh
+	GO=$(GO) FUZZTIME=3s FUZZCACHE=none bash deploy/dev/fuzz.sh
 
 ## test-faults: the long fault suite on the real stack (worker kills, Temporal and MinIO restarts,
 ## model errors and latency); `make test` runs its short form.

@@ -10,7 +10,10 @@
 # to testdata/fuzz/<target>/ of its package, as `go test -fuzz` does: commit
 # it with the fix, and the plain `go test` run replays it from then on.
 #
-# Environment: FUZZTIME (per target, a duration or Nx), FUZZMINIMIZETIME
+# Environment: FUZZTIME (per target, a duration or Nx), FUZZCACHE (the
+# corpus directory [$GOCACHE/fuzz]; "none": a fresh one, removed after, so
+# that a short run fuzzes from the seeds instead of spending its turn
+# replaying a corpus grown by long runs), FUZZMINIMIZETIME
 # (time or count spent minimizing each new input [100x], so a slow target
 # does not spend its turn minimizing), FUZZPARALLEL (fuzzing processes per
 # target [GOMAXPROCS]), FUZZ (a regexp: only targets whose name matches).
@@ -20,10 +23,11 @@ go=${GO:-go}
 fuzztime=${FUZZTIME:-30s}
 minimize=${FUZZMINIMIZETIME:-100x}
 only=${FUZZ:-.}
-cache=$("$go" env GOCACHE)/fuzz
 module=$("$go" list -m)
 bins=$(mktemp -d)
 trap 'rm -rf "$bins"' EXIT
+cache=${FUZZCACHE:-$("$go" env GOCACHE)/fuzz}
+[ "$cache" = none ] && cache=$bins/corpus
 
 # One line per target: <package dir> <target>.
 targets=$(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' . |
