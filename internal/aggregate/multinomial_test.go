@@ -9,21 +9,6 @@ import (
 	"github.com/benchline/benchline/internal/stats"
 )
 
-// indexMeans is the bootstrap by index draws, as Stat draws it when
-// multinomialMeans does not apply.
-func indexMeans(xs []float64, resamples int, r *rand.Rand) []float64 {
-	means := make([]float64, resamples)
-	n := len(xs)
-	for b := range means {
-		var t float64
-		for range n {
-			t += xs[r.IntN(n)]
-		}
-		means[b] = t / float64(n)
-	}
-	return means
-}
-
 // grid returns n values cycling through vals with the given weights.
 func grid(n int, vals []float64, weights []int) []float64 {
 	var cycle []float64

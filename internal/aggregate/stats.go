@@ -126,15 +126,7 @@ func Stat(name string, xs []float64, o Options) MetricStat {
 	r := rand.New(rand.NewPCG(o.Seed, uint64(len(xs))))
 	means, ok := multinomialMeans(xs, o.Resamples, r)
 	if !ok {
-		means = make([]float64, o.Resamples)
-		n := len(xs)
-		for b := range means {
-			var t float64
-			for range n {
-				t += xs[r.IntN(n)]
-			}
-			means[b] = t / float64(n)
-		}
+		means = indexMeans(xs, o.Resamples, r)
 	}
 	sort.Float64s(means)
 	s.CILow = stats.Quantile(means, 0.025)
@@ -176,6 +168,21 @@ func ClusterStat(name string, xs []float64, keys []string, o Options) MetricStat
 func Percentiles(xs []float64) (p50, p90, p99 float64) {
 	sort.Float64s(xs)
 	return stats.Quantile(xs, 0.5), stats.Quantile(xs, 0.9), stats.Quantile(xs, 0.99)
+}
+
+// indexMeans returns the means of resamples resamples of xs, each of n
+// indices drawn from r.
+func indexMeans(xs []float64, resamples int, r *rand.Rand) []float64 {
+	means := make([]float64, resamples)
+	n := len(xs)
+	for b := range means {
+		var t float64
+		for range n {
+			t += xs[r.IntN(n)]
+		}
+		means[b] = t / float64(n)
+	}
+	return means
 }
 
 // multinomialMeans returns the means of resamples resamples of xs drawn
