@@ -44,7 +44,9 @@ const (
 // OpenObject returns a ReaderAt over key and its size. When store carries
 // a promise about key (see Expecting), the object's size is checked, and
 // its sha256 when it is read whole: a mismatch is an error wrapping
-// ErrCorrupt. Errors name the key.
+// ErrCorrupt. With a VerifiedCache attached too (WithVerifiedCache), an
+// object read whole is taken from it when its promised sha256 is there,
+// and put there once checked. Errors name the key.
 func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, error) {
 	store, exp, cache := expectation(store, key)
 	cacheable := cache != nil && exp != nil && exp.SHA256 != "" && exp.Bytes > 0 && exp.Bytes <= wholeLimit
