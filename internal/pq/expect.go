@@ -47,7 +47,8 @@ type expecting struct {
 // ReadArrow, Check, OpenObject) that opens one of them through the returned
 // store checks it before reading a row: its size, its row count and its
 // Parquet footer, and its sha256 when the object is small enough to be
-// fetched whole (up to 1 MiB, or from a store without ranged reads). A
+// fetched whole (up to 1 MiB, or up to a quarter of a VerifiedCache the
+// store carries, or from a store without ranged reads). A
 // broken promise is an error wrapping ErrCorrupt naming the key. Other
 // methods pass through to store, so tasks and builders can be handed the
 // returned store in place of store.
@@ -91,9 +92,14 @@ func (r *ObjectReaderAt) checkWhole() error {
 	if err := r.fetchWhole(); err != nil {
 		return fmt.Errorf("pq: open %s: %w", r.key, err)
 	}
-	sum := sha256.Sum256(r.whole)
-	if got := hex.EncodeToString(sum[:]); got != exp.SHA256 {
-		return fmt.Errorf("pq: %s has sha256 %s, its manifest says %s: %w", r.key, got, exp.SHA256, ErrCorrupt)
+	return checkSHA256(r.key, r.whole, exp.SHA256)
+}
+
+// checkSHA256 checks that b, the object at key, has the sha256 want.
+func checkSHA256(key string, b []byte, want string) error {
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		return fmt.Errorf("pq: %s has sha256 %s, its manifest says %s: %w", key, got, want, ErrCorrupt)
 	}
 	return nil
 }

@@ -45,15 +45,17 @@ const (
 // a promise about key (see Expecting), the object's size is checked, and
 // its sha256 when it is read whole: a mismatch is an error wrapping
 // ErrCorrupt. With a VerifiedCache attached too (WithVerifiedCache), an
-// object read whole is taken from it when its promised sha256 is there,
-// and put there once checked. Errors name the key.
+// object with a promised sha256 that the cache holds (up to a quarter of
+// it) is taken from it, or fetched whole in one GET, checked, and put
+// there. Errors name the key.
 func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReaderAt, error) {
 	store, exp, cache := expectation(store, key)
-	cacheable := cache != nil && exp != nil && exp.SHA256 != "" && exp.Bytes > 0 && exp.Bytes <= wholeLimit
-	if cacheable {
-		if b, ok := cache.get(exp.SHA256); ok && int64(len(b)) == exp.Bytes {
-			return &ObjectReaderAt{ctx: ctx, store: store, key: key, size: exp.Bytes, expect: exp, whole: b, blocks: map[int64][]byte{}}, nil
+	if cache != nil && exp != nil && exp.SHA256 != "" && cache.holds(exp.Bytes) {
+		b, err := cache.load(ctx, exp.SHA256, func() ([]byte, error) { return fetchChecked(ctx, store, key, exp) })
+		if err != nil {
+			return nil, err
 		}
+		return &ObjectReaderAt{ctx: ctx, store: store, key: key, size: exp.Bytes, expect: exp, whole: b, blocks: map[int64][]byte{}}, nil
 	}
 	info, err := store.Head(ctx, key)
 	if err != nil {
@@ -64,10 +66,24 @@ func OpenObject(ctx context.Context, store blob.Store, key string) (*ObjectReade
 	if err := r.checkWhole(); err != nil {
 		return nil, err
 	}
-	if cacheable && r.whole != nil {
-		cache.add(exp.SHA256, r.whole) // checkWhole has checked its sha256
-	}
 	return r, nil
+}
+
+// fetchChecked fetches the object at key whole, in one GET, and checks it
+// against its promised size and sha256 (an object read whole for a
+// VerifiedCache).
+func fetchChecked(ctx context.Context, store blob.Store, key string, exp *Expect) ([]byte, error) {
+	b, err := blob.GetBytes(ctx, store, key)
+	if err != nil {
+		return nil, fmt.Errorf("pq: open %s: %w", key, err)
+	}
+	if int64(len(b)) != exp.Bytes {
+		return nil, fmt.Errorf("pq: %s is %d bytes, its manifest says %d: %w", key, len(b), exp.Bytes, ErrCorrupt)
+	}
+	if err := checkSHA256(key, b, exp.SHA256); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // readsWhole reports whether the object is fetched in one GET.
