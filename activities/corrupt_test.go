@@ -308,3 +308,21 @@ func TestCheckedPartsKeptPerWorker(t *testing.T) {
 		t.Fatalf("shard 0 on a new worker: %v, want invalid input naming %s", err, part0)
 	}
 }
+
+// TestPlanRunKeepsPartsForShards: PlanRun for a baseline model reads every
+// part (for the references) through the worker's cache, so the shards that
+// run on that worker read them from memory: the parts overwritten after
+// PlanRun are not noticed there.
+func TestPlanRunKeepsPartsForShards(t *testing.T) {
+	e := newCorruptionEnv(t, false, "baseline/reference")
+	e.mustPlan(t)
+	if n := e.a.files.Len(); n != 2 {
+		t.Fatalf("%d parts kept after PlanRun, want both", n)
+	}
+	for p := range 2 {
+		overwriteSameSize(t, e.store, catalog.PartKey("d", "0001", p))
+	}
+	if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: 0}); err != nil {
+		t.Fatalf("shard 0 after PlanRun on the same worker: %v", err)
+	}
+}

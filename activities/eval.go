@@ -187,7 +187,9 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 		return PlanRunResult{}, err
 	}
 	if refs, ok := task.(scorers.ReferenceProvider); ok && strings.HasPrefix(req.Model, "baseline/") {
-		if err := a.writeReferences(ctx, catalog.Checked(a.Store, m), task, refs, plan); err != nil {
+		// Through the worker's cache: the shards that run here next read
+		// the parts from memory.
+		if err := a.writeReferences(ctx, catalog.Checked(pq.WithVerifiedCache(a.Store, a.fileCache()), m), task, refs, plan); err != nil {
 			return PlanRunResult{}, err
 		}
 	}
@@ -242,8 +244,13 @@ func (a *Eval) dataset(ctx context.Context, plan runs.Plan) (blob.Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", plan.RunID, err)
 	}
+	return catalog.Checked(pq.WithVerifiedCache(a.Store, a.fileCache()), m), nil
+}
+
+// fileCache returns the worker's cache of checked dataset files.
+func (a *Eval) fileCache() *pq.VerifiedCache {
 	a.filesOnce.Do(func() { a.files = pq.NewVerifiedCache(datasetFileCache) })
-	return catalog.Checked(pq.WithVerifiedCache(a.Store, a.files), m), nil
+	return a.files
 }
 
 // RunShardInput names one shard of a run, or a group of consecutive ones.
