@@ -10,6 +10,12 @@
 # MinIO and Temporal are its children, so another stack on the machine is
 # not measured by mistake. WORKER_ARGS are extra `benchline worker` flags
 # (e.g. "--pprof 127.0.0.1:6061").
+#
+# The worker is new, so before the measured bench it runs one uncounted
+# evaluation of WARMUP samples (default 2000; 0 for none): a deployed
+# worker is long-lived, and the bench's gateway loop likewise leaves its
+# cold first pass out (the median of three passes). The warm-up takes
+# seed SEED+1000000, so it never reuses the measured run.
 set -euo pipefail
 rows=${1:?usage: bench-eval.sh ROWS SEED}
 seed=${2:?usage: bench-eval.sh ROWS SEED}
@@ -21,6 +27,9 @@ cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
 worker=$!
 trap 'kill $worker 2>/dev/null || true' EXIT
 sleep 3
+if [ "${WARMUP:-2000}" -gt 0 ]; then
+	"$bin" bench eval --rows "${WARMUP:-2000}" --seed $((seed + 1000000)) >/dev/null
+fi
 dev=${DEV_PID:-$(pgrep -f " dev --dir " | head -1)}
 declare -A pids=([worker]=$worker
 	[dev+baselines]=$dev
