@@ -326,3 +326,42 @@ func TestPlanRunKeepsPartsForShards(t *testing.T) {
 		t.Fatalf("shard 0 after PlanRun on the same worker: %v", err)
 	}
 }
+
+// TestShardTimeHint: Aggregate records a run's time per sample for the
+// model and dataset when it is given one, and the next PlanRun of the
+// model on the dataset turns it into a time per shard of its plan; with
+// none recorded the hint is 0.
+func TestShardTimeHint(t *testing.T) {
+	ctx := context.Background()
+	e := newCorruptionEnv(t, false, "test/m")
+	res, err := e.planRun(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ShardSecondsHint != 0 {
+		t.Fatalf("hint %v with no run recorded, want 0", res.ShardSecondsHint)
+	}
+	for s := range res.Shards {
+		if err := e.exec(t, e.a.RunShard, RunShardInput{RunID: e.run, Shard: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.exec(t, e.a.Aggregate, AggregateInput{RunID: e.run, SecondsPerSample: 0.002, ShardsTimed: res.Shards}); err != nil {
+		t.Fatal(err)
+	}
+	var got runs.Timing
+	if err := blob.GetJSON(ctx, e.store, runs.TimingKey("d", "test/m"), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (runs.Timing{RunID: e.run, SecondsPerSample: 0.002, ShardsTimed: res.Shards}); got != want {
+		t.Fatalf("timing %+v, want %+v", got, want)
+	}
+	again, err := e.planRun(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.002 * float64(again.Samples) / float64(again.Shards)
+	if again.ShardSecondsHint != want {
+		t.Errorf("hint %v, want %v (0.002 s per sample, %d samples in %d shards)", again.ShardSecondsHint, want, again.Samples, again.Shards)
+	}
+}

@@ -146,6 +146,10 @@ type PlanRunResult struct {
 	// ScoreQueue is the task queue of a deferred scorer (e.g. "sandbox"),
 	// empty when samples are scored as they are generated.
 	ScoreQueue string
+	// ShardSecondsHint is how long one of this plan's shards took, per
+	// the last finished run of the model on the dataset (runs.Timing), or
+	// 0: the workflow sizes its first groups of shards from it.
+	ShardSecondsHint float64 `json:",omitempty"`
 }
 
 // PlanRun pins the dataset version, checks it against its manifest, and
@@ -201,7 +205,26 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 	if ds, ok := task.(scorers.DeferredScorer); ok {
 		res.ScoreQueue = ds.ScoreQueue()
 	}
+	res.ShardSecondsHint = a.shardSecondsHint(ctx, plan)
 	return res, nil
+}
+
+// shardSecondsHint returns how long one of plan's shards took on the last
+// finished run of its model on its dataset, or 0 when none is recorded.
+// The hint only sizes the first groups of shards, so a timing that cannot
+// be read is no hint, not a failed plan.
+func (a *Eval) shardSecondsHint(ctx context.Context, plan runs.Plan) float64 {
+	var t runs.Timing
+	if err := blob.GetJSON(ctx, a.Store, runs.TimingKey(plan.Dataset, plan.Model), &t); err != nil {
+		if !errors.Is(err, blob.ErrNotFound) && a.Logger != nil {
+			a.Logger.WarnContext(ctx, "plan: no shard time hint", "run_id", plan.RunID, "error", err)
+		}
+		return 0
+	}
+	if t.SecondsPerSample <= 0 || plan.Shards == 0 {
+		return 0
+	}
+	return t.SecondsPerSample * float64(plan.Samples) / float64(plan.Shards)
 }
 
 func (a *Eval) plan(ctx context.Context, run string) (runs.Plan, error) {
@@ -822,6 +845,11 @@ type AggregateInput struct {
 	RunID string
 	// Recompute rewrites an existing summary (after --rerun-errors).
 	Recompute bool
+	// SecondsPerSample is the shard activities' measured time per sample
+	// over ShardsTimed shards; when set, Aggregate records it for the
+	// model's next run on the dataset (runs.TimingKey).
+	SecondsPerSample float64 `json:",omitempty"`
+	ShardsTimed      int     `json:",omitempty"`
 }
 
 // Aggregate reads every result shard and writes summary.json and
@@ -856,6 +884,14 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Su
 	s.CreatedAt = plan.CreatedAt
 	if err := writeSummaryTable(ctx, a.Store, runs.SummaryTableKey(plan.RunID), s.Rows()); err != nil {
 		return s, err
+	}
+	// The timing before summary.json, which is written last: a retry
+	// after a failed write finds no summary and writes both.
+	if in.SecondsPerSample > 0 && in.ShardsTimed > 0 {
+		t := runs.Timing{RunID: plan.RunID, SecondsPerSample: in.SecondsPerSample, ShardsTimed: in.ShardsTimed}
+		if err := blob.PutJSON(ctx, a.Store, runs.TimingKey(plan.Dataset, plan.Model), t); err != nil {
+			return s, err
+		}
 	}
 	if err := blob.PutJSON(ctx, a.Store, runs.SummaryKey(plan.RunID), s); err != nil {
 		return s, err

@@ -130,6 +130,9 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	// Histories recorded before shards were grouped replay with one shard
 	// per activity.
 	grouping := workflow.GetVersion(ctx, shardGroupChange, workflow.DefaultVersion, 1) >= 1
+	// Histories recorded before shard time hints size their first
+	// activities one shard each and record no timing.
+	hinted := workflow.GetVersion(ctx, shardHintChange, workflow.DefaultVersion, 1) >= 1
 	if cleanup {
 		defer func() {
 			if err == nil || st == nil || workflow.IsContinueAsNewError(err) {
@@ -206,12 +209,27 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	var firstErr error
 	running := 0
 	for st.NextShard < stopAt || running > 0 {
+		// With hints, every activity of one fill (the first wave's eight at
+		// once) shares out the shards left when the fill began, so the first
+		// wave takes equal groups instead of groups that shrink launch by
+		// launch; one slot at a time, this is the shards left.
+		fillLeft := stopAt - st.NextShard
 		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			shard := st.NextShard
 			n := 1
-			if target > 0 && st.ShardsTimed > 0 {
-				perShard := time.Duration(st.ShardSeconds / float64(st.ShardsTimed) * float64(time.Second))
-				n = ShardGroup(perShard, target, stopAt-shard, maxConc)
+			if target > 0 {
+				var perShard time.Duration
+				switch {
+				case st.ShardsTimed > 0:
+					perShard = time.Duration(st.ShardSeconds / float64(st.ShardsTimed) * float64(time.Second))
+				case hinted:
+					perShard = time.Duration(st.Plan.ShardSecondsHint * float64(time.Second))
+				}
+				left := stopAt - shard
+				if hinted {
+					left = fillLeft
+				}
+				n = min(ShardGroup(perShard, target, left, maxConc), stopAt-shard)
 			}
 			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard, n) })
 			st.NextShard += n
@@ -253,6 +271,11 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	var sum aggregate.Summary
 	actx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
 	agg := activities.AggregateInput{RunID: st.Plan.RunID, Recompute: in.RerunErrors || !st.Plan.Finished}
+	if hinted && target > 0 && st.ShardsTimed > 0 && st.Plan.Samples > 0 {
+		// For the model's next run on the dataset (its first groups).
+		agg.SecondsPerSample = st.ShardSeconds / float64(st.ShardsTimed) * float64(st.Plan.Shards) / float64(st.Plan.Samples)
+		agg.ShardsTimed = st.ShardsTimed
+	}
 	if err := workflow.ExecuteActivity(actx, a.Aggregate, agg).Get(ctx, &sum); err != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, err
 	}
@@ -301,6 +324,12 @@ func ShardGroup(perShard, target time.Duration, left, conc int) int {
 // shardGroupChange is the workflow.GetVersion change id of handing one
 // shard activity several consecutive shards.
 const shardGroupChange = "shard-groups"
+
+// shardHintChange is the workflow.GetVersion change id of sizing the first
+// groups of shards from the model's last run on the dataset
+// (PlanRunResult.ShardSecondsHint) and recording this run's time for the
+// next (AggregateInput.SecondsPerSample).
+const shardHintChange = "shard-time-hint"
 
 // cleanupChange is the workflow.GetVersion change id of stopping shards
 // and deleting checkpoints when a run is cancelled or fails.

@@ -156,3 +156,59 @@ func TestEvaluateModelGroupsFastShards(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateModelHintGroupsFirstWave: with a time per shard from the
+// model's last run (PlanRunResult.ShardSecondsHint), the first wave is
+// already grouped, in equal groups of the shards over the slots (20 over
+// 8: eight groups of 2, then the 4 left one by one: 12 activities instead
+// of 20); every shard runs once; and Aggregate is handed this run's time
+// per sample for the next run. Without a hint the first wave is single
+// shards, as before.
+func TestEvaluateModelHintGroupsFirstWave(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hint   float64
+		groups map[int]int // first shard -> shards in its activity
+	}{
+		{"hint", 0.4, map[int]int{0: 2, 2: 2, 4: 2, 6: 2, 8: 2, 10: 2, 12: 2, 14: 2, 16: 1, 17: 1, 18: 1, 19: 1}},
+		{"no hint", 0, map[int]int{0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1, 10: 1, 11: 1, 12: 1, 13: 1, 14: 1, 15: 1, 16: 1, 17: 1, 18: 1, 19: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var e *activities.Eval
+			const shards, perShard = 20, 500
+			env.OnActivity(e.PlanRun, mock.Anything, mock.Anything).Return(activities.PlanRunResult{
+				RunID: "r1", Samples: shards * perShard, Shards: shards, ShardSecondsHint: tc.hint}, nil)
+			var mu sync.Mutex
+			ran := make([]int, shards)
+			groups := map[int]int{}
+			env.OnActivity(e.RunShard, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.RunShardInput) (activities.ShardResult, error) {
+					n := max(in.Shards, 1)
+					mu.Lock()
+					defer mu.Unlock()
+					groups[in.Shard] = n
+					for i := range n {
+						ran[in.Shard+i]++
+					}
+					return activities.ShardResult{Shard: in.Shard, Samples: int64(perShard * n), Seconds: 0.5 * float64(n), Shards: n}, nil
+				})
+			var agg activities.AggregateInput
+			env.OnActivity(e.Aggregate, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, in activities.AggregateInput) (aggregate.Summary, error) {
+					agg = in
+					return aggregate.Summary{Samples: shards * perShard}, nil
+				})
+			env.OnActivity(e.CleanupRun, mock.Anything, mock.Anything).Return(activities.CleanupRunResult{}, nil)
+			env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
+			require.NoError(t, env.GetWorkflowError())
+			for i, n := range ran {
+				require.Equal(t, 1, n, "shard %d ran %d times", i, n)
+			}
+			require.Equal(t, tc.groups, groups)
+			require.Equal(t, shards, agg.ShardsTimed)
+			require.InDelta(t, 0.5/perShard, agg.SecondsPerSample, 1e-12)
+		})
+	}
+}

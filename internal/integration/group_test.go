@@ -73,3 +73,54 @@ func TestEvalGroupsFastShards(t *testing.T) {
 		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_grouped.json")
 	}
 }
+
+// TestEvalHintGroupsFirstWave: a run records its time per sample for the
+// model and dataset, and the next run of the model on the dataset groups
+// its first wave of shards from it (2,000 samples in 20 shards of 100,
+// two activities at once: the first two activities hold several shards
+// each), each sample still with exactly one result row. The second run's
+// history is the replay test's evaluate_model_hinted.json with -update.
+func TestEvalHintGroupsFirstWave(t *testing.T) {
+	const n = 2000
+	ds := buildSynthetic(t, n, 37)
+	in := workflows.EvaluateModelInput{
+		Request:             runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 100},
+		MaxConcurrentShards: 2, ShardTarget: 2 * time.Second}
+	if _, err := evalVia(t, "", in); err != nil {
+		t.Fatal(err)
+	}
+	seed := 2
+	in.Request.Seed = &seed // another run of the same model on the same dataset
+	res, err := evalVia(t, "", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Samples != n || metric(res.Summary, "exact").Mean != 1 {
+		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
+	}
+	checkExactlyOnce(t, res.RunID, n)
+	ctx := context.Background()
+	iter := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(res.RunID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var sizes []int
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if a == nil || a.GetActivityType().GetName() != "RunShard" {
+			continue
+		}
+		var in activities.RunShardInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, max(in.Shards, 1))
+	}
+	if len(sizes) < 2 || sizes[0] < 2 || sizes[1] < 2 || sizes[0] != sizes[1] {
+		t.Fatalf("the second run's RunShard activities had %v shards: want the first two grouped alike", sizes)
+	}
+	if *update {
+		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_hinted.json")
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/benchline/benchline/internal/modelapi"
@@ -145,3 +146,18 @@ func ChunkPrefix(run string, shard int) string {
 	return fmt.Sprintf("%spartial/shard-%05d/", Dir(run), shard)
 }
 func CachePrefix(run string, shard int) string { return fmt.Sprintf("cache/%s/shard-%05d", run, shard) }
+
+// TimingKey is where the last finished run of model on dataset (a name,
+// any version) left its measured time per sample (Timing).
+func TimingKey(dataset, model string) string {
+	return "timing/" + url.PathEscape(dataset) + "/" + url.PathEscape(model) + ".json"
+}
+
+// Timing is a run's measured shard-activity time per sample: the next
+// run of the model on the dataset sizes its first groups of shards from
+// it, before its own shards have reported (workflows.ShardGroup).
+type Timing struct {
+	RunID            string  `json:"run_id"`
+	SecondsPerSample float64 `json:"seconds_per_sample"`
+	ShardsTimed      int     `json:"shards_timed"`
+}
