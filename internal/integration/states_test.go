@@ -93,9 +93,11 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	}
 	failedID := plan.RunID
 
-	// A run of 2 shards, one at a time.
+	// A run of 2 shards, one at a time, one per activity (ShardTarget -1:
+	// other tests' runs of the model on synthetic datasets leave a time
+	// per shard that would otherwise group both shards in one activity).
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: shard},
-		MaxConcurrentShards: 1, ShardHeartbeatTimeout: 10 * time.Second}
+		MaxConcurrentShards: 1, ShardHeartbeatTimeout: 10 * time.Second, ShardTarget: -1}
 	run, plan, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
