@@ -36,28 +36,7 @@ func TestEvalGroupsFastShards(t *testing.T) {
 	checkExactlyOnce(t, res.RunID, n)
 
 	// The last workflow run (after the continue-as-new) groups shards.
-	ctx := context.Background()
-	iter := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(res.RunID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var sizes []int
-	continued := false
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
-			continued = a.GetContinuedExecutionRunId() != ""
-		}
-		a := ev.GetActivityTaskScheduledEventAttributes()
-		if a == nil || a.GetActivityType().GetName() != "RunShard" {
-			continue
-		}
-		var in activities.RunShardInput
-		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
-			t.Fatal(err)
-		}
-		sizes = append(sizes, max(in.Shards, 1))
-	}
+	sizes, continued := runShardSizes(t, res.RunID)
 	if !continued {
 		t.Fatal("the run did not continue as new")
 	}
@@ -99,13 +78,28 @@ func TestEvalHintGroupsFirstWave(t *testing.T) {
 		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
 	}
 	checkExactlyOnce(t, res.RunID, n)
-	ctx := context.Background()
-	iter := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(res.RunID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var sizes []int
+	sizes, _ := runShardSizes(t, res.RunID)
+	if len(sizes) < 2 || sizes[0] < 2 || sizes[1] < 2 || sizes[0] != sizes[1] {
+		t.Fatalf("the second run's RunShard activities had %v shards: want the first two grouped alike", sizes)
+	}
+	if *update {
+		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_hinted.json")
+	}
+}
+
+// runShardSizes returns how many shards each RunShard activity of the
+// run's last workflow run was handed, in the order they were scheduled,
+// and whether that workflow run continued another.
+func runShardSizes(t *testing.T, runID string) (sizes []int, continued bool) {
+	t.Helper()
+	iter := stack.Client.GetWorkflowHistory(context.Background(), app.EvalWorkflowID(runID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			continued = a.GetContinuedExecutionRunId() != ""
 		}
 		a := ev.GetActivityTaskScheduledEventAttributes()
 		if a == nil || a.GetActivityType().GetName() != "RunShard" {
@@ -117,10 +111,5 @@ func TestEvalHintGroupsFirstWave(t *testing.T) {
 		}
 		sizes = append(sizes, max(in.Shards, 1))
 	}
-	if len(sizes) < 2 || sizes[0] < 2 || sizes[1] < 2 || sizes[0] != sizes[1] {
-		t.Fatalf("the second run's RunShard activities had %v shards: want the first two grouped alike", sizes)
-	}
-	if *update {
-		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_hinted.json")
-	}
+	return sizes, continued
 }
