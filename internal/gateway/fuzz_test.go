@@ -36,7 +36,8 @@ func FuzzProvidersFile(f *testing.F) {
 			if prov, _, err := ParseModel(name + "/m"); err != nil || prov != name {
 				t.Fatalf("provider %q cannot be named in a model: %v", name, err)
 			}
-			if !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
+			// URL schemes are case-insensitive (RFC 3986 3.1; net/url lowers them).
+			if base := strings.ToLower(p.BaseURL); !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 				t.Fatalf("provider %q: base_url %q accepted", name, p.BaseURL)
 			}
 			if p.MinConcurrency < 1 || p.MinConcurrency > p.InitialConcurrency || p.InitialConcurrency > p.MaxConcurrency || p.Timeout <= 0 {
