@@ -364,4 +364,12 @@ func TestShardTimeHint(t *testing.T) {
 	if again.ShardSecondsHint != want {
 		t.Errorf("hint %v, want %v (0.002 s per sample, %d samples in %d shards)", again.ShardSecondsHint, want, again.Samples, again.Shards)
 	}
+	// A timing file that is not JSON is no hint, and the plan still stands.
+	if err := e.store.Put(ctx, runs.TimingKey("d", "test/m"), strings.NewReader("{broken"), 7); err != nil {
+		t.Fatal(err)
+	}
+	broken, err := e.planRun(t)
+	if err != nil || broken.ShardSecondsHint != 0 {
+		t.Errorf("with a broken timing file: hint %v, %v; want 0 and no error", broken.ShardSecondsHint, err)
+	}
 }
