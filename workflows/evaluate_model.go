@@ -209,10 +209,10 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	var firstErr error
 	running := 0
 	for st.NextShard < stopAt || running > 0 {
-		// With hints, every activity of one fill (the first wave's eight at
-		// once) shares out the shards left when the fill began, so the first
-		// wave takes equal groups instead of groups that shrink launch by
-		// launch; one slot at a time, this is the shards left.
+		// Sized from a hint (nothing timed yet), every activity of the first
+		// wave shares out the shards left when the wave began, so it takes
+		// equal groups instead of groups that shrink launch by launch. Later
+		// launches share out the shards left at each, so the tail shrinks.
 		fillLeft := stopAt - st.NextShard
 		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			shard := st.NextShard
@@ -226,7 +226,7 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 					perShard = time.Duration(st.Plan.ShardSecondsHint * float64(time.Second))
 				}
 				left := stopAt - shard
-				if hinted {
+				if hinted && st.ShardsTimed == 0 {
 					left = fillLeft
 				}
 				n = min(ShardGroup(perShard, target, left, maxConc), stopAt-shard)
