@@ -137,11 +137,6 @@ var (
 		Present: lookPath("npm", "node", "curl")}
 )
 
-// bfclReferenceChecksPerCPUSecond is the Python reference checker's rate when
-// paired with the Go benchmark on the project's machine kind (docs/PERFORMANCE.md,
-// "BFCL AST checker": about 50–60 k checks per CPU-second).
-const bfclReferenceChecksPerCPUSecond = 55000
-
 var bfclMedianRatio = regexp.MustCompile(`median ratio over \d+ pairs: ([0-9.]+)x`)
 
 // promptfooRatio reads deploy/dev/promptfoo-ratio.sh's ratio line (the first
@@ -221,9 +216,10 @@ var Figures = []Figure{
 	// BFCL AST checker.
 	{Name: "bfcl-check", Section: "BFCL AST checker", Pkg: "./scorers/bfcl/",
 		Bench: "^BenchmarkCheck$", Benchtime: "300x", QuickBenchtime: "30x", Flags: []string{"-cpu", "1"},
-		Line: "BenchmarkCheck", Metric: "checks/cpu-s", Unit: "× reference",
-		Reference: bfclReferenceChecksPerCPUSecond, RefNote: "55,000 checks/CPU-s: the Python reference paired on this machine kind (PERFORMANCE.md)",
-		Goal: Goal{AtLeast: true, Value: 50}},
+		// The checker's own rate: a ratio to the reference needs the
+		// reference run at the same time on the same host (its rate varies
+		// twofold between hosts of this kind), which is bfcl-ratio-paired.
+		Line: "BenchmarkCheck", Metric: "checks/cpu-s", Unit: "checks/CPU-s"},
 	{Name: "bfcl-ratio-paired", Section: "BFCL AST checker", Kind: Script,
 		Args:    []string{"deploy/dev/bfcl-ratio.sh", "$BENCHLINE_BFCL_CHECKOUT"},
 		Pattern: bfclMedianRatio, Unit: "× reference", RefNote: "the reference run at the same time",
