@@ -49,7 +49,7 @@ func TestBadFlagValuesAreErrors(t *testing.T) {
 		{[]string{"eval", "--dataset", "bfcl", "--model", "baseline/reference", "--judge", "=baseline/"}, `--judge "=baseline/": want [ROLE=]PROVIDER/MODEL`},
 		{[]string{"eval", "--dataset", "bfcl", "--model", "baseline/reference", "--judge", "nosuch/x"}, `--judge "nosuch/x": unknown provider "nosuch"`},
 		{[]string{"eval", "--dataset", "bfcl", "--model", "baseline/reference", "--judge", "a=baseline/first,,baseline/second"}, `--judge "a=baseline/first,,baseline/second": want [ROLE=]PROVIDER/MODEL`},
-		{[]string{"eval", "--dataset", "bfcl", "--model", "baseline/nosuch"}, `--model "baseline/nosuch": unknown model`},
+		{[]string{"eval", "--dataset", "bfcl", "--model", "baseline/nosuch"}, `--model "baseline/nosuch": baseline: unknown model "nosuch" (want reference, noisy-<p>,`},
 		{[]string{"eval", "--dataset", "bfcl", "--model", "gpt-4o"}, `--model "gpt-4o": want PROVIDER/MODEL`},
 		{[]string{"eval", "--dataset", "bfcl", "--model", "nosuch/x"}, `--model "nosuch/x": unknown provider "nosuch" (known: baseline, openai`},
 	}

@@ -69,7 +69,7 @@ judges: {judge: "baseline/judge,nosuch/judge-x"}
 	b.Benchmarks[0].Judges = nil
 	b.Models[1].Model = "baseline/not-a-baseline"
 	err = CheckBoard(config.Default(), b)
-	if err == nil || !strings.Contains(err.Error(), `nightly.yaml: models[1] "baseline/not-a-baseline": unknown model`) {
+	if err == nil || !strings.Contains(err.Error(), `nightly.yaml: models[1] "baseline/not-a-baseline": baseline: unknown model "not-a-baseline" (want reference,`) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -93,8 +93,10 @@ func checkModel(providers *gateway.Config, file, name, form string) error {
 		return fmt.Errorf("unknown provider %q (known: %s; %s): %w", pname, strings.Join(providers.Names(), ", "), where, ErrBadModel)
 	}
 	if pname == gateway.BaselineProvider && p.Implicit {
+		// The baseline's own error says which part of a parametric name
+		// (noisy-<p>, user-<k>) is wrong, or lists every form it takes.
 		if _, err := baseline.ParseModel(model); err != nil {
-			return fmt.Errorf("unknown model %q of the built-in baseline provider (%s): %w", model, strings.Join(baseline.ListedModels, ", "), ErrBadModel)
+			return fmt.Errorf("%w: %w", err, ErrBadModel)
 		}
 	}
 	return nil
