@@ -186,6 +186,9 @@ func TestUnknownProviderAndModel(t *testing.T) {
 	g := newTestGateway(t, "http://127.0.0.1:1/v1", nil, Options{})
 	_, err := g.Complete(context.Background(), modelapi.Request{Model: "nope/x", Messages: userMsg("hi")})
 	assert.Equal(t, ClassNotFound, ClassOf(err))
+	// A worker started without the CLI's providers file fails here: the
+	// error says what this process has and where a worker gets providers.
+	assert.ErrorContains(t, err, `unknown provider "nope" (this process has baseline; a worker reads its providers from BENCHLINE_PROVIDERS`)
 	_, err = g.Complete(context.Background(), modelapi.Request{Model: "no-slash", Messages: userMsg("hi")})
 	assert.Equal(t, ClassBadRequest, ClassOf(err))
 }

@@ -311,7 +311,12 @@ func (g *Gateway) resolve(name string) (p *provider, pname, model string, gerr *
 	}
 	p, ok := g.providers[pname]
 	if !ok {
-		return nil, "", "", &Error{Class: ClassNotFound, Model: name, Message: fmt.Sprintf("unknown provider %q", pname)}
+		// The process that calls may not be the one that checked the name
+		// (a worker started without the CLI's providers file): say which
+		// providers this one has and where it got them.
+		return nil, "", "", &Error{Class: ClassNotFound, Model: name, Message: fmt.Sprintf(
+			"unknown provider %q (this process has %s; a worker reads its providers from BENCHLINE_PROVIDERS or models.providers_file when it starts)",
+			pname, strings.Join(g.Providers(), ", "))}
 	}
 	return p, pname, model, nil
 }
