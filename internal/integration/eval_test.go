@@ -85,6 +85,17 @@ func TestEvalBFCLBaselines(t *testing.T) {
 	}
 }
 
+// checkAllExact checks a finished baseline/reference run of n samples: the
+// summary counts n and its exact metric is 1, and every sample has exactly
+// one result row.
+func checkAllExact(t *testing.T, res workflows.EvaluateModelResult, n int) {
+	t.Helper()
+	if res.Summary.Samples != int64(n) || metric(res.Summary, "exact").Mean != 1 {
+		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
+	}
+	checkExactlyOnce(t, res.RunID, n)
+}
+
 // checkExactlyOnce reads every result shard of a run and checks each sample
 // index 0..n-1 is present exactly once.
 func checkExactlyOnce(t *testing.T, runID string, n int) runs.Plan {
@@ -196,10 +207,7 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Samples != n || metric(res.Summary, "exact").Mean != 1 {
-		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
-	}
-	checkExactlyOnce(t, plan.RunID, n)
+	checkAllExact(t, res, n)
 }
 
 // TestEvalSurvivesServerRestarts restarts the Temporal server, then the S3

@@ -30,10 +30,7 @@ func TestEvalGroupsFastShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Samples != n || metric(res.Summary, "exact").Mean != 1 {
-		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
-	}
-	checkExactlyOnce(t, res.RunID, n)
+	checkAllExact(t, res, n)
 
 	// The last workflow run (after the continue-as-new) groups shards.
 	sizes, continued := runShardSizes(t, res.RunID)
@@ -74,10 +71,7 @@ func TestEvalHintGroupsFirstWave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Summary.Samples != n || metric(res.Summary, "exact").Mean != 1 {
-		t.Fatalf("summary: %d samples, exact %+v", res.Summary.Samples, metric(res.Summary, "exact"))
-	}
-	checkExactlyOnce(t, res.RunID, n)
+	checkAllExact(t, res, n)
 	sizes, _ := runShardSizes(t, res.RunID)
 	if len(sizes) < 2 || sizes[0] < 2 || sizes[1] < 2 || sizes[0] != sizes[1] {
 		t.Fatalf("the second run's RunShard activities had %v shards: want the first two grouped alike", sizes)
