@@ -20,6 +20,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
@@ -27,6 +28,11 @@ import (
 // ErrTypeInvalidInput is the application error type of bad input (a file
 // that does not parse, a row that breaks a rule); it is never retried.
 const ErrTypeInvalidInput = "InvalidInput"
+
+// ErrTypeAuth is the application error type of refused or missing
+// credentials (the object store's 401, 403, bad signature or key id); it
+// is never retried.
+const ErrTypeAuth = "Auth"
 
 // Datasets are the dataset-building activities.
 type Datasets struct {
@@ -333,13 +339,20 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 // match its manifest or is not the Parquet it should be (catalog.ErrMismatch,
 // pq.ErrCorrupt), and an unknown dataset (catalog.ErrNoDataset). Anything
 // else (S3 or a source URL down, a 5xx) is returned as it is, for Temporal's
-// bounded retries. An error already typed for Temporal is left alone.
+// bounded retries. The object store's own permanent failures end at once
+// too: refused credentials as an Auth error, a missing bucket or a request
+// the store calls invalid (a key with "..") as InvalidInput (blob.Permanent).
+// An error already typed for Temporal is left alone.
 func classify(err error) error {
 	var ae *temporal.ApplicationError
 	var ie *datasets.InputError
 	switch {
 	case err == nil || errors.As(err, &ae):
 		return err
+	case errors.Is(err, blob.ErrDenied):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeAuth, err)
+	case blob.Permanent(err), errors.Is(err, limits.ErrTooLarge):
+		return invalid(err)
 	case errors.As(err, &ie):
 		return temporal.NewNonRetryableApplicationError(ie.Error(), ErrTypeInvalidInput, err)
 	case source.Permanent(err), errors.Is(err, catalog.ErrMismatch), errors.Is(err, pq.ErrCorrupt),

@@ -20,6 +20,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/schemas"
@@ -116,10 +117,20 @@ func TestClassify(t *testing.T) {
 		{"manifest mismatch", fmt.Errorf("read: %w", catalog.ErrMismatch), true},
 		{"unknown dataset", fmt.Errorf("resolve: %w", catalog.ErrNoDataset), true},
 		{"store down", errors.New("s3blob: get k: connection refused"), false},
+		{"no bucket", fmt.Errorf("s3blob: list datasets/: %w", blob.ErrNoBucket), true},
+		{"store refuses a name", fmt.Errorf("s3blob: get datasets/../x: %w", blob.ErrInvalid), true},
+		{"file over its limit", fmt.Errorf("board.yaml: %w", limits.ErrTooLarge), true},
+		{"store refuses the credentials", fmt.Errorf("s3blob: list datasets/: %w", blob.ErrDenied), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := classify(tc.err)
+			if errors.Is(tc.err, blob.ErrDenied) {
+				var ae *temporal.ApplicationError
+				if !errors.As(err, &ae) || ae.Type() != ErrTypeAuth || !ae.NonRetryable() {
+					t.Fatalf("classify(%v) = %v, want a non-retryable %s error", tc.err, err, ErrTypeAuth)
+				}
+			}
 			if got := isInvalidInput(err); got != tc.invalid {
 				t.Fatalf("classify(%v) = %v: non-retryable %v, want %v", tc.err, err, got, tc.invalid)
 			}

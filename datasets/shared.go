@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
@@ -63,16 +64,41 @@ func WriteRows[T any](ctx context.Context, env Env, key string, rows []T, meta m
 }
 
 // EachLine calls fn with the 1-based number and bytes of every non-blank
-// line of r; uri names r in errors. It reads lines of any length. A line
-// that is not valid UTF-8 is an *InputError naming the file, the line and
-// the first bad byte (1-based), and fn never sees it: Parquet strings are
-// UTF-8 (DuckDB refuses a file with others), and every builder reads its
-// sources through here, so bad text stops a build at PlanBuild, before
-// anything is written.
+// line of r; uri names r in errors. A line (a record) longer than the
+// process's line limit (limits.max_line_bytes, default 16 MiB) is an
+// *InputError naming the file and the line, returned as soon as the limit
+// is passed: the rest of the line is never read, so memory stays bounded
+// whatever the file. A line that is not valid UTF-8 is an *InputError
+// naming the file, the line and the first bad byte (1-based), and fn
+// never sees it: Parquet strings are UTF-8 (DuckDB refuses a file with
+// others), and every builder reads its sources through here, so bad text
+// stops a build at PlanBuild, before anything is written.
 func EachLine(r io.Reader, uri string, fn func(line int, raw []byte) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+	return eachLine(r, uri, limits.Get().LineBytes, fn)
+}
+
+func eachLine(r io.Reader, uri string, max int64, fn func(line int, raw []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than br's buffer, gathered
 	for line := 1; ; line++ {
-		raw, err := br.ReadBytes('\n')
+		raw, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if int64(len(long)+len(raw)) > max {
+				return &InputError{File: uri, Line: line, Msg: fmt.Sprintf(
+					"line is longer than %d bytes, the limit (limits.max_line_bytes, BENCHLINE_MAX_LINE_BYTES); it was not read further", max)}
+			}
+			long = append(long, raw...)
+			raw, err = br.ReadSlice('\n')
+		}
+		if long != nil {
+			raw, long = append(long, raw...), nil
+		} else {
+			raw = bytes.Clone(raw) // fn may keep it; br reuses its buffer
+		}
+		if int64(len(raw)) > max {
+			return &InputError{File: uri, Line: line, Msg: fmt.Sprintf(
+				"line is longer than %d bytes, the limit (limits.max_line_bytes, BENCHLINE_MAX_LINE_BYTES)", max)}
+		}
 		if len(bytes.TrimSpace(raw)) > 0 {
 			if at := invalidUTF8(raw); at >= 0 {
 				return &InputError{File: uri, Line: line, Msg: fmt.Sprintf("not valid UTF-8 at byte %d", at+1)}

@@ -28,7 +28,7 @@ const infraAttempts = 12
 func retry(attempts int32, nonRetryable ...string) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
 		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: attempts,
-		NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput}, nonRetryable...),
+		NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput, activities.ErrTypeAuth}, nonRetryable...),
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/logattr"
 	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/registry"
@@ -33,8 +34,13 @@ type globals struct {
 	logLevel   string
 }
 
+// load loads the configuration and makes its limits the process's.
 func (g *globals) load() (config.Config, error) {
-	return config.Load(g.configPath, os.LookupEnv)
+	cfg, err := config.Load(g.configPath, os.LookupEnv)
+	if err == nil {
+		limits.Set(cfg.Limits)
+	}
+	return cfg, err
 }
 
 // store loads the configuration and opens the object store.

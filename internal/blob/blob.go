@@ -18,6 +18,24 @@ import (
 // ErrNotFound is returned (wrapped) when a key does not exist.
 var ErrNotFound = errors.New("blob: not found")
 
+// ErrNoBucket is returned (wrapped) when the store's bucket does not exist.
+var ErrNoBucket = errors.New("blob: the bucket does not exist")
+
+// ErrDenied is returned (wrapped) when the server refuses the credentials
+// (401, 403, a bad signature or key id) or there are none.
+var ErrDenied = errors.New("blob: access denied (check the S3 credentials)")
+
+// ErrInvalid is returned (wrapped) when the server calls a request
+// malformed (a 400: an invalid key or bucket name, ...).
+var ErrInvalid = errors.New("blob: request refused as invalid")
+
+// Permanent reports whether err is a failure no retry can fix: a missing
+// bucket, refused credentials, an invalid request. (A missing key is not
+// among them: callers decide what ErrNotFound means.)
+func Permanent(err error) bool {
+	return errors.Is(err, ErrNoBucket) || errors.Is(err, ErrDenied) || errors.Is(err, ErrInvalid)
+}
+
 // ErrExists is returned (wrapped) by PutIfAbsent when the key already exists.
 var ErrExists = errors.New("blob: already exists")
 

@@ -20,6 +20,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/internal/blob/s3blob"
+	"github.com/benchline/benchline/internal/limits"
 )
 
 // Dev stack credentials (loopback only; never used against a real endpoint).
@@ -48,6 +50,9 @@ type Config struct {
 	Temporal Temporal      `yaml:"temporal"`
 	S3       s3blob.Config `yaml:"s3"`
 	Models   Models        `yaml:"models"`
+	// Limits bound what comes in (source lines and files, model replies);
+	// zero fields are the defaults (see package limits).
+	Limits limits.Limits `yaml:"limits"`
 }
 
 // Models says where the model providers file is (see docs/gateway.md).
@@ -143,9 +148,16 @@ var Settings = []Setting{
 	{Key: "s3.access_key_id", rule: text(func(c *Config) *string { return &c.S3.AccessKeyID })},
 	{Key: "s3.secret_access_key", rule: text(func(c *Config) *string { return &c.S3.SecretAccessKey })},
 	{Key: "s3.part_size", rule: partSize(func(c *Config) *int64 { return &c.S3.PartSize })},
+	{Key: "s3.connect_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.ConnectTimeout })},
+	{Key: "s3.response_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.ResponseTimeout })},
+	{Key: "s3.idle_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.IdleTimeout })},
+	{Key: "s3.max_attempts", rule: positive(func(c *Config) *int { return &c.S3.MaxAttempts })},
 	{Key: "models.providers_file", Env: "BENCHLINE_PROVIDERS", rule: file(func(c *Config) *string { return &c.Models.ProvidersFile })},
 	{Key: "models.worker_share", Env: "BENCHLINE_WORKER_SHARE", rule: positive(func(c *Config) *int { return &c.Models.WorkerShare })},
 	{Key: "models.cache_ttl", Env: "BENCHLINE_CACHE_TTL", rule: duration(func(c *Config) *time.Duration { return &c.Models.CacheTTL })},
+	{Key: "limits.max_line_bytes", Env: "BENCHLINE_MAX_LINE_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.LineBytes }, 1024, "want a size in bytes of at least 1024")},
+	{Key: "limits.max_source_files", Env: "BENCHLINE_MAX_SOURCE_FILES", rule: positive(func(c *Config) *int { return &c.Limits.SourceFiles })},
+	{Key: "limits.max_reply_bytes", Env: "BENCHLINE_MAX_REPLY_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.ReplyBytes }, 1024, "want a size in bytes of at least 1024")},
 }
 
 func setting(key string) *Setting {
@@ -172,7 +184,11 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 		return Default(), fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
-	return Read(f, path, lookup)
+	b, err := limits.ReadFile(f, path, limits.FileBytes)
+	if err != nil {
+		return Default(), fmt.Errorf("config: %w", err)
+	}
+	return Read(bytes.NewReader(b), path, lookup)
 }
 
 // Read builds the configuration from a YAML file's contents r (nil: no
@@ -211,14 +227,14 @@ func applyFile(cfg *Config, r io.Reader, name string) (s3Given bool, err error) 
 	}
 	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", name, n.Line) }
 	if root.Kind != yaml.MappingNode {
-		return false, fmt.Errorf("config: %s: want a mapping of sections (temporal, s3, models)", at(root))
+		return false, fmt.Errorf("config: %s: want a mapping of sections (temporal, s3, models, limits)", at(root))
 	}
 	sections := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		kn, vn := root.Content[i], root.Content[i+1]
 		sec := kn.Value
-		if !slices.Contains([]string{"temporal", "s3", "models"}, sec) {
-			return false, fmt.Errorf("config: %s: unknown section %q (temporal, s3, models)", at(kn), sec)
+		if !slices.Contains([]string{"temporal", "s3", "models", "limits"}, sec) {
+			return false, fmt.Errorf("config: %s: unknown section %q (temporal, s3, models, limits)", at(kn), sec)
 		}
 		if sections[sec] {
 			return false, fmt.Errorf("config: %s: section %q given twice", at(kn), sec)
@@ -457,6 +473,26 @@ func duration(dst func(*Config) *time.Duration) rule {
 			return ""
 		},
 		get: func(c *Config) string { return dst(c).String() },
+	}
+}
+
+// timeout is a positive duration (0 reads back as unset: the default).
+func timeout(dst func(*Config) *time.Duration) rule {
+	return rule{
+		set: func(c *Config, v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return "want a positive duration such as 10s"
+			}
+			*dst(c) = d
+			return ""
+		},
+		get: func(c *Config) string {
+			if *dst(c) == 0 {
+				return ""
+			}
+			return dst(c).String()
+		},
 	}
 }
 

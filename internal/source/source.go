@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/limits"
 )
 
 // Errors retrying cannot fix. Each is returned wrapped, with a message
@@ -109,7 +111,7 @@ func Parse(ctx context.Context, uri string, openS3 S3Opener) (Location, error) {
 		}
 		return &storeLoc{store: st, base: "s3://" + path.Join(u.Host, prefix)}, nil
 	case strings.HasPrefix(uri, "http://") || strings.HasPrefix(uri, "https://"):
-		return &httpLoc{base: strings.TrimSuffix(uri, "/"), client: &http.Client{Timeout: 5 * time.Minute}}, nil
+		return &httpLoc{base: strings.TrimSuffix(uri, "/"), client: httpClient}, nil
 	default:
 		abs, err := filepath.Abs(uri)
 		if err != nil {
@@ -129,6 +131,16 @@ func Parse(ctx context.Context, uri string, openS3 S3Opener) (Location, error) {
 		return &fsLoc{fsys: os.DirFS(abs), base: abs}, nil
 	}
 }
+
+// httpClient fetches http(s) sources: 10 s to connect and to handshake, 30 s
+// for the response's headers, 5 minutes for a whole file.
+var httpClient = &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ResponseHeaderTimeout: 30 * time.Second,
+	IdleConnTimeout:       90 * time.Second,
+}}
 
 // FS returns a Location over an fs.FS (for fixtures embedded in the binary);
 // base names it in URIs, e.g. "embedded://bfcl".
@@ -155,15 +167,22 @@ func (l *fsLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 func (l *fsLoc) List(ctx context.Context) ([]string, error) {
 	var names []string
+	max := limits.Get().SourceFiles
 	err := fs.WalkDir(l.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() {
+			if len(names) == max {
+				return tooMany(l.base, max)
+			}
 			names = append(names, p)
 		}
-		return nil
+		return ctx.Err()
 	})
+	if errors.Is(err, ErrInvalid) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("source: list %s: %w", l.base, err)
 	}
@@ -220,6 +239,9 @@ func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, storeError("list "+l.base, err)
 	}
+	if max := limits.Get().SourceFiles; len(infos) > max {
+		return nil, tooMany(l.base, max)
+	}
 	names := make([]string, 0, len(infos))
 	for _, i := range infos {
 		names = append(names, i.Key)
@@ -228,6 +250,11 @@ func (l *storeLoc) List(ctx context.Context) ([]string, error) {
 }
 
 func (l *storeLoc) URI(name string) string { return l.base + "/" + name }
+
+// tooMany is the error of a location holding more files than the limit.
+func tooMany(base string, max int) error {
+	return fmt.Errorf("source: %s holds more than %d files, the limit (limits.max_source_files, BENCHLINE_MAX_SOURCE_FILES): %w", base, max, ErrInvalid)
+}
 
 // storeError names what failed (op, with the URL) and classes an object
 // store's error: a missing key or bucket (blob.ErrNotFound, HTTP 404) is
@@ -242,9 +269,9 @@ func storeError(op string, err error) error {
 		code = st.HTTPStatusCode()
 	}
 	switch {
-	case errors.Is(err, blob.ErrNotFound) || code == http.StatusNotFound:
+	case errors.Is(err, blob.ErrNotFound) || errors.Is(err, blob.ErrNoBucket) || code == http.StatusNotFound:
 		return fmt.Errorf("source: %s: %w (%w)", op, ErrNotFound, err)
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+	case errors.Is(err, blob.ErrDenied) || code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return fmt.Errorf("source: %s: %w (%w)", op, ErrRefused, err)
 	}
 	return fmt.Errorf("source: %s: %w", op, err)

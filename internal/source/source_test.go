@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/limits"
 )
 
 // TestParseMissingDirectory: a --source directory that does not exist is a
@@ -203,5 +204,33 @@ func TestS3Statuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestListBoundsTheFiles: a directory holding more files than
+// limits.max_source_files is refused, as bad input naming the directory
+// and the setting; one at the limit is listed.
+func TestListBoundsTheFiles(t *testing.T) {
+	defer limits.Set(limits.Limits{})
+	limits.Set(limits.Limits{SourceFiles: 5})
+	dir := t.TempDir()
+	for i := range 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.json", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loc, err := Parse(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := loc.List(context.Background()); err != nil || len(names) != 5 {
+		t.Fatalf("5 files at a limit of 5: %v %v", names, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f5.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = loc.List(context.Background())
+	if !errors.Is(err, ErrInvalid) || !Permanent(err) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "limits.max_source_files") {
+		t.Fatalf("6 files at a limit of 5: %v", err)
 	}
 }

@@ -11,10 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
@@ -39,6 +43,55 @@ type Config struct {
 	SecretAccessKey string `yaml:"secret_access_key"`
 	// PartSize is the multipart part size in bytes (default 8 MiB).
 	PartSize int64 `yaml:"part_size"`
+	// Deadlines of every request (zero: the defaults below): connecting
+	// (TCP and TLS handshake each), waiting for the response's headers
+	// once the request is sent, and a connection delivering no byte
+	// while a response is read. A request that misses one fails and is
+	// retried at most MaxAttempts times in all (default 2), so a silent
+	// server fails an operation in about MaxAttempts×ResponseTimeout.
+	ConnectTimeout  time.Duration `yaml:"connect_timeout"`
+	ResponseTimeout time.Duration `yaml:"response_timeout"`
+	IdleTimeout     time.Duration `yaml:"idle_timeout"`
+	MaxAttempts     int           `yaml:"max_attempts"`
+}
+
+// Default deadlines (Config).
+const (
+	DefaultConnectTimeout  = 5 * time.Second
+	DefaultResponseTimeout = 12 * time.Second
+	DefaultIdleTimeout     = 30 * time.Second
+	DefaultMaxAttempts     = 2
+)
+
+// withDefaults fills the zero deadlines.
+func (c Config) withDefaults() Config {
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = DefaultResponseTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	return c
+}
+
+// httpClient is the client of every request to the server, with cfg's
+// deadlines: connect and TLS handshake, response headers, and an idle
+// read deadline renewed on every read (the SDK's read timeout).
+func httpClient(cfg Config) aws.HTTPClient {
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = cfg.ConnectTimeout }).
+		WithTransportOptions(func(t *http.Transport) {
+			t.TLSHandshakeTimeout = cfg.ConnectTimeout
+			t.ResponseHeaderTimeout = cfg.ResponseTimeout
+			t.ExpectContinueTimeout = time.Second
+		}).
+		WithReadTimeout(cfg.IdleTimeout)
 }
 
 // Store is a blob.Store backed by one bucket (and optional prefix) of an
@@ -50,6 +103,7 @@ type Store struct {
 	uploader *manager.Uploader //lint:ignore SA1019 see above
 	bucket   string
 	prefix   string
+	where    string // the endpoint and bucket, for errors
 }
 
 var _ blob.Store = (*Store)(nil)
@@ -60,7 +114,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3blob: s3: bucket is required")
 	}
-	var opts []func(*awsconfig.LoadOptions) error
+	cfg = cfg.withDefaults()
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithHTTPClient(httpClient(cfg)),
+		awsconfig.WithRetryMaxAttempts(cfg.MaxAttempts),
+	}
 	region := cfg.Region
 	if region != "" {
 		opts = append(opts, awsconfig.WithRegion(region))
@@ -95,7 +153,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		u.PartSize = partSize
 		u.Concurrency = 2
 	})
-	return &Store{client: client, uploader: up, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/")}, nil
+	endpoint := cfg.Endpoint
+	if endpoint == "" {
+		endpoint = "AWS S3 (" + awsCfg.Region + ")"
+	}
+	return &Store{client: client, uploader: up, bucket: cfg.Bucket, prefix: strings.Trim(cfg.Prefix, "/"),
+		where: fmt.Sprintf("s3 %s bucket %s", endpoint, cfg.Bucket)}, nil
 }
 
 // Client returns the underlying S3 client (for set-up such as bucket creation).
@@ -144,13 +207,13 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 		}
 		_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))})
 		if err != nil {
-			return fmt.Errorf("s3blob: put %s: %w", key, err)
+			return s.wrap("put", key, err)
 		}
 		return nil
 	}
 	//lint:ignore SA1019 manager until transfermanager reaches v1 (see Store.uploader)
 	if _, err := s.uploader.Upload(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: r}); err != nil {
-		return fmt.Errorf("s3blob: put %s: %w", key, err)
+		return s.wrap("put", key, err)
 	}
 	return nil
 }
@@ -168,7 +231,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, r io.Reader, size i
 		if code := httpStatus(err); code == http.StatusPreconditionFailed || code == http.StatusConflict {
 			return fmt.Errorf("s3blob: put %s: %w", key, blob.ErrExists)
 		}
-		return fmt.Errorf("s3blob: put %s: %w", key, err)
+		return s.wrap("put", key, err)
 	}
 	return nil
 }
@@ -215,7 +278,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("s3blob: list %s: %w", prefix, err)
+			return nil, s.wrap("list", prefix, err)
 		}
 		for _, o := range page.Contents {
 			out = append(out, blob.Info{Key: s.rel(aws.ToString(o.Key)), Size: aws.ToInt64(o.Size), ETag: strings.Trim(aws.ToString(o.ETag), `"`), Modified: aws.ToTime(o.LastModified)})
@@ -228,21 +291,79 @@ func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
 func (s *Store) Delete(ctx context.Context, key string) error {
 	k := s.full(key)
 	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &k}); err != nil {
-		if errors.Is(s.wrap("delete", key, err), blob.ErrNotFound) {
-			return nil
+		if err := s.wrap("delete", key, err); !errors.Is(err, blob.ErrNotFound) || errors.Is(err, blob.ErrNoBucket) {
+			return err
 		}
-		return fmt.Errorf("s3blob: delete %s: %w", key, err)
+		return nil
 	}
 	return nil
 }
 
 func (s *Store) wrap(op, key string, err error) error {
-	var nsk *types.NoSuchKey
-	var nf *types.NotFound
-	if errors.As(err, &nsk) || errors.As(err, &nf) || httpStatus(err) == http.StatusNotFound {
-		return fmt.Errorf("s3blob: %s %s: %w", op, key, blob.ErrNotFound)
+	if class := Classify(err); class != nil {
+		if errors.Is(class, blob.ErrNotFound) {
+			return fmt.Errorf("s3blob: %s %s: %w", op, key, blob.ErrNotFound)
+		}
+		return fmt.Errorf("s3blob: %s %s (%s): %w: %w", op, key, s.where, class, err)
 	}
-	return fmt.Errorf("s3blob: %s %s: %w", op, key, err)
+	return fmt.Errorf("s3blob: %s %s (%s): %w", op, key, s.where, err)
+}
+
+// Classify returns the class of an S3 operation's error, a sentinel of
+// package blob, or nil for a failure that may pass (a 5xx, a time-out, a
+// refused connection): blob.ErrNotFound for a missing key, blob.ErrNoBucket
+// for a missing bucket, blob.ErrDenied for refused or missing credentials
+// (401, 403, a bad signature or key id, no credentials at all), and
+// blob.ErrInvalid for a request the server calls malformed (a 400 such as
+// an invalid key name). The table test in s3blob_test.go maps every code.
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *v4.SigningError
+	if errors.As(err, &se) {
+		return blob.ErrDenied
+	}
+	code := ""
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		code = ae.ErrorCode()
+	}
+	status := 0
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		status = re.HTTPStatusCode()
+	}
+	return classifyCode(status, code)
+}
+
+// classifyCode is Classify's table: the S3 error code first, then the
+// HTTP status.
+func classifyCode(status int, code string) error {
+	switch code {
+	case "NoSuchBucket":
+		return blob.ErrNoBucket
+	case "NoSuchKey", "NotFound", "NoSuchUpload":
+		return blob.ErrNotFound
+	case "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "ExpiredToken", "InvalidToken",
+		"TokenRefreshRequired", "AllAccessDisabled", "AccountProblem", "AuthorizationHeaderMalformed",
+		"MissingSecurityHeader", "InvalidSecurity", "RequestTimeTooSkewed":
+		return blob.ErrDenied
+	case "InvalidBucketName", "KeyTooLongError", "InvalidArgument", "InvalidRequest", "InvalidObjectName",
+		"XMinioInvalidObjectName", "InvalidURI", "MalformedXML", "EntityTooLarge", "EntityTooSmall", "InvalidPart", "InvalidPartOrder":
+		return blob.ErrInvalid
+	case "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "XMinioServerNotInitialized", "OperationAborted":
+		return nil
+	}
+	switch {
+	case status == http.StatusNotFound:
+		return blob.ErrNotFound
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return blob.ErrDenied
+	case status == http.StatusBadRequest:
+		return blob.ErrInvalid
+	}
+	return nil
 }
 
 func httpStatus(err error) int {

@@ -1,0 +1,117 @@
+package s3blob
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+)
+
+// TestClassifyCode maps each S3 error code and HTTP status to its class:
+// a blob sentinel for failures no retry can fix (and for a missing key),
+// nil for those that may pass.
+func TestClassifyCode(t *testing.T) {
+	tests := []struct {
+		status int
+		code   string
+		want   error
+	}{
+		{404, "NoSuchBucket", blob.ErrNoBucket},
+		{404, "NoSuchKey", blob.ErrNotFound},
+		{404, "NotFound", blob.ErrNotFound},
+		{404, "", blob.ErrNotFound},
+		{404, "NoSuchUpload", blob.ErrNotFound},
+		{403, "AccessDenied", blob.ErrDenied},
+		{403, "SignatureDoesNotMatch", blob.ErrDenied},
+		{403, "InvalidAccessKeyId", blob.ErrDenied},
+		{400, "ExpiredToken", blob.ErrDenied},
+		{400, "AuthorizationHeaderMalformed", blob.ErrDenied},
+		{403, "RequestTimeTooSkewed", blob.ErrDenied},
+		{403, "", blob.ErrDenied},
+		{401, "", blob.ErrDenied},
+		{400, "InvalidBucketName", blob.ErrInvalid},
+		{400, "KeyTooLongError", blob.ErrInvalid},
+		{400, "XMinioInvalidObjectName", blob.ErrInvalid},
+		{400, "InvalidArgument", blob.ErrInvalid},
+		{400, "", blob.ErrInvalid},
+		{503, "SlowDown", nil},
+		{500, "InternalError", nil},
+		{503, "ServiceUnavailable", nil},
+		{400, "RequestTimeout", nil},
+		{500, "", nil},
+		{502, "", nil},
+		{0, "", nil},
+		{412, "PreconditionFailed", nil},
+		{409, "ConditionalRequestConflict", nil},
+	}
+	for _, tt := range tests {
+		got := classifyCode(tt.status, tt.code)
+		if got != tt.want {
+			t.Errorf("classifyCode(%d, %q) = %v, want %v", tt.status, tt.code, got, tt.want)
+		}
+		if perm := blob.Permanent(got); perm != (tt.want != nil && tt.want != blob.ErrNotFound) {
+			t.Errorf("Permanent(classifyCode(%d, %q)) = %v", tt.status, tt.code, perm)
+		}
+	}
+}
+
+// TestSilentEndpoint: a server that accepts connections and never answers
+// fails every operation within MaxAttempts response deadlines, and the
+// error names the endpoint.
+func TestSilentEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // hold it open, say nothing
+		}
+	}()
+	endpoint := "http://" + ln.Addr().String()
+	st, err := New(context.Background(), Config{Endpoint: endpoint, Bucket: "b", PathStyle: true, Region: "us-east-1",
+		AccessKeyID: "k", SecretAccessKey: "s", ResponseTimeout: 300 * time.Millisecond, MaxAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, op := range []struct {
+		name string
+		do   func() error
+	}{
+		{"list", func() error { _, err := st.List(ctx, "datasets/"); return err }},
+		{"get", func() error { _, err := st.Get(ctx, "k"); return err }},
+		{"head", func() error { _, err := st.Head(ctx, "k"); return err }},
+		{"put", func() error { return blob.PutBytes(ctx, st, "k", []byte("x")) }},
+	} {
+		start := time.Now()
+		err := op.do()
+		took := time.Since(start)
+		switch {
+		case err == nil:
+			t.Errorf("%s on a silent server: no error", op.name)
+		case took > 5*time.Second:
+			t.Errorf("%s took %v (want about 2×300ms plus back-off): %v", op.name, took, err)
+		case !strings.Contains(err.Error(), endpoint):
+			t.Errorf("%s: error does not name the endpoint %s: %v", op.name, endpoint, err)
+		case errors.Is(err, blob.ErrNotFound) || blob.Permanent(err):
+			t.Errorf("%s: a silent server is not a permanent failure: %v", op.name, err)
+		}
+	}
+}
