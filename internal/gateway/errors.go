@@ -16,6 +16,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/benchline/benchline/internal/limits"
 )
 
 // Class says why a call failed and whether trying again can help. Do not
@@ -39,6 +41,7 @@ const (
 	ClassQuota                      // 429 insufficient_quota: permanent
 	ClassContentFilter              // refused by a content filter: permanent
 	ClassCanceled                   // the caller's context ended: not retried by the gateway
+	ClassReplyTooLarge              // a reply over limits.max_reply_bytes: permanent, the model's failure
 )
 
 var classNames = [...]string{
@@ -55,6 +58,7 @@ var classNames = [...]string{
 	ClassQuota:         "permanent-quota",
 	ClassContentFilter: "permanent-content-filter",
 	ClassCanceled:      "canceled",
+	ClassReplyTooLarge: "reply-too-large",
 }
 
 // String is the class name, also used as the Temporal error type.
@@ -207,6 +211,45 @@ func NonRetryableErrorTypes() []string {
 type attemptInfo struct {
 	status int
 	header http.Header
+	// tooLarge is set when the reply's body passed the reply limit (its
+	// value); head is the start of the body, for the error.
+	tooLarge int64
+	head     []byte
+}
+
+// headBytes is how much of a reply over the limit its error keeps.
+const headBytes = 120
+
+// cappedBody is a reply's body that fails once more than max bytes are
+// read from it, so a reply of any size costs at most max bytes of memory.
+type cappedBody struct {
+	io.ReadCloser
+	max, n int64
+	info   *attemptInfo
+}
+
+// errReplyTooLarge is what reading a reply over the limit returns.
+var errReplyTooLarge = errors.New("gateway: reply too large")
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.n > b.max {
+		return 0, errReplyTooLarge
+	}
+	if rest := b.max + 1 - b.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.info != nil && len(b.info.head) < headBytes {
+		b.info.head = append(b.info.head, p[:min(n, headBytes-len(b.info.head))]...)
+	}
+	b.n += int64(n)
+	if b.n > b.max {
+		if b.info != nil {
+			b.info.tooLarge = b.max
+		}
+		return n, errReplyTooLarge
+	}
+	return n, err
 }
 
 // classify turns the outcome of one attempt into an *Error.
@@ -223,6 +266,16 @@ func classify(err error, info *attemptInfo, parent context.Context, model string
 	switch {
 	case parent.Err() != nil:
 		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
+		return e
+	case info != nil && info.tooLarge > 0 || errors.Is(err, errReplyTooLarge):
+		limit := limits.Get().ReplyBytes
+		var head []byte
+		if info != nil {
+			limit, head = info.tooLarge, info.head
+		}
+		e.Class = ClassReplyTooLarge
+		e.Message = scrub(fmt.Sprintf("the reply is larger than %d bytes, the limit (limits.max_reply_bytes, BENCHLINE_MAX_REPLY_BYTES): it was not read further, is not scored, and only its start is kept: %q",
+			limit, head), red, 400)
 		return e
 	case errors.As(err, &reqErr):
 		// go-openai returns a RequestError for an error reply whose body is

@@ -31,6 +31,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 )
 
@@ -546,8 +547,13 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = &r2
 	}
 	resp, err := t.base.RoundTrip(r)
-	if info, ok := r.Context().Value(infoKey{}).(*attemptInfo); ok && resp != nil {
+	info, _ := r.Context().Value(infoKey{}).(*attemptInfo)
+	if info != nil && resp != nil {
 		info.status, info.header = resp.StatusCode, resp.Header
+	}
+	if resp != nil && resp.Body != nil {
+		// Every reply, answer or error, is read through the reply limit.
+		resp.Body = &cappedBody{ReadCloser: resp.Body, max: limits.Get().ReplyBytes, info: info}
 	}
 	return resp, err
 }

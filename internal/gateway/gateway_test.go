@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -480,4 +481,61 @@ func TestNoUsageIsWarnedOnce(t *testing.T) {
 	_, err := g2.Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg("x"), NoCache: true})
 	require.NoError(t, err)
 	assert.NotContains(t, buf.String(), "no token usage")
+}
+
+// TestReplyTooLarge: a reply over the reply limit, an answer (streamed
+// for ever) or an error body, ends its call at once with the permanent
+// class reply-too-large (no retry, the model's failure), having read at
+// most the limit, and its error keeps only the start of the reply; a
+// reply at the limit passes.
+func TestReplyTooLarge(t *testing.T) {
+	defer limits.Set(limits.Limits{})
+	limits.Set(limits.Limits{ReplyBytes: 64 << 10})
+	var calls atomic.Int64
+	var sent atomic.Int64
+	status := atomic.Int64{}
+	status.Store(200)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(int(status.Load()))
+		io.WriteString(w, `{"id":"x","model":"m","choices":[{"message":{"role":"assistant","content":"`)
+		chunk := bytes.Repeat([]byte("9"), 32<<10)
+		for range 20 << 20 / len(chunk) { // a 20 MB reply, unless the client stops reading
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}}]}`)
+	}))
+	defer hs.Close()
+	g := newTestGateway(t, hs.URL+"/v1", nil, Options{})
+	for _, code := range []int64{200, 500} {
+		status.Store(code)
+		calls.Store(0)
+		_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg("x"), NoCache: true})
+		var ge *Error
+		require.ErrorAs(t, err, &ge, "HTTP %d", code)
+		assert.Equal(t, ClassReplyTooLarge, ge.Class, "HTTP %d: %v", code, err)
+		assert.Equal(t, "reply-too-large", ge.Class.String())
+		assert.False(t, ge.Retryable())
+		assert.True(t, IsModelFailure(err))
+		assert.EqualValues(t, 1, calls.Load(), "HTTP %d: a reply too large is not retried", code)
+		assert.Contains(t, ge.Message, "limits.max_reply_bytes")
+		assert.Contains(t, ge.Message, `{\"id\":\"x\"`)
+		assert.LessOrEqual(t, len(ge.Reason()), 500)
+	}
+	assert.Contains(t, NonRetryableErrorTypes(), "reply-too-large")
+
+	// At the limit: passes.
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		head := `{"id":"x","model":"m","choices":[{"message":{"role":"assistant","content":"`
+		tail := `"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+		io.WriteString(w, head+strings.Repeat("a", 64<<10-len(head)-len(tail))+tail)
+	}))
+	defer ok.Close()
+	resp, err := newTestGateway(t, ok.URL+"/v1", nil, Options{}).Complete(context.Background(), modelapi.Request{Model: "baseline/m", Messages: userMsg("x"), NoCache: true})
+	require.NoError(t, err)
+	assert.Len(t, resp.Choices[0].Content, 64<<10-len(`{"id":"x","model":"m","choices":[{"message":{"role":"assistant","content":"`)-len(`"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
 }
