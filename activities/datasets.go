@@ -21,6 +21,7 @@ import (
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/source"
 )
@@ -351,7 +352,7 @@ func classify(err error) error {
 		return err
 	case errors.Is(err, blob.ErrDenied):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeAuth, err)
-	case blob.Permanent(err), errors.Is(err, limits.ErrTooLarge):
+	case blob.Permanent(err), errors.Is(err, limits.ErrTooLarge), errors.Is(err, names.ErrInvalid):
 		return invalid(err)
 	case errors.As(err, &ie):
 		return temporal.NewNonRetryableApplicationError(ie.Error(), ErrTypeInvalidInput, err)

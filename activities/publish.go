@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/release"
 	"github.com/benchline/benchline/internal/runs"
@@ -98,6 +100,14 @@ func (a *Publish) PlanPublish(ctx context.Context, in PlanPublishInput) (PlanPub
 	if err != nil {
 		return PlanPublishResult{}, invalid(err)
 	}
+	if in.Run != "" {
+		err = names.RunID(in.Run)
+	} else {
+		_, _, err = names.ParseRef(in.Ref)
+	}
+	if err != nil {
+		return PlanPublishResult{}, invalid(fmt.Errorf("publish: %w", err))
+	}
 	var l release.Layout
 	if in.Run != "" {
 		l, err = a.planRun(ctx, in.Run)
@@ -112,15 +122,30 @@ func (a *Publish) PlanPublish(ctx context.Context, in PlanPublishInput) (PlanPub
 		return PlanPublishResult{}, err
 	}
 	if !d.IsS3() {
-		if err := checkWritableDir(filepath.Join(d.Dir, l.Dataset)); err != nil {
+		dir := filepath.Join(d.Dir, l.Dataset)
+		for _, p := range []string{t.stage, t.final} {
+			if err := release.NoLinks(d.Dir, filepath.Join(d.Dir, filepath.FromSlash(p))); err != nil {
+				return PlanPublishResult{}, invalid(err)
+			}
+		}
+		if err := checkWritableDir(dir); err != nil {
 			return PlanPublishResult{}, destError(d, err)
 		}
+	}
+	if _, err := destLatest(ctx, t, l.Dataset); err != nil {
+		return PlanPublishResult{}, err
 	}
 	res := PlanPublishResult{Dest: d, Layout: l}
 	var old release.Layout
 	err = blob.GetJSON(ctx, t.store, t.final+release.LayoutPath, &old)
 	switch {
 	case errors.Is(err, blob.ErrNotFound):
+		if !d.IsS3() {
+			if _, err := os.Lstat(filepath.Join(d.Dir, filepath.FromSlash(t.final))); err == nil {
+				return res, invalid(fmt.Errorf("publish: %s@%s: %s already exists and is not a release (it has no %s); remove it or publish elsewhere",
+					l.Dataset, l.Version, d.URI(t.final), release.LayoutPath))
+			}
+		}
 	case err != nil:
 		return res, destError(d, err)
 	case reflect.DeepEqual(old, l):
@@ -355,13 +380,18 @@ func (a *Publish) FinishPublish(ctx context.Context, in FinishPublishInput) (Fin
 	}
 	if !visible {
 		if err := a.writeRelease(ctx, t, l); err != nil {
+			if isNonRetryable(err) && !in.Dest.IsS3() && t.stage != t.final {
+				// Over for good: leave no staging folder behind.
+				if rerr := removeStaging(in.Dest, t); rerr != nil {
+					err = fmt.Errorf("%w (and the staging folder could not be removed: %v)", err, rerr)
+				}
+			}
 			return res, err
 		}
 	}
-	var cur catalog.Latest
-	err = blob.GetJSON(ctx, t.store, release.LatestKey(l.Dataset), &cur)
-	if err != nil && !errors.Is(err, blob.ErrNotFound) {
-		return res, destError(in.Dest, err)
+	cur, err := destLatest(ctx, t, l.Dataset)
+	if err != nil {
+		return res, err
 	}
 	if cur.Version != l.Version {
 		if err := blob.PutJSON(ctx, t.store, release.LatestKey(l.Dataset), catalog.Latest{Version: l.Version}); err != nil {
@@ -402,10 +432,56 @@ func (a *Publish) writeRelease(ctx context.Context, t target, l release.Layout) 
 	}
 	from := filepath.Join(t.dest.Dir, filepath.FromSlash(t.stage))
 	to := filepath.Join(t.dest.Dir, filepath.FromSlash(t.final))
+	if err := release.NoLinks(t.dest.Dir, to); err != nil {
+		return invalid(err)
+	}
 	if err := os.Rename(from, to); err != nil {
+		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
+			return invalid(fmt.Errorf("publish: %s already exists and is not this release (it has no %s); remove it or publish elsewhere",
+				to, release.LayoutPath))
+		}
 		return destError(t.dest, fmt.Errorf("publish: rename %s to %s: %w", from, to, err))
 	}
 	return nil
+}
+
+// destLatest reads the destination's latest pointer of dataset (the zero
+// Latest when there is none). One that is not a latest pointer (not JSON,
+// or no version) fails at once, naming it: a retry cannot repair it, and
+// overwriting what someone else put there is not ours to decide.
+func destLatest(ctx context.Context, t target, dataset string) (catalog.Latest, error) {
+	var cur catalog.Latest
+	key := release.LatestKey(dataset)
+	b, err := blob.GetBytes(ctx, t.store, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return cur, nil
+	}
+	if err != nil {
+		return cur, destError(t.dest, err)
+	}
+	if len(b) > 64<<10 || json.Unmarshal(b, &cur) != nil || names.RunID(cur.Version) != nil {
+		return cur, invalid(fmt.Errorf("publish: %s is not a latest pointer ({\"version\": \"...\"}): %q; remove it or publish elsewhere",
+			t.dest.URI(key), excerptBytes(b, 60)))
+	}
+	return cur, nil
+}
+
+// excerptBytes is the start of b, for messages.
+func excerptBytes(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// removeStaging deletes a local destination's staging folder, never
+// through a link.
+func removeStaging(d release.Dest, t target) error {
+	dir := filepath.Join(d.Dir, filepath.FromSlash(t.stage))
+	if err := release.NoLinks(d.Dir, dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
 }
 
 // card renders the release's README.md from the version's manifest, its
@@ -465,7 +541,7 @@ func (a *Publish) AbortPublish(ctx context.Context, in AbortPublishInput) error 
 		return err
 	}
 	if !in.Dest.IsS3() {
-		if err := os.RemoveAll(filepath.Join(in.Dest.Dir, filepath.FromSlash(t.stage))); err != nil {
+		if err := removeStaging(in.Dest, t); err != nil {
 			return destError(in.Dest, err)
 		}
 		return nil

@@ -135,10 +135,72 @@ func TestPlanPublishFailures(t *testing.T) {
 		{"d", "http://x/y", "want s3://bucket/prefix or a local directory"},
 		{"d", filepath.Join(file, "sub"), "is not writable"},
 		{"d", "s3://b/p", "no S3 settings"},
+		{"d@../../../runs/X", t.TempDir(), "invalid name"},
+		{"../d@latest", t.TempDir(), "invalid name"},
 	} {
 		_, err := a.PlanPublish(context.Background(), PlanPublishInput{Ref: tc.ref, Dest: tc.dest})
 		if !isInvalidInput(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("PlanPublish(%s, %s) = %v, want non-retryable with %q", tc.ref, tc.dest, err, tc.want)
+		}
+	}
+}
+
+// TestPublishStaysInsideDest is finding 5 of issue 23: a local publish
+// through a symlinked DEST/NAME (or DEST/NAME/vV) is refused before
+// anything is written, nothing lands where the link points, and no
+// staging folder is left; a garbage latest at the destination and a
+// version directory that is not a release fail at once, naming them, and
+// leave no staging folder either.
+func TestPublishStaysInsideDest(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	publishRows(t, store)
+	a := &Publish{Store: store}
+	elsewhere := t.TempDir()
+	for _, link := range []string{"d", "d/v0001", "d/.staging-v0001"} {
+		dest := t.TempDir()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dest, link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(elsewhere, filepath.Join(dest, link)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := publishAll(t, a, PlanPublishInput{Ref: "d@0001", Dest: dest})
+		if !isInvalidInput(err) || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), filepath.Join(dest, link)) {
+			t.Errorf("publish through DEST/%s -> elsewhere: %v", link, err)
+		}
+		if ents, _ := os.ReadDir(elsewhere); len(ents) > 0 {
+			t.Fatalf("publish through DEST/%s wrote %d entries outside DEST", link, len(ents))
+		}
+	}
+	// A DirStore never writes through a link, whoever calls it.
+	dest := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dest, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(ctx, release.DirStore{Root: dest}, "d/x", []byte("x")); !errors.Is(err, release.ErrDest) {
+		t.Errorf("DirStore.Put through a link: %v", err)
+	}
+
+	garbage := t.TempDir()
+	if err := blob.PutBytes(ctx, release.DirStore{Root: garbage}, "d/latest", []byte("\x00garbage")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := publishAll(t, a, PlanPublishInput{Ref: "d@0001", Dest: garbage})
+	if !isInvalidInput(err) || !strings.Contains(err.Error(), filepath.Join(garbage, "d", "latest")) || !strings.Contains(err.Error(), "not a latest pointer") {
+		t.Errorf("publish onto a garbage latest: %v", err)
+	}
+	notRelease := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(notRelease, "d", "v0001"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = publishAll(t, a, PlanPublishInput{Ref: "d@0001", Dest: notRelease})
+	if !isInvalidInput(err) || !strings.Contains(err.Error(), "already exists and is not a release") {
+		t.Errorf("publish onto a version directory that is not a release: %v", err)
+	}
+	for _, d := range []string{garbage, notRelease} {
+		if _, err := os.Stat(filepath.Join(d, "d", ".staging-v0001")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("staging left in %s: %v", d, err)
 		}
 	}
 }

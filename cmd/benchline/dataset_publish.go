@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/release"
 	"github.com/benchline/benchline/workflows"
 )
@@ -80,6 +81,13 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	}
 	if maxPar <= 0 {
 		return fmt.Errorf("--parallel %d: want a positive integer", maxPar)
+	}
+	if in.Run != "" {
+		if err := names.RunID(in.Run); err != nil {
+			return err
+		}
+	} else if _, _, err := names.ParseRef(in.Ref); err != nil {
+		return err
 	}
 	dest := to
 	if !strings.Contains(to, "://") {

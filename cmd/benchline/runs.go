@@ -16,6 +16,7 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -145,6 +146,9 @@ It also says how many checkpoint files are left under runs/RUN-ID/partial/.` + r
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := names.RunID(args[0]); err != nil {
+				return err
+			}
 			_, store, c, err := g.storeAndDial(ctx)
 			if err != nil {
 				return err
@@ -163,6 +167,9 @@ files (runs/RUN-ID/partial/) and ends as cancelled. The finished shards' results
 model answers already paid for stay: the same eval started again resumes from them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := names.RunID(args[0]); err != nil {
+				return err
+			}
 			_, c, err := g.dial()
 			if err != nil {
 				return err

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -14,6 +13,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers"
@@ -28,7 +28,10 @@ func EvalWorkflowID(runID string) string { return workflows.EvalWorkflowID(runID
 // PlanRun activity derives it with the same activities.NewPlan (minus the
 // creation time), so the client can attach to a running evaluation.
 func ResolveRun(ctx context.Context, store blob.Store, tasks *scorers.Registry, req runs.Request) (runs.Plan, error) {
-	name, _, _ := strings.Cut(req.Dataset, "@")
+	name, _, err := names.ParseRef(req.Dataset)
+	if err != nil {
+		return runs.Plan{}, err
+	}
 	task, err := tasks.Get(name)
 	if err != nil {
 		return runs.Plan{}, err

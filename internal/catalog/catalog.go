@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
 )
@@ -134,9 +135,13 @@ func ReadManifest(ctx context.Context, s blob.Store, name, version string) (Mani
 }
 
 // Resolve turns "name", "name@latest" or "name@<version>" into a manifest.
+// The reference is checked first (names.ParseRef): a malformed one is an
+// error wrapping names.ErrInvalid, and nothing is read.
 func Resolve(ctx context.Context, s blob.Store, ref string) (Manifest, error) {
-	name, version, _ := strings.Cut(ref, "@")
-	version = strings.TrimPrefix(version, "v")
+	name, version, err := names.ParseRef(ref)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("catalog: %w", err)
+	}
 	if version == "" || version == "latest" {
 		var l Latest
 		if err := blob.GetJSON(ctx, s, LatestKey(name), &l); err != nil {

@@ -101,7 +101,38 @@ func (d DirStore) path(key string) (string, error) {
 	if key == "" || clean == "/" || strings.Contains(key, "\\") || clean != "/"+strings.TrimSuffix(key, "/") {
 		return "", fmt.Errorf("release: bad key %q", key)
 	}
-	return filepath.Join(d.Root, filepath.FromSlash(clean[1:])), nil
+	p := filepath.Join(d.Root, filepath.FromSlash(clean[1:]))
+	if err := NoLinks(d.Root, p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// NoLinks checks that no existing component of p below root (root itself
+// excluded: a destination may be a link the user chose) is a symbolic
+// link, so that nothing written, renamed or removed at p leaves root.
+// Components that do not exist yet are fine: they will be created as
+// directories. A link is an error wrapping ErrDest that names it.
+func NoLinks(root, p string) error {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w: %s is outside %s", ErrDest, p, root)
+	}
+	if rel == "." {
+		return nil
+	}
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return nil // missing, or a path through a file: what uses p says so
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is a symbolic link; a release is written only inside %s and never through a link", ErrDest, cur, root)
+		}
+	}
+	return nil
 }
 
 func (d DirStore) notFound(op, key string, err error) error {
