@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
@@ -84,6 +85,21 @@ type ComparisonRow struct {
 	Significant bool    `parquet:"significant"`
 }
 
+// csvSafe neutralises a CSV cell a spreadsheet would run as a formula
+// (OWASP, "CSV Injection"): a cell starting with =, +, -, @, a tab or a
+// carriage return gets a leading single quote, so it is shown as text.
+// A number (-0.25, +1e3) is left alone: it is data, not a formula. The
+// Parquet downloads keep the values as they are.
+func csvSafe(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
+}
+
 func f64(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 func writeTable[T any](out *output, name string, header []string, rows []T, record func(T) []string) error {
@@ -91,7 +107,11 @@ func writeTable[T any](out *output, name string, header []string, rows []T, reco
 	cw := csv.NewWriter(&buf)
 	_ = cw.Write(header)
 	for _, r := range rows {
-		_ = cw.Write(record(r))
+		rec := record(r)
+		for i := range rec {
+			rec[i] = csvSafe(rec[i])
+		}
+		_ = cw.Write(rec)
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
