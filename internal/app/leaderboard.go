@@ -10,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/config"
@@ -49,11 +50,43 @@ func StartRefresh(ctx context.Context, c client.Client, cfg config.Config, in wo
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	}
+	digest := in.Board.Digest()
+	opts.Memo = map[string]any{BoardDigestMemo: digest}
 	run, err := c.ExecuteWorkflow(ctx, opts, workflows.RefreshLeaderboard, in)
 	if err != nil {
 		return nil, fmt.Errorf("start refresh of board %s: %w", in.Board.Name, err)
 	}
+	if err := sameBoard(ctx, c, run, in.Board, digest); err != nil {
+		return nil, err
+	}
 	return run, nil
+}
+
+// BoardDigestMemo is the memo field of a refresh workflow holding its
+// board's digest (leaderboard.Board.Digest).
+const BoardDigestMemo = "board_sha256"
+
+// sameBoard checks that the refresh run (which may be one already running
+// that ExecuteWorkflow attached to) refreshes the board with digest: a
+// board's identity is its content, and attaching to the refresh of another
+// board with the same name would report that board's stamp as this one's.
+// A refresh without the memo (started before it existed) is accepted.
+func sameBoard(ctx context.Context, c client.Client, run client.WorkflowRun, b leaderboard.Board, digest string) error {
+	desc, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	if err != nil {
+		return fmt.Errorf("refresh of board %s: describe workflow %s: %w", b.Name, run.GetID(), err)
+	}
+	p := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[BoardDigestMemo]
+	if p == nil {
+		return nil
+	}
+	var running string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &running); err != nil || running == digest {
+		return nil
+	}
+	return fmt.Errorf("board %s: a refresh of another board with this name is running (workflow %s, board sha256 %.12s; this file's is %.12s): "+
+		"boards with one name must have one content; wait for it to finish (`benchline leaderboard refresh` again then) or give this board another name",
+		b.Name, run.GetID(), running, digest)
 }
 
 // WaitRefresh waits for a refresh and returns its result, its error as a
@@ -140,6 +173,7 @@ func scheduleAction(cfg config.Config, b leaderboard.Board) *client.ScheduleWork
 		Workflow:  workflows.RefreshLeaderboard,
 		Args:      []any{workflows.RefreshLeaderboardInput{Board: b, Priority: workflows.PriorityScheduled}},
 		TaskQueue: cfg.Temporal.TaskQueue,
+		Memo:      map[string]any{BoardDigestMemo: b.Digest()},
 	}
 }
 

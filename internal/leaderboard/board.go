@@ -2,6 +2,9 @@ package leaderboard
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +16,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/internal/judge"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/registry"
 )
 
@@ -69,6 +74,16 @@ type Board struct {
 	ShardSize int             `json:"shard_size,omitempty"`
 }
 
+// Digest is the sha256 (hex) of the board's content, whatever file it
+// was read from: a board's identity. Two boards with one name and
+// different content have different digests.
+func (b Board) Digest() string {
+	b.File = ""
+	j, _ := json.Marshal(b) // plain data: cannot fail
+	sum := sha256.Sum256(j)
+	return hex.EncodeToString(sum[:])
+}
+
 // BoardBenchmark is one benchmark of a board.
 type BoardBenchmark struct {
 	Dataset string `json:"dataset"`
@@ -115,9 +130,8 @@ func (b Board) ModelRefs() []ModelRef {
 }
 
 var (
-	boardNameRE = regexp.MustCompile(`^[\w-]+$`)
-	versionRE   = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
-	roleRE      = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	versionRE = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
+	roleRE    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
 // yaml shapes of the file.
@@ -209,10 +223,16 @@ func knownKeys(n *yaml.Node, keys ...string) error {
 }
 
 // ReadBoard reads and parses a board file (see ParseBoard).
+// A board file larger than limits.FileBytes (1 MiB) is refused unread.
 func ReadBoard(path string, reg *registry.Registry) (Board, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Board{}, fmt.Errorf("leaderboard: board file: %w", err)
+	}
+	defer f.Close()
+	data, err := limits.ReadFile(f, path, limits.FileBytes)
+	if err != nil {
+		return Board{}, fmt.Errorf("leaderboard: board file: %w: %w", err, ErrBadBoard)
 	}
 	return ParseBoard(path, data, reg)
 }
@@ -223,21 +243,40 @@ func ReadBoard(path string, reg *registry.Registry) (Board, error) {
 // app.CheckBoard's check), and the settings' ranges. Errors wrap
 // ErrBadBoard and name the file and the key.
 func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error) {
-	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
+	f, err := decodeBoard(file, data)
+	if err != nil {
+		return Board{}, err
 	}
+	return validateBoard(file, f, reg)
+}
+
+// decodeBoard decodes a board file's YAML into its shapes, refusing
+// unknown keys and values of the wrong type; it checks nothing else.
+func decodeBoard(file string, data []byte) (boardFile, error) {
 	var f boardFile
+	if int64(len(data)) > limits.FileBytes {
+		return f, fmt.Errorf("leaderboard: %s: larger than %d bytes: %w", file, limits.FileBytes, ErrBadBoard)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
-			return Board{}, fmt.Errorf("leaderboard: %s: empty board file: %w", file, ErrBadBoard)
+			return f, fmt.Errorf("leaderboard: %s: empty board file: %w", file, ErrBadBoard)
 		}
-		return Board{}, fmt.Errorf("leaderboard: %s: %s: %w", file, strings.TrimPrefix(err.Error(), "yaml: "), ErrBadBoard)
+		return f, fmt.Errorf("leaderboard: %s: %s: %w", file, strings.TrimPrefix(err.Error(), "yaml: "), ErrBadBoard)
+	}
+	return f, nil
+}
+
+// validateBoard checks a decoded board file (see ParseBoard) and builds
+// the Board: the rules of its values, one key at a time.
+func validateBoard(file string, f boardFile, reg *registry.Registry) (Board, error) {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
 	}
 	b := Board{Name: f.Name, Title: f.Title, File: file}
-	if !boardNameRE.MatchString(f.Name) {
-		return Board{}, bad("name", "%q: want word characters and dashes", f.Name)
+	if err := names.Name("board", f.Name); err != nil {
+		return Board{}, bad("name", "%v", err)
 	}
 	if len(f.Benchmarks) == 0 {
 		return Board{}, bad("benchmarks", "want at least one {dataset: NAME}")

@@ -59,7 +59,7 @@ func TestParseBoardBad(t *testing.T) {
 		file string
 		want string // what the error must say after the file name
 	}{
-		{"bad-name.yaml", `name: "my board!": want word characters and dashes`},
+		{"bad-name.yaml", `name: board "my board!": invalid name: want letters, digits`},
 		{"unknown-key.yaml", `field moddels not found`},
 		{"unknown-dataset.yaml", `benchmarks[1].dataset: "nosuch" is not a registered benchmark`},
 		{"not-evaluated.yaml", `benchmarks[0].dataset: "toolpref" is not a registered benchmark with an evaluation`},
@@ -116,5 +116,20 @@ func TestMarshalBoardRoundTrips(t *testing.T) {
 	}
 	if !reflect.DeepEqual(again, b) {
 		t.Fatalf("round trip:\n%+v\nwant\n%+v\nfile:\n%s", again, b, out)
+	}
+}
+
+// TestBoardDigest: a board's identity is its content: the file it was
+// read from does not count, any change of content does.
+func TestBoardDigest(t *testing.T) {
+	b := Board{Name: "nightly", File: "a.yaml", Benchmarks: []BoardBenchmark{{Dataset: "bfcl", Version: "latest"}}, Models: []Model{{Model: "baseline/reference"}}}
+	c := b
+	c.File = "elsewhere/b.yaml"
+	if b.Digest() != c.Digest() {
+		t.Error("the same board from two files has two digests")
+	}
+	c.Models = []Model{{Model: "baseline/empty"}}
+	if b.Digest() == c.Digest() {
+		t.Error("two boards with one name and different models have one digest")
 	}
 }

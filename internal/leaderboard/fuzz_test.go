@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/registry"
 )
 
@@ -40,7 +41,7 @@ func FuzzParseBoard(f *testing.F) {
 			}
 			return
 		}
-		if !boardNameRE.MatchString(b.Name) || len(b.Benchmarks) == 0 || len(b.Models) == 0 {
+		if names.Name("board", b.Name) != nil || len(b.Benchmarks) == 0 || len(b.Models) == 0 {
 			t.Fatalf("accepted %+v", b)
 		}
 		out, err := MarshalBoard(b)
