@@ -76,8 +76,8 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	if err != nil {
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second, nil)
 	staged := &stagingLog{Store: a.Store}
+	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return staged.progress() })
 	env := a.env()
 	env.Store = staged
 	plan, err := b.Plan(ctx, env, in.Request)
@@ -108,11 +108,33 @@ type stagingLog struct {
 	blob.Store
 	mu   sync.Mutex
 	keys []string
+	// seen and bytes count the source files staged (or found staged) so
+	// far and the bytes written: PlanBuild's heartbeat progress.
+	seen, bytes atomic.Int64
+}
+
+// PlanProgress is PlanBuild's heartbeat detail: how far staging has got.
+type PlanProgress struct {
+	Sources int64 // source files staged or found already staged
+	Bytes   int64 // bytes staged by this attempt
+}
+
+func (s *stagingLog) progress() PlanProgress {
+	return PlanProgress{Sources: s.seen.Load(), Bytes: s.bytes.Load()}
+}
+
+// Head counts the staged sources looked up (every one Stage stages).
+func (s *stagingLog) Head(ctx context.Context, key string) (blob.Info, error) {
+	if strings.HasPrefix(key, datasets.StagedKey("")) {
+		s.seen.Add(1)
+	}
+	return s.Store.Head(ctx, key)
 }
 
 func (s *stagingLog) Put(ctx context.Context, key string, r io.Reader, size int64) error {
 	err := s.Store.Put(ctx, key, r, size)
 	if err == nil && strings.HasPrefix(key, datasets.StagedKey("")) {
+		s.bytes.Add(max(size, 0))
 		s.mu.Lock()
 		s.keys = append(s.keys, key)
 		s.mu.Unlock()

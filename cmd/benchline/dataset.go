@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,7 +56,13 @@ Datasets:
 				return err
 			}
 			defer c.Close()
-			res, err := app.BuildDataset(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
+			run, err := app.StartBuild(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
+			if err != nil {
+				return err
+			}
+			res, err := app.WatchBuild(cmd.Context(), c, run, args[0], 2*time.Second, func(line string) {
+				fmt.Fprintln(cmd.ErrOrStderr(), line)
+			})
 			if err != nil {
 				return err
 			}

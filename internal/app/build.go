@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/workflows"
@@ -56,6 +60,66 @@ func BuildDataset(ctx context.Context, c client.Client, cfg config.Config, in wo
 	var res workflows.BuildDatasetResult
 	if err := run.Get(ctx, &res); err != nil {
 		return res, fmt.Errorf("build of %s (workflow %s): %w", in.Dataset, run.GetID(), Cause(err))
+	}
+	return res, nil
+}
+
+// WatchBuild waits for a build, calling progress (every "every") with a
+// line saying what its running activities report: PlanBuild's sources
+// staged so far, the rows each WritePart has written. A line is passed
+// only when it changes.
+func WatchBuild(ctx context.Context, c client.Client, run client.WorkflowRun, dataset string, every time.Duration, progress func(string)) (workflows.BuildDatasetResult, error) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		last := ""
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			dctx, cancel := context.WithTimeout(ctx, every)
+			desc, err := c.DescribeWorkflowExecution(dctx, run.GetID(), run.GetRunID())
+			cancel()
+			if err != nil {
+				continue
+			}
+			var parts []string
+			for _, pa := range desc.GetPendingActivities() {
+				name := pa.GetActivityType().GetName()
+				d := pa.GetHeartbeatDetails()
+				if d == nil || len(d.GetPayloads()) == 0 {
+					continue
+				}
+				switch name {
+				case "PlanBuild":
+					var p activities.PlanProgress
+					if converter.GetDefaultDataConverter().FromPayload(d.GetPayloads()[0], &p) == nil {
+						parts = append(parts, fmt.Sprintf("planning: %d source files staged (%.1f MB)", p.Sources, float64(p.Bytes)/1e6))
+					}
+				case "WritePart":
+					var rows int64
+					if converter.GetDefaultDataConverter().FromPayload(d.GetPayloads()[0], &rows) == nil {
+						parts = append(parts, fmt.Sprintf("part: %d rows", rows))
+					}
+				}
+				if a := pa.GetAttempt(); a > 1 {
+					parts = append(parts, fmt.Sprintf("%s attempt %d", name, a))
+				}
+			}
+			if line := strings.Join(parts, "; "); line != "" && line != last {
+				last = line
+				progress(dataset + ": " + line)
+			}
+		}
+	}()
+	var res workflows.BuildDatasetResult
+	err := run.Get(ctx, &res)
+	close(done)
+	if err != nil {
+		return res, fmt.Errorf("build of %s (workflow %s): %w", dataset, run.GetID(), Cause(err))
 	}
 	return res, nil
 }
