@@ -108,6 +108,9 @@ type stagingLog struct {
 	blob.Store
 	mu   sync.Mutex
 	keys []string
+	// tried are the staged keys a Put began, written or not: their
+	// unfinished uploads are aborted when the build fails for good.
+	tried []string
 	// seen and bytes count the source files staged (or found staged) so
 	// far and the bytes written: PlanBuild's heartbeat progress.
 	seen, bytes atomic.Int64
@@ -132,6 +135,11 @@ func (s *stagingLog) Head(ctx context.Context, key string) (blob.Info, error) {
 }
 
 func (s *stagingLog) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	if strings.HasPrefix(key, datasets.StagedKey("")) {
+		s.mu.Lock()
+		s.tried = append(s.tried, key)
+		s.mu.Unlock()
+	}
 	err := s.Store.Put(ctx, key, r, size)
 	if err == nil && strings.HasPrefix(key, datasets.StagedKey("")) {
 		s.bytes.Add(max(size, 0))
@@ -167,6 +175,9 @@ func (a *Datasets) DiscardStaged(ctx context.Context, in DiscardStagedInput) (in
 		if err := a.Store.Delete(ctx, k); err != nil && !errors.Is(err, blob.ErrNotFound) {
 			return 0, err
 		}
+		if _, err := blob.AbortUploads(ctx, a.Store, k); err != nil {
+			return 0, err
+		}
 	}
 	return len(in.Keys), nil
 }
@@ -176,13 +187,20 @@ func (a *Datasets) DiscardStaged(ctx context.Context, in DiscardStagedInput) (in
 // the user needs.
 func (s *stagingLog) discard(ctx context.Context, cause error) error {
 	s.mu.Lock()
-	keys := s.keys
+	keys, tried := s.keys, s.tried
 	s.mu.Unlock()
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	for _, k := range keys {
 		if err := s.Store.Delete(dctx, k); err != nil && activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Warn("discard staged source", "key", k, "error", err)
+		}
+	}
+	// Uploads of these keys left unfinished (by an attempt whose worker
+	// was killed mid-upload) would hold their parts for ever.
+	for _, k := range tried {
+		if _, err := blob.AbortUploads(dctx, s.Store, k); err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("abort unfinished uploads", "key", k, "error", err)
 		}
 	}
 	return cause

@@ -69,3 +69,20 @@ type Store interface {
 type RangeGetter interface {
 	GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error)
 }
+
+// UploadAborter is an optional capability: a store whose large Puts go up
+// in parts can abort the unfinished uploads of keys starting with prefix
+// (those of a worker killed mid-upload), so they stop taking space. It
+// returns how many it aborted.
+type UploadAborter interface {
+	AbortUploads(ctx context.Context, prefix string) (int, error)
+}
+
+// AbortUploads aborts the unfinished uploads below prefix when s can
+// (UploadAborter); other stores have none.
+func AbortUploads(ctx context.Context, s Store, prefix string) (int, error) {
+	if a, ok := s.(UploadAborter); ok {
+		return a.AbortUploads(ctx, prefix)
+	}
+	return 0, nil
+}

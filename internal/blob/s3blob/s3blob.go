@@ -287,6 +287,31 @@ func (s *Store) List(ctx context.Context, prefix string) ([]blob.Info, error) {
 	return out, nil
 }
 
+// AbortUploads implements blob.UploadAborter: it aborts every unfinished
+// multipart upload of a key starting with prefix.
+func (s *Store) AbortUploads(ctx context.Context, prefix string) (int, error) {
+	p := s.full(prefix)
+	n := 0
+	in := &s3.ListMultipartUploadsInput{Bucket: &s.bucket, Prefix: &p}
+	for {
+		out, err := s.client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return n, s.wrap("list uploads", prefix, err)
+		}
+		for _, u := range out.Uploads {
+			_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &s.bucket, Key: u.Key, UploadId: u.UploadId})
+			if err != nil && !errors.Is(Classify(err), blob.ErrNotFound) {
+				return n, s.wrap("abort upload", s.rel(aws.ToString(u.Key)), err)
+			}
+			n++
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return n, nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
+}
+
 // Delete implements Store.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	k := s.full(key)
