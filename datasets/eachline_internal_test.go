@@ -1,10 +1,17 @@
 package datasets
 
 import (
+	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/source"
 )
 
 // endless is a line that never ends: 'a' forever, counting what is read.
@@ -53,5 +60,46 @@ func TestEachLineBoundsTheLine(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || ie.Line != 1 {
 		t.Errorf("a line of max+1 bytes: %v", err)
+	}
+}
+
+// TestStageBoundsTheLine: Stage refuses a text source with a line over
+// the limit while copying it, naming the file and line, without storing
+// anything; a binary source (by name) is not read as lines.
+func TestStageBoundsTheLine(t *testing.T) {
+	defer limits.Set(limits.Limits{})
+	limits.Set(limits.Limits{LineBytes: 4096})
+	dir := t.TempDir()
+	big := "ok\n" + strings.Repeat("x", 4096) + "\n"
+	for _, name := range []string{"a.json", "b.parquet"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loc, err := source.Parse(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := blobtest.NewMemory()
+	env := Env{Store: store}
+	_, err = Stage(context.Background(), env, loc, "a.json")
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 2 || ie.File != filepath.Join(dir, "a.json") {
+		t.Fatalf("Stage of a 4097-byte line at a 4096 limit: %v", err)
+	}
+	if infos, _ := store.List(context.Background(), ""); len(infos) != 0 {
+		t.Errorf("Stage stored %v", infos)
+	}
+	if _, err := Stage(context.Background(), env, loc, "b.parquet"); err != nil {
+		t.Errorf("a binary source: %v", err)
+	}
+	g := &lineGuard{uri: "u", max: 4, line: 1}
+	for _, chunk := range []string{"ab", "c\n", "abcd", ""} { // "abc\n" is 4 bytes: fine; "abcd" + more is not
+		if _, err := g.Write([]byte(chunk)); err != nil {
+			t.Fatalf("chunk %q: %v", chunk, err)
+		}
+	}
+	if _, err := g.Write([]byte("e")); err == nil {
+		t.Error("line 2 at 5 bytes passed a limit of 4")
 	}
 }

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/source"
 )
 
@@ -33,7 +36,17 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), rc)
+	w := io.MultiWriter(tmp, h)
+	if !binarySource(name) {
+		// A line over the limit fails here, after reading the limit, not
+		// after copying (and uploading) the whole file.
+		w = io.MultiWriter(w, &lineGuard{uri: loc.URI(name), max: limits.Get().LineBytes, line: 1})
+	}
+	n, err := io.Copy(w, rc)
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return catalog.Source{}, ie
+	}
 	if err != nil {
 		return catalog.Source{}, fmt.Errorf("datasets: read %s: %w", loc.URI(name), err)
 	}
@@ -50,6 +63,49 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 		return src, fmt.Errorf("datasets: stage %s: %w", src.URI, err)
 	}
 	return src, nil
+}
+
+// binarySource reports whether a source file is binary by its name (not
+// read line by line, so its "lines" are not bounded).
+func binarySource(name string) bool {
+	for _, ext := range []string{".parquet", ".arrow", ".gz", ".zst", ".zip", ".tar", ".bz2", ".xz", ".bin", ".npy"} {
+		if strings.HasSuffix(strings.ToLower(name), ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineGuard watches the bytes of a text source as they are copied and
+// fails (an *InputError naming the file and line) once a line passes max
+// bytes: EachLine's bound, applied while staging.
+type lineGuard struct {
+	uri      string
+	max, cur int64
+	line     int
+}
+
+func (g *lineGuard) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			g.cur += int64(len(rest))
+			break
+		}
+		if g.cur+int64(i)+1 > g.max {
+			return 0, g.tooLong()
+		}
+		g.cur, g.line, rest = 0, g.line+1, rest[i+1:]
+	}
+	if g.cur > g.max {
+		return 0, g.tooLong()
+	}
+	return len(p), nil
+}
+
+func (g *lineGuard) tooLong() error {
+	return &InputError{File: g.uri, Line: g.line, Msg: fmt.Sprintf(
+		"line is longer than %d bytes, the limit (limits.max_line_bytes, BENCHLINE_MAX_LINE_BYTES); it was not read further", g.max)}
 }
 
 // StageAll stages the files names of loc (Stage), in order.

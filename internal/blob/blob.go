@@ -73,7 +73,8 @@ type RangeGetter interface {
 // UploadAborter is an optional capability: a store whose large Puts go up
 // in parts can abort the unfinished uploads of keys starting with prefix
 // (those of a worker killed mid-upload), so they stop taking space. It
-// returns how many it aborted.
+// returns how many it aborted. (MinIO matches a whole key only, AWS S3
+// any prefix: callers pass the keys they wrote.)
 type UploadAborter interface {
 	AbortUploads(ctx context.Context, prefix string) (int, error)
 }
