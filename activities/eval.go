@@ -636,6 +636,13 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 			fillRow(&row, out)
 			return row, nil
 		}
+		// A call that failed was still made (and may be billed): count
+		// its HTTP attempts, so a run whose calls all failed does not say
+		// "calls 0".
+		var gerr *gateway.Error
+		if errors.As(err, &gerr) {
+			row.Calls += int32(max(gerr.Attempts, 1))
+		}
 		if ctx.Err() != nil {
 			return row, ctx.Err()
 		}
