@@ -423,7 +423,7 @@ func TestBadInputCorpus(t *testing.T) {
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tdepends on\toutcome\ttime\terror")
-	for _, c := range append(badInputs(), replyCases(t)...) {
+	for _, c := range append(append(badInputs(), boundedCases()...), replyCases(t)...) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.dependsOn != "" && !all {
 				fmt.Fprintf(tw, "%s\t%s\tskipped\t\t\n", c.name, c.dependsOn)

@@ -178,7 +178,12 @@ func replyCases(t *testing.T) []badInput {
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				return replyAction(t, h, 1000+i, r.body())
 			},
-			want: func(*badHarness) []string { return []string{"sample simple_python_0", "sample simple_python_1"} }})
+			want: func(*badHarness) []string {
+				if r.name == "huge" { // 32 MiB: past limits.max_reply_bytes (1 MiB)
+					return []string{"sample simple_python_0: reply-too-large", "sample simple_python_1: reply-too-large"}
+				}
+				return []string{"sample simple_python_0", "sample simple_python_1"}
+			}})
 	}
 	return out
 }

@@ -21,8 +21,11 @@ const (
 	DefaultLineBytes = 16 << 20
 	// DefaultSourceFiles bounds the files one source location lists.
 	DefaultSourceFiles = 10_000
-	// DefaultReplyBytes bounds one model (or judge) reply's HTTP body.
-	DefaultReplyBytes = 8 << 20
+	// DefaultReplyBytes bounds one model (or judge) reply's HTTP body:
+	// 1 MiB, several times a 100k-token reasoning reply; a shard of
+	// replies at the limit stays within its memory budget
+	// (docs/PERFORMANCE.md; at 8 MiB a 14-sample shard took 1 GB).
+	DefaultReplyBytes = 1 << 20
 	// FileBytes bounds a file the CLI reads whole: a board, a providers
 	// file, a configuration file. Fixed; such files are a few KiB.
 	FileBytes = 1 << 20
