@@ -427,3 +427,43 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 		t.Fatalf("cells: %+v", s.Cells)
 	}
 }
+
+// TestLeaderboardSameNameOtherBoard is finding 6 of issue 23: while a
+// board's refresh runs, refreshing another board with the same name and
+// different content is refused at once, naming both digests, instead of
+// attaching to the first and reporting its stamp as its own; the same
+// board again attaches as before.
+func TestLeaderboardSameNameOtherBoard(t *testing.T) {
+	ctx := context.Background()
+	if _, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded}); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(models string) leaderboard.Board {
+		b, err := leaderboard.ParseBoard("board.yaml", []byte("name: it-same-name\nbenchmarks:\n  - dataset: bfcl\nmodels:\n"+models+"settings:\n  seed: 9231\n"), registry.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, other := parse("  - baseline/reference\n"), parse("  - baseline/noisy-0.5\n")
+	run, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terminateOnCleanup(t, run.GetID())
+	_, err = app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: other})
+	if err == nil || !strings.Contains(err.Error(), "another board with this name is running") || !strings.Contains(err.Error(), other.Digest()[:12]) {
+		t.Errorf("a second board with the same name while the first refreshes: %v", err)
+	}
+	same, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
+	if err != nil {
+		t.Errorf("the same board again: %v", err)
+	} else if same.GetRunID() != run.GetRunID() {
+		t.Errorf("the same board again started run %s, want to attach to %s", same.GetRunID(), run.GetRunID())
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if _, err := app.WaitRefresh(wctx, run); err != nil {
+		t.Fatal(err)
+	}
+}
