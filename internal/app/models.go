@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/metrics"
 )
 
@@ -64,7 +66,11 @@ func LoadProviders(cfg config.Config, baselineURL string) (*gateway.Config, erro
 			return nil, fmt.Errorf("providers file: %w", err)
 		}
 		defer f.Close()
-		r = f
+		b, err := limits.ReadFile(f, cfg.Models.ProvidersFile, limits.FileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("providers file: %w", err)
+		}
+		r = bytes.NewReader(b)
 	}
 	env := gateway.Env(os.LookupEnv)
 	if baselineURL != "" {
