@@ -95,7 +95,6 @@ func TestBatchAnswersEqualCalls(t *testing.T) {
 	require.Equal(t, 1, srv.BatchStats().MaxPerKey)
 }
 
-
 func TestBatchFailures(t *testing.T) {
 	cases := []struct {
 		name   string
