@@ -156,12 +156,13 @@ type Collector struct {
 	mu     sync.Mutex
 	reqs   map[string]BatchRequest
 	failed map[string]*Error
+	call   map[string]bool
 }
 
 // NewCollector returns a Collector; collect false makes it only answer the
 // failed requests (the final, interactive pass of a batch run).
 func NewCollector(collect bool) *Collector {
-	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}}
+	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}}
 }
 
 // Requests returns the deferred requests, sorted by key, and forgets them.
@@ -184,10 +185,26 @@ func (c *Collector) Fail(key string, e *Error) {
 	c.mu.Unlock()
 }
 
-func (c *Collector) failure(key string) *Error {
+// Call makes Complete of the request with key a call even when
+// collecting (a batch failure's interactive fallback).
+func (c *Collector) Call(key string) {
+	c.mu.Lock()
+	c.call[key] = true
+	c.mu.Unlock()
+}
+
+// failure returns the recorded failure of key, and whether key is to be
+// called.
+func (c *Collector) failure(key string) (*Error, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.failed[key]
+	return c.failed[key], c.call[key]
+}
+
+// BatchError is the error of a request whose batch tries are over, as a
+// record holds it (IsBatchFailure is true of it when class is retryable).
+func BatchError(class Class, status int, msg string) *Error {
+	return &Error{Class: class, Status: status, Message: msg, batchFailed: class.Retryable()}
 }
 
 func (c *Collector) add(r BatchRequest) {
@@ -235,10 +252,13 @@ func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.
 	if g.batch == nil || !p.cfg.BatchEnabled() || req.NoCache {
 		return nil, false
 	}
-	if e := g.batch.coll.failure(key); e != nil {
-		return e, true
+	e, call := g.batch.coll.failure(key)
+	if e != nil {
+		e2 := *e
+		e2.Model = req.Model
+		return &e2, true
 	}
-	if !g.batch.coll.collect {
+	if call || !g.batch.coll.collect {
 		return nil, false
 	}
 	g.batch.coll.add(BatchRequest{Key: key, Provider: pname, Model: req.Model, Body: oreq, Oracle: oracle})
@@ -395,18 +415,18 @@ func (g *Gateway) FindBatch(ctx context.Context, pname, key string) (BatchStatus
 }
 
 // CreateBatch uploads file (an EncodeBatch file) and creates a batch of it
-// with its content key in the metadata. Callers record the returned id
+// with key (its content key, BatchContentKey, or one derived from it) in
+// the metadata. Callers record the returned id
 // before waiting, and look for an existing batch (FindBatch) before
 // creating one again after a crash.
-func (g *Gateway) CreateBatch(ctx context.Context, pname string, file []byte) (BatchStatus, error) {
+func (g *Gateway) CreateBatch(ctx context.Context, pname, key string, file []byte) (BatchStatus, error) {
 	cfg := g.providers[pname]
 	if cfg == nil || !cfg.cfg.BatchEnabled() {
 		return BatchStatus{}, &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled"}
 	}
-	key := BatchContentKey(file)
 	var f openai.File
 	if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) (err error) {
-		f, err = c.CreateFileBytes(ctx, openai.FileBytesRequest{Name: "benchline-" + key[:16] + ".jsonl", Bytes: file, Purpose: openai.PurposeBatch})
+		f, err = c.CreateFileBytes(ctx, openai.FileBytesRequest{Name: "benchline-" + key[:min(16, len(key))] + ".jsonl", Bytes: file, Purpose: openai.PurposeBatch})
 		return err
 	}); e != nil {
 		return BatchStatus{}, e
