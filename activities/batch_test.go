@@ -238,4 +238,3 @@ func TestBatchResumeAndCancel(t *testing.T) {
 		t.Fatalf("cleanup %+v (%v), %d cancelled: want the waiting batch cancelled", res, err, srv.BatchStats().Cancelled)
 	}
 }
-
