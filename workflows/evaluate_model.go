@@ -217,34 +217,15 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 		results.Send(ctx, shardDone{res: r, shards: n, err: err})
 	}
 
-	stopAt := min(st.NextShard+perRun, st.Plan.Shards)
+	sched := &shardScheduler{st: st, target: target, conc: maxConc, hinted: hinted, hint: st.Plan.ShardSecondsHint,
+		stopAt: min(st.NextShard+perRun, st.Plan.Shards)}
 	var firstErr error
 	running := 0
-	for st.NextShard < stopAt || running > 0 {
-		// Sized from a hint (nothing timed yet), every activity of the first
-		// wave shares out the shards left when the wave began, so it takes
-		// equal groups instead of groups that shrink launch by launch. Later
-		// launches share out the shards left at each, so the tail shrinks.
-		fillLeft := stopAt - st.NextShard
-		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			shard := st.NextShard
-			n := 1
-			if target > 0 {
-				var perShard time.Duration
-				switch {
-				case st.ShardsTimed > 0:
-					perShard = time.Duration(st.ShardSeconds / float64(st.ShardsTimed) * float64(time.Second))
-				case hinted:
-					perShard = time.Duration(st.Plan.ShardSecondsHint * float64(time.Second))
-				}
-				left := stopAt - shard
-				if hinted && st.ShardsTimed == 0 {
-					left = fillLeft
-				}
-				n = min(ShardGroup(perShard, target, left, maxConc), stopAt-shard)
-			}
+	for sched.more() || running > 0 {
+		sched.wave()
+		for running < maxConc && sched.more() && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			shard, n := sched.next()
 			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard, n) })
-			st.NextShard += n
 			running++
 		}
 		if running == 0 {
@@ -260,10 +241,7 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 			continue
 		}
 		st.ShardsDone += d.shards
-		if d.res.Seconds > 0 {
-			st.ShardSeconds += d.res.Seconds
-			st.ShardsTimed += d.shards
-		}
+		sched.done(d.shards, d.res.Seconds)
 		st.SamplesDone += d.res.Samples
 		st.ModelFailed += d.res.ModelFailed
 		st.InfraFailed += d.res.InfraFailed
