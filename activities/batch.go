@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +102,12 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	if b.state.Failed == nil {
 		b.state.Failed = map[string]batchFailure{}
 	}
+	// A batch an earlier attempt left unfinished first: its answers may be
+	// partly cached, so this attempt's first round would ask for another
+	// set of requests.
+	if err := b.resume(ctx); err != nil {
+		return nil, err
+	}
 	pending := idx
 	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
 		coll := b.collector(true)
@@ -161,12 +168,7 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 	for _, r := range reqs {
 		byProvider[r.Provider] = append(byProvider[r.Provider], r)
 	}
-	type job struct {
-		rec  batchRecord
-		reqs map[string]gateway.BatchRequest
-		cfg  gateway.BatchConfig
-	}
-	var jobs []*job
+	var jobs []*batchJob
 	for _, pname := range slices.Sorted(maps.Keys(byProvider)) {
 		preqs := byProvider[pname]
 		cfg, ok := b.a.Gateway.BatchConfigOf(preqs[0].Model)
@@ -182,7 +184,7 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			n := countLines(f)
 			part := preqs[start : start+n]
 			start += n
-			j := &job{reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
+			j := &batchJob{reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
 			tries := 0
 			b.mu.Lock()
 			for _, r := range part {
@@ -200,6 +202,18 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			jobs = append(jobs, j)
 		}
 	}
+	return b.waitAll(ctx, jobs)
+}
+
+// batchJob is one batch a round waits for.
+type batchJob struct {
+	rec  batchRecord
+	reqs map[string]gateway.BatchRequest
+	cfg  gateway.BatchConfig
+}
+
+// waitAll waits for every job's batch at once.
+func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -207,6 +221,50 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// resume finishes the batches of the shard whose records are not done,
+// from their stored files.
+func (b *batchShard) resume(ctx context.Context) error {
+	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	if err != nil {
+		return err
+	}
+	var jobs []*batchJob
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
+			continue
+		}
+		var rec batchRecord
+		if err := blob.GetJSON(ctx, b.a.Store, info.Key, &rec); err != nil {
+			return fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, info.Key, err)
+		}
+		if rec.Done {
+			continue
+		}
+		fkey := runs.BatchFileKey(b.run, b.shard, rec.Key)
+		file, err := blob.GetBytes(ctx, b.a.Store, fkey)
+		if err != nil {
+			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, fkey, err)
+		}
+		reqs, err := gateway.DecodeBatch(rec.Provider, file)
+		if err != nil || len(reqs) == 0 {
+			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %d requests, %v", b.run, b.shard, fkey, len(reqs), err))
+		}
+		cfg, ok := b.a.Gateway.BatchConfigOf(reqs[0].Model)
+		if !ok {
+			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, rec.Provider)
+		}
+		if rec, err = b.submit(ctx, rec.Provider, rec.Key, file, len(reqs)); err != nil {
+			return err
+		}
+		j := &batchJob{rec: rec, reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
+		for _, r := range reqs {
+			j.reqs[r.Key] = r
+		}
+		jobs = append(jobs, j)
+	}
+	return b.waitAll(ctx, jobs)
 }
 
 func countLines(b []byte) int {
@@ -241,6 +299,12 @@ func (b *batchShard) submit(ctx context.Context, pname, key string, file []byte,
 			return rec, b.put(ctx, rkey, rec)
 		}
 	case errors.Is(err, blob.ErrNotFound):
+		// The file first, then the record naming it: a retry resumes
+		// from both (resume).
+		fkey := runs.BatchFileKey(b.run, b.shard, key)
+		if err := b.a.Store.Put(ctx, fkey, bytes.NewReader(file), int64(len(file))); err != nil {
+			return rec, fmt.Errorf("run %s shard %d: write %s: %w", b.run, b.shard, fkey, err)
+		}
 		rec = batchRecord{Provider: pname, Key: key, Created: time.Now().UTC(), Requests: n}
 		if err := b.put(ctx, rkey, rec); err != nil {
 			return rec, err
@@ -371,7 +435,7 @@ func (a *Eval) cancelBatches(ctx context.Context, run string) (int, error) {
 	}
 	n := 0
 	for _, info := range infos {
-		if strings.HasSuffix(info.Key, "/state.json") {
+		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
 			continue
 		}
 		var rec batchRecord

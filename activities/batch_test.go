@@ -57,6 +57,12 @@ func (t *dialogueTask) Evaluate(ctx context.Context, env scorers.Env, s scorers.
 // batchShardRun runs shard 0 of a fresh one-shard run of n dialogue
 // samples, in batch mode or not, against srv, and returns its rows.
 func batchShardRun(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig) ([]schemas.ResultRow, ShardResult, *Eval, string) {
+	return batchShardRunKilled(t, url, batch, n, cfg, nil)
+}
+
+// batchShardRunKilled is batchShardRun whose first attempt, when kill is
+// set, is killed kill(records) after its first batch is recorded.
+func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig, kill func([]blob.Info) time.Duration) ([]schemas.ResultRow, ShardResult, *Eval, string) {
 	t.Helper()
 	ctx := context.Background()
 	task := &dialogueTask{}
@@ -84,6 +90,25 @@ func batchShardRun(t *testing.T, url string, batch bool, n int64, cfg gateway.Ba
 		t.Fatal(err)
 	}
 	a.Gateway, a.SampleConcurrency, a.retryBase = gw, 4, time.Millisecond
+	if kill != nil {
+		// The first attempt dies once its first batch is recorded; the
+		// second resumes.
+		kctx, cancel := context.WithCancel(ctx)
+		go func() {
+			for {
+				if infos, _ := a.Store.List(ctx, runs.BatchPrefix(run, 0)); len(infos) >= 2 {
+					time.Sleep(kill(infos))
+					cancel()
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		env, _ := activityEnv(kctx, a)
+		if _, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0}); err == nil {
+			t.Fatal("the killed attempt succeeded")
+		}
+	}
 	env, _ := activityEnv(ctx, a)
 	v, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
 	if err != nil {
@@ -236,5 +261,23 @@ func TestBatchResumeAndCancel(t *testing.T) {
 	res, err := a.CleanupRun(ctx, CleanupRunInput{RunID: run})
 	if err != nil || res.Batches != 1 || srv.BatchStats().Cancelled != 1 {
 		t.Fatalf("cleanup %+v (%v), %d cancelled: want the waiting batch cancelled", res, err, srv.BatchStats().Cancelled)
+	}
+}
+
+// TestBatchShardKilledResumes kills a batch shard while its first batch is
+// in progress: the retry polls the same batch (none created twice) and the
+// rows equal an uninterrupted run's.
+func TestBatchShardKilledResumes(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 200 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
+	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 200 * time.Millisecond})
+	got, _, _, _ := batchShardRunKilled(t, url, true, 8, fastBatches, func([]blob.Info) time.Duration { return 50 * time.Millisecond })
+	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 {
+		t.Fatalf("the killed run created %d batches (most for one key %d): want 3, none twice", st.Created, st.MaxPerKey)
+	}
+	for i := range want {
+		if got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -320,6 +320,35 @@ func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, er
 	return files, nil
 }
 
+// DecodeBatch reads back the requests of an EncodeBatch file of provider
+// pname (a retried activity resuming a batch from its stored file).
+func DecodeBatch(pname string, file []byte) ([]BatchRequest, error) {
+	var out []BatchRequest
+	sc := bufio.NewScanner(strings.NewReader(string(file)))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		var l batchLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("gateway: batch file line %d: %w", n, err)
+		}
+		r := BatchRequest{Key: l.CustomID, Provider: pname, Model: pname + "/" + l.Body.Model, Body: l.Body}
+		if l.Oracle != "" {
+			o, err := base64.StdEncoding.DecodeString(l.Oracle)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: batch file line %d: oracle: %w", n, err)
+			}
+			r.Oracle = string(o)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("gateway: batch file after line %d: %w", n, err)
+	}
+	return out, nil
+}
+
 // BatchContentKey is the idempotency key of a batch input file: the hex
 // sha256 of its bytes. The same requests give the same file, so the same
 // key: a batch found under it (in the caller's record or in the provider's

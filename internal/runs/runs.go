@@ -160,6 +160,17 @@ func BatchKey(run string, shard int, key string) string {
 	return fmt.Sprintf("%sbatches/shard-%05d/%s.json", Dir(run), shard, key)
 }
 
+// BatchFileKey is the input file of the batch recorded at BatchKey: a
+// retried activity resumes an unfinished batch from it.
+func BatchFileKey(run string, shard int, key string) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/%s.jsonl", Dir(run), shard, key)
+}
+
+// BatchPrefix holds a batch-mode shard's batch records and files.
+func BatchPrefix(run string, shard int) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/", Dir(run), shard)
+}
+
 // BatchStateKey holds a batch-mode shard's failed batch requests.
 func BatchStateKey(run string, shard int) string {
 	return fmt.Sprintf("%sbatches/shard-%05d/state.json", Dir(run), shard)
