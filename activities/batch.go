@@ -140,7 +140,38 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 		slices.Sort(next)
 		pending = next
 	}
-	return b.collector(false), nil
+	final := b.collector(false)
+	if err := b.markPaid(ctx, final); err != nil {
+		return nil, err
+	}
+	return final, nil
+}
+
+// markPaid marks in c the requests of the shard's finished batches (every
+// attempt's: their files are stored), so that the final pass counts their
+// answers as paid calls, not cache hits.
+func (b *batchShard) markPaid(ctx context.Context, c *gateway.Collector) error {
+	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".jsonl") {
+			continue
+		}
+		file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
+		if err != nil {
+			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
+		}
+		reqs, err := gateway.DecodeBatch("", file)
+		if err != nil {
+			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
+		}
+		for _, r := range reqs {
+			c.Paid(r.Key)
+		}
+	}
+	return nil
 }
 
 // collector returns a Collector failing the requests whose batch tries

@@ -140,8 +140,9 @@ var fastBatches = gateway.BatchConfig{Enabled: true, PollInterval: 5 * time.Mill
 
 // TestBatchShardSameRowsAsInteractive runs a dialogue task with a judge
 // in batch mode and interactively: the same rows (replies, verdicts,
-// metrics) from three rounds of batches, each created once, at half the
-// interactive cost.
+// metrics, calls and tokens; the batches' answers count as paid calls,
+// not cache hits) from three rounds of batches, each created once, at
+// half the interactive cost.
 func TestBatchShardSameRowsAsInteractive(t *testing.T) {
 	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
 	interactive, ires, _, _ := batchShardRun(t, url, false, 10, fastBatches)
@@ -162,7 +163,8 @@ func TestBatchShardSameRowsAsInteractive(t *testing.T) {
 	}
 	for i := range batched {
 		b, in := batched[i], interactive[i]
-		if b.Response != in.Response || b.Metrics["m"] != in.Metrics["m"] || b.ErrorClass != "" || b.SampleID != in.SampleID {
+		if b.Response != in.Response || b.Metrics["m"] != in.Metrics["m"] || b.ErrorClass != "" || b.SampleID != in.SampleID ||
+			b.Calls != in.Calls || b.CacheHits != 0 || b.PromptTokens != in.PromptTokens || b.CompletionTokens != in.CompletionTokens {
 			t.Fatalf("row %d: batch %+v, interactive %+v", i, b, in)
 		}
 	}

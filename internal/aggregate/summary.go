@@ -35,8 +35,7 @@ type Summary struct {
 	CompletionTokens int64            `json:"completion_tokens"`
 	CostUSD          float64          `json:"cost_usd"`
 	// Batch says the run was in batch mode: CostUSD is at the providers'
-	// batch prices, and the calls its batches answered count as cache
-	// hits of its final pass.
+	// batch prices (the calls its batches answered count as calls).
 	Batch bool `json:"batch,omitempty"`
 	// UsageUnknown counts samples that called a model whose provider
 	// reported no token usage (calls, but 0 tokens: a real call has at

@@ -61,7 +61,7 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 	printAgreement(w, s.Agreement)
 	cost := fmt.Sprintf("$%.4f", s.CostUSD)
 	if s.Batch {
-		cost += " at batch prices (batch mode: answers from the run's batches count as cache hits)"
+		cost += " at batch prices (batch mode)"
 	}
 	fmt.Fprintf(w, "calls %d (cache hits %d), tokens %d in / %d out, cost %s, latency p50 %.0f ms p90 %.0f ms p99 %.0f ms\n",
 		s.Calls, s.CacheHits, s.PromptTokens, s.CompletionTokens, cost, s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99)

@@ -157,12 +157,13 @@ type Collector struct {
 	reqs   map[string]BatchRequest
 	failed map[string]*Error
 	call   map[string]bool
+	paid   map[string]bool
 }
 
 // NewCollector returns a Collector; collect false makes it only answer the
 // failed requests (the final, interactive pass of a batch run).
 func NewCollector(collect bool) *Collector {
-	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}}
+	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
 // Requests returns the deferred requests, sorted by key, and forgets them.
@@ -183,6 +184,21 @@ func (c *Collector) Fail(key string, e *Error) {
 	c.mu.Lock()
 	c.failed[key] = e
 	c.mu.Unlock()
+}
+
+// Paid marks the request with key as answered by one of the run's
+// batches: Complete's cache hit on it counts as a paid call (attempts 1,
+// not a cache hit), as the call it replaced would have.
+func (c *Collector) Paid(key string) {
+	c.mu.Lock()
+	c.paid[key] = true
+	c.mu.Unlock()
+}
+
+func (c *Collector) isPaid(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paid[key]
 }
 
 // Call makes Complete of the request with key a call even when

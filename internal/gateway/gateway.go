@@ -291,6 +291,10 @@ func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.
 			resp := e.Response
 			resp.Usage.CacheHit = true
 			resp.Usage.Attempts = 0
+			if g.batch != nil && g.batch.coll.isPaid(key) {
+				// Paid in this run's batch: the call it stands for.
+				resp.Usage.CacheHit, resp.Usage.Attempts = false, 1
+			}
 			return resp, nil
 		}
 	}
