@@ -41,7 +41,7 @@
 # deploy/dev/promptfoo-suite), Linux /proc.
 # PROMPTFOO_RATIO_CONCURRENCY (default 128) sets promptfoo's -j,
 # PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed.
-# PROMPTFOO_RATIO_BATCH=1 runs benchline's side in batch mode (`eval --batch
+# --batch (or PROMPTFOO_RATIO_BATCH=1) runs benchline's side in batch mode (`eval --batch
 # --seed S`, a fresh seed per N, instead of `--no-cache`: batch mode needs the
 # cache): its requests go to the baseline server's batch endpoints, whose CPU
 # is the endpoint's (docs/batch.md).
@@ -55,9 +55,13 @@ die() {
 	echo "promptfoo-ratio: $*" >&2
 	exit 1
 }
-usage() { echo "usage: promptfoo-ratio.sh [N ...]  (N: samples, default 2000)"; }
+usage() { echo "usage: promptfoo-ratio.sh [--batch] [N ...]  (N: samples, default 2000; --batch: benchline in batch mode)"; }
 
-sizes=("$@")
+batch=${PROMPTFOO_RATIO_BATCH:-0}
+sizes=()
+for a in "$@"; do
+	if [ "$a" = --batch ]; then batch=1; else sizes+=("$a"); fi
+done
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000)
 for n in "${sizes[@]}"; do
 	case $n in
@@ -77,7 +81,6 @@ conc=${PROMPTFOO_RATIO_CONCURRENCY:-128}
 seed=${PROMPTFOO_RATIO_SEED:-41}
 case $conc in *[!0-9]* | '' | 0*) die "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer, got \"$conc\"" ;; esac
 case $seed in *[!0-9]* | '') die "PROMPTFOO_RATIO_SEED must be a non-negative integer, got \"$seed\"" ;; esac
-batch=${PROMPTFOO_RATIO_BATCH:-0}
 case $batch in 0 | 1) ;; *) die "PROMPTFOO_RATIO_BATCH must be 0 or 1, got \"$batch\"" ;; esac
 
 [ -x "$bin" ] || die "no benchline executable at $bin: run make build (or set BENCHLINE_BIN)"

@@ -152,7 +152,7 @@ func TestPromptfooScriptChecksFirst(t *testing.T) {
 		ok   bool
 		want string
 	}{
-		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [N ...]"},
+		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [--batch] [N ...]"},
 		{"zero", nil, []string{"0"}, false, `N must be a positive integer, got "0"`},
 		{"word", nil, []string{"2000", "many"}, false, `got "many"`},
 		{"concurrency", []string{"PROMPTFOO_RATIO_CONCURRENCY=x"}, []string{"10"}, false, "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer"},
