@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +121,79 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	if b, i := r.res.Summary.CostUSD, inter.Summary.CostUSD; i <= 0 || !near(2*b, i) {
 		t.Errorf("batch cost $%v, interactive $%v: want half", b, i)
 	}
+}
+
+// TestBatchEvalNeverCompletesAndCancel runs batch evaluations through a
+// `benchline worker` process against a baseline server whose batches never
+// complete. With a 2 s window and a 1 s margin the run ends on its own,
+// every sample an infrastructure error (not scored) whose message says the
+// batch did not complete within its window, and `runs show` reports the
+// errors; each batch was cancelled at its bound. With a 1 h window, `benchline
+// runs cancel` ends the run and its cleanup cancels the provider's batches.
+func TestBatchEvalNeverCompletesAndCancel(t *testing.T) {
+	const n, shardSize = 200, 100
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	ds := buildSynthetic(t, n, 2602)
+	srv, url := serveBaseline(ctx, t, baseline.Options{References: &app.StoreReferences{Store: stack.Store},
+		Batch: baseline.BatchOptions{Never: 1}})
+	providers := filepath.Join(t.TempDir(), "providers.yaml")
+	writeFiles(t, filepath.Dir(providers), map[string]string{"providers.yaml": fmt.Sprintf(
+		"providers:\n  baseline:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms, completion_window: 2s, margin: 1s}\n"+
+			"  slow:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms, completion_window: 1h}\n", url)})
+	const queue = "batch-never"
+	env := workerEnv(queue, url, "BENCHLINE_PROVIDERS="+providers)
+	startProcWorker(t, bin, env, "worker", "--queues", "main")
+	cfg := stack.Stack.Config
+	cfg.Temporal.TaskQueue = queue
+
+	t.Run("bound", func(t *testing.T) {
+		start := time.Now()
+		res, err := evalVia(t, queue, workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference",
+			ShardSize: shardSize, Batch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.Samples != n || s.InfraFailed != n || s.Scored != 0 || len(s.Metrics) == 0 || s.Metrics[0].N != 0 {
+			t.Fatalf("summary %+v: want every sample an unscored infrastructure error", s)
+		}
+		_, rows := resultRows(ctx, t, res.RunID)
+		for _, r := range rows {
+			if !strings.Contains(r.ErrorMessage, "did not complete within its window and margin") {
+				t.Fatalf("sample %s: %q: want the reason", r.SampleID, r.ErrorMessage)
+			}
+		}
+		if st := srv.BatchStats(); st.Created != n/shardSize || st.Cancelled != n/shardSize {
+			t.Fatalf("batch stats %+v: want one batch per shard, each cancelled at its bound", st)
+		}
+		if d := time.Since(start); d > 2*time.Minute {
+			t.Errorf("the run took %s with a 3 s bound", d)
+		}
+		rep, code := showRun(t, bin, queue, res.RunID)
+		if code != 0 || !strings.Contains(fmt.Sprint(rep), "infrastructure") {
+			t.Errorf("runs show: exit %d, %v: want the infrastructure errors reported", code, rep)
+		}
+	})
+
+	t.Run("runs cancel", func(t *testing.T) {
+		before := srv.BatchStats()
+		run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
+			Request: runs.Request{Dataset: ds, Model: "slow/reference", ShardSize: shardSize, Batch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+		pollUntil(ctx, t, "a batch per shard", func() bool { return srv.BatchStats().Created-before.Created >= int64(plan.Shards) })
+		if out, code := runsCmd(t, bin, queue, "cancel", plan.RunID); code != 0 {
+			t.Fatalf("runs cancel: exit %d: %s", code, out)
+		}
+		if err := run.Get(ctx, nil); err == nil {
+			t.Fatal("the cancelled run succeeded")
+		}
+		pollUntil(ctx, t, "the run's batches cancelled", func() bool {
+			return srv.BatchStats().Cancelled-before.Cancelled == int64(plan.Shards)
+		})
+	})
 }
