@@ -270,9 +270,11 @@ func TestBatchResumeAndCancel(t *testing.T) {
 // in progress: the retry polls the same batch (none created twice) and the
 // rows equal an uninterrupted run's.
 func TestBatchShardKilledResumes(t *testing.T) {
-	_, url := serveBatches(t, baseline.BatchOptions{Delay: 200 * time.Millisecond})
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
 	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
-	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 200 * time.Millisecond})
+	// Long enough that the kill, 50 ms after the first record, lands while
+	// the first batch is in progress, also on a loaded machine.
+	srv, url := serveBatches(t, baseline.BatchOptions{Delay: time.Second})
 	got, _, _, _ := batchShardRunKilled(t, url, true, 8, fastBatches, func([]blob.Info) time.Duration { return 50 * time.Millisecond })
 	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 {
 		t.Fatalf("the killed run created %d batches (most for one key %d): want 3, none twice", st.Created, st.MaxPerKey)

@@ -240,7 +240,17 @@ func TestEvaluateModelBatchPlan(t *testing.T) {
 			running++
 			most = max(most, running)
 			mu.Unlock()
-			time.Sleep(10 * time.Millisecond)
+			// Hold until more than the interactive default run at once (or
+			// give up after a while, and the check below fails): a loaded
+			// machine may not start them all within a fixed sleep.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				enough := most > 8
+				mu.Unlock()
+				if enough {
+					break
+				}
+			}
 			mu.Lock()
 			running--
 			mu.Unlock()
