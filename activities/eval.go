@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,6 +152,11 @@ type PlanRunResult struct {
 	// the last finished run of the model on the dataset (runs.Timing), or
 	// 0: the workflow sizes its first groups of shards from it.
 	ShardSecondsHint float64 `json:",omitempty"`
+	// Batch says the plan is in batch mode; BatchBound is the longest a
+	// shard's batch is waited for (window plus margin): the workflow gives
+	// its shard activities that long.
+	Batch      bool          `json:",omitempty"`
+	BatchBound time.Duration `json:",omitempty"`
 }
 
 // PlanRun pins the dataset version, checks it against its manifest, and
@@ -187,7 +194,14 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 	}
 	plan := NewPlan(req, m, task, in.CreatedAt)
 	b, _ := json.MarshalIndent(plan, "", "  ")
-	if err := a.Store.PutIfAbsent(ctx, runs.PlanKey(plan.RunID), strings.NewReader(string(b)+"\n"), int64(len(b)+1)); err != nil && !errors.Is(err, blob.ErrExists) {
+	if err := a.Store.PutIfAbsent(ctx, runs.PlanKey(plan.RunID), strings.NewReader(string(b)+"\n"), int64(len(b)+1)); errors.Is(err, blob.ErrExists) {
+		// The run was planned before: its mode is the plan's.
+		var old runs.Plan
+		if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(plan.RunID), &old); err != nil {
+			return PlanRunResult{}, err
+		}
+		plan.Batch = old.Batch
+	} else if err != nil {
 		return PlanRunResult{}, err
 	}
 	if refs, ok := task.(scorers.ReferenceProvider); ok && strings.HasPrefix(req.Model, "baseline/") {
@@ -206,7 +220,22 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 		res.ScoreQueue = ds.ScoreQueue()
 	}
 	res.ShardSecondsHint = a.shardSecondsHint(ctx, plan)
+	if plan.Batch {
+		res.Batch, res.BatchBound = true, a.batchBound(plan)
+	}
 	return res, nil
+}
+
+// batchBound is the longest wait of plan's batches: the largest window
+// plus margin of the providers of its model and judges with batches.
+func (a *Eval) batchBound(plan runs.Plan) time.Duration {
+	var d time.Duration
+	for _, m := range append([]string{plan.Model}, slices.Collect(maps.Values(plan.Judges))...) {
+		if c, ok := a.Gateway.BatchConfigOf(m); ok {
+			d = max(d, c.Bound())
+		}
+	}
+	return d
 }
 
 // shardSecondsHint returns how long one of plan's shards took on the last
@@ -425,6 +454,7 @@ func (g *shardGroup) detail() any {
 	c.ModelFailed += p.ModelFailed
 	c.InfraFailed += p.InfraFailed
 	c.CostUSD += p.CostUSD
+	c.BatchCounts = p.BatchCounts // the current shard's batches
 	c.Total = g.total
 	p.ShardCounts = c
 	return p
@@ -496,6 +526,24 @@ func (a *Eval) runShard(ctx context.Context, run string, shard int, rerunErrors 
 		// one ticker for all its shards.)
 		stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
 		defer stopBeat()
+	}
+	if plan.Batch && !plan.NoCache {
+		// Batch rounds first (they need the cache: a no-cache run is
+		// interactive); the pass below then finds every answer in
+		// the cache, but for the requests whose batch tries are over.
+		b := &batchShard{a: a, run: plan.RunID, shard: in.Shard, seg: seg, gw: a.Gateway.WithCache(seg), sr: sr}
+		var idx []int
+		for i := sr.progress().Done * sr.chunk; i < len(rows); i++ {
+			if todo[i] {
+				idx = append(idx, i)
+			}
+		}
+		final, err := a.batchRounds(ctx, b, task, env, samples, idx)
+		if err != nil {
+			_ = seg.Flush(context.WithoutCancel(ctx))
+			return ShardResult{}, err
+		}
+		env.Models, _ = b.gw.Deferring(final)
 	}
 	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
 		row, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, env, samples[i])
@@ -646,6 +694,9 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 		if ctx.Err() != nil {
 			return row, ctx.Err()
 		}
+		if gateway.IsDeferred(err) {
+			return row, nil // a batch round: the sample runs again next round
+		}
 		if errors.Is(err, scorers.ErrBadSample) {
 			row.ErrorClass = schemas.ErrorClassBadSample
 			row.ErrorMessage = truncate(err.Error(), 500)
@@ -667,8 +718,8 @@ func (a *Eval) evaluate(ctx context.Context, task scorers.Task, env scorers.Env,
 			return row, gateway.ToTemporal(err)
 		}
 		lastErr = err
-		if attempt == attempts {
-			break // no wait after the last try
+		if attempt == attempts || gateway.IsBatchFailure(err) {
+			break // no wait after the last try; a failed batch request fails again
 		}
 		wait := time.Duration(attempt) * a.retryUnit()
 		var ge *gateway.Error
@@ -888,6 +939,7 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Su
 		return s, err
 	}
 	s.Baseline = strings.HasPrefix(plan.Model, "baseline/")
+	s.Batch = plan.Batch
 	s.CreatedAt = plan.CreatedAt
 	if err := writeSummaryTable(ctx, a.Store, runs.SummaryTableKey(plan.RunID), s.Rows()); err != nil {
 		return s, err
@@ -924,10 +976,13 @@ type CleanupRunInput struct {
 // CleanupRunResult says what CleanupRun deleted.
 type CleanupRunResult struct {
 	Checkpoints int
+	// Batches counts the provider batches of a batch-mode run it cancelled.
+	Batches int `json:",omitempty"`
 }
 
 // CleanupRun deletes a run's shard checkpoints (runs/<id>/partial/) after
-// the run was cancelled or failed. Only a retry of the same shard activity
+// the run was cancelled or failed, and cancels the provider batches its
+// shards were waiting for (batch mode: their records not done). Only a retry of the same shard activity
 // reads checkpoints (through its heartbeat detail), and a new start of the
 // plan is a new workflow whose shards start from their first attempt, so
 // nothing reads them again; the finished shards' result files and the cache
@@ -943,7 +998,11 @@ func (a *Eval) CleanupRun(ctx context.Context, in CleanupRunInput) (CleanupRunRe
 			return CleanupRunResult{}, err
 		}
 	}
-	return CleanupRunResult{Checkpoints: len(infos)}, nil
+	n, err := a.cancelBatches(ctx, in.RunID)
+	if err != nil {
+		return CleanupRunResult{}, err
+	}
+	return CleanupRunResult{Checkpoints: len(infos), Batches: n}, nil
 }
 
 func invalid(err error) error {

@@ -77,7 +77,7 @@ func (a *Leaderboard) ResolveBoard(ctx context.Context, in ResolveBoardInput) (_
 				continue
 			}
 			req := runs.Request{Dataset: m.Name + "@" + m.Version, Model: model.Model, Judges: bm.Judges, Params: b.Params,
-				Seed: b.Seed, ShardSize: b.ShardSize, Limit: b.Limit}
+				Seed: b.Seed, ShardSize: b.ShardSize, Limit: b.Limit, Batch: b.BatchFor(model)}
 			plan := NewPlan(req, m, task, time.Time{})
 			done, err := blob.Exists(ctx, a.Store, runs.SummaryKey(plan.RunID))
 			if err != nil {

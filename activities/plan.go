@@ -19,7 +19,7 @@ import (
 func NewPlan(req runs.Request, m catalog.Manifest, task scorers.Task, createdAt time.Time) runs.Plan {
 	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: normalJudges(req.Judges), Params: req.Params,
 		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit,
-		NoCache: req.NoCache, CreatedAt: createdAt.UTC()}
+		NoCache: req.NoCache, Batch: req.Batch, CreatedAt: createdAt.UTC()}
 	for _, f := range m.Files {
 		p.Files = append(p.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
 	}

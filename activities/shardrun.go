@@ -43,6 +43,8 @@ type ShardCounts struct {
 	ModelFailed int64   `json:"model_failed,omitempty"`
 	InfraFailed int64   `json:"infra_failed,omitempty"`
 	CostUSD     float64 `json:"cost_usd,omitempty"`
+	// BatchCounts are a batch-mode shard's batches so far.
+	BatchCounts
 }
 
 // add counts one done row.
@@ -61,6 +63,13 @@ func (c *ShardCounts) add(row schemas.ResultRow) {
 func (p shardProgress) clone() shardProgress {
 	p.Starts = slices.Clone(p.Starts)
 	return p
+}
+
+// setBatch sets the batch counts the heartbeats carry, and heartbeats.
+func (r *shardRun) setBatch(c BatchCounts) {
+	r.mu.Lock()
+	r.prog.BatchCounts = c
+	r.mu.Unlock()
 }
 
 // valid reports whether p describes checkpoints of a shard of n chunks.

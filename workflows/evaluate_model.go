@@ -83,6 +83,9 @@ type Progress struct {
 	// workflow answers 0 and counts finished shards only. It counts shard
 	// activities: a group of fast shards (ShardGroup) counts once.
 	ShardsRunning int
+	// Batches are the batch-mode batches of the running shards, filled by
+	// the client from their heartbeats like ShardsRunning.
+	Batches activities.BatchCounts `json:",omitzero"`
 }
 
 // ProgressQuery is the name of the query that returns Progress.
@@ -161,12 +164,21 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	// On cancellation, wait for the shards to acknowledge (stop writing)
 	// before the cleanup deletes their checkpoints.
 	so.WaitForCancellation = cleanup
-	sctx := workflow.WithActivityOptions(ctx, so)
-
 	maxConc := in.MaxConcurrentShards
 	if maxConc <= 0 {
 		maxConc = 8
 	}
+	if st.Plan.Batch {
+		// A batch shard mostly waits for its provider: it may take its
+		// batches' bound, every round, and many wait at once. (No history
+		// before batch mode has a batch plan: no version marker needed.)
+		so = batchShardOptions(so, st.Plan.BatchBound)
+		if in.MaxConcurrentShards <= 0 {
+			maxConc = DefaultBatchShards
+		}
+	}
+	sctx := workflow.WithActivityOptions(ctx, so)
+
 	perRun := in.ShardsPerRun
 	if perRun <= 0 {
 		perRun = 400
@@ -183,8 +195,8 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 	if target == 0 {
 		target = DefaultShardTarget
 	}
-	if !grouping || scoreCtx != nil {
-		target = -1
+	if !grouping || scoreCtx != nil || st.Plan.Batch {
+		target = -1 // batch shards: each its own batches, all waiting at once
 	}
 	type shardDone struct {
 		res    activities.ShardResult
@@ -205,34 +217,15 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 		results.Send(ctx, shardDone{res: r, shards: n, err: err})
 	}
 
-	stopAt := min(st.NextShard+perRun, st.Plan.Shards)
+	sched := &shardScheduler{st: st, target: target, conc: maxConc, hinted: hinted, hint: st.Plan.ShardSecondsHint,
+		stopAt: min(st.NextShard+perRun, st.Plan.Shards)}
 	var firstErr error
 	running := 0
-	for st.NextShard < stopAt || running > 0 {
-		// Sized from a hint (nothing timed yet), every activity of the first
-		// wave shares out the shards left when the wave began, so it takes
-		// equal groups instead of groups that shrink launch by launch. Later
-		// launches share out the shards left at each, so the tail shrinks.
-		fillLeft := stopAt - st.NextShard
-		for running < maxConc && st.NextShard < stopAt && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			shard := st.NextShard
-			n := 1
-			if target > 0 {
-				var perShard time.Duration
-				switch {
-				case st.ShardsTimed > 0:
-					perShard = time.Duration(st.ShardSeconds / float64(st.ShardsTimed) * float64(time.Second))
-				case hinted:
-					perShard = time.Duration(st.Plan.ShardSecondsHint * float64(time.Second))
-				}
-				left := stopAt - shard
-				if hinted && st.ShardsTimed == 0 {
-					left = fillLeft
-				}
-				n = min(ShardGroup(perShard, target, left, maxConc), stopAt-shard)
-			}
+	for sched.more() || running > 0 {
+		sched.wave()
+		for running < maxConc && sched.more() && firstErr == nil && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			shard, n := sched.next()
 			workflow.Go(ctx, func(ctx workflow.Context) { runOne(ctx, shard, n) })
-			st.NextShard += n
 			running++
 		}
 		if running == 0 {
@@ -248,10 +241,7 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 			continue
 		}
 		st.ShardsDone += d.shards
-		if d.res.Seconds > 0 {
-			st.ShardSeconds += d.res.Seconds
-			st.ShardsTimed += d.shards
-		}
+		sched.done(d.shards, d.res.Seconds)
 		st.SamplesDone += d.res.Samples
 		st.ModelFailed += d.res.ModelFailed
 		st.InfraFailed += d.res.InfraFailed
@@ -302,6 +292,24 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 // round trip before the next shard starts) was an eighth of the run's CPU
 // or more; a group of 5 such shards pays it once.
 const DefaultShardTarget = 5 * time.Second
+
+// DefaultBatchShards is how many shard activities of a batch-mode run run
+// at once when EvaluateModelInput.MaxConcurrentShards is unset: each
+// mostly waits for its provider's batches, so many wait together.
+const DefaultBatchShards = 64
+
+// batchShardOptions gives the shard activities of a batch run time for
+// their batches: each round may wait the bound (window plus margin), and
+// a shard has a judge round after its model round; a retried attempt finds
+// its batches and resumes them.
+func batchShardOptions(o workflow.ActivityOptions, bound time.Duration) workflow.ActivityOptions {
+	if bound <= 0 {
+		return o
+	}
+	o.StartToCloseTimeout = max(o.StartToCloseTimeout, 2*bound+time.Hour)
+	o.ScheduleToCloseTimeout = max(o.ScheduleToCloseTimeout, 4*bound+24*time.Hour)
+	return o
+}
 
 // maxShardGroup bounds the shards of one activity.
 const maxShardGroup = 64

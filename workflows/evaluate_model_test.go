@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -217,4 +218,47 @@ func TestEvaluateModelHintGroupsFirstWave(t *testing.T) {
 			require.InDelta(t, 0.5/perShard, agg.SecondsPerSample, 1e-12)
 		})
 	}
+}
+
+// TestEvaluateModelBatchPlan: a batch plan's shards run one per activity,
+// all at once (they wait for their batches), each given twice the batch
+// bound plus an hour.
+func TestEvaluateModelBatchPlan(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var e *activities.Eval
+	env.OnActivity(e.PlanRun, mock.Anything, mock.Anything).Return(activities.PlanRunResult{RunID: "r1", Samples: 20, Shards: 20,
+		ShardSecondsHint: 0.01, Batch: true, BatchBound: 2 * time.Hour}, nil)
+	var mu sync.Mutex
+	running, most := 0, 0
+	env.OnActivity(e.RunShard, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.RunShardInput) (activities.ShardResult, error) {
+			info := activity.GetInfo(ctx)
+			require.LessOrEqual(t, in.Shards, 1, "batch shards are not grouped")
+			require.GreaterOrEqual(t, info.Deadline.Sub(info.StartedTime), 5*time.Hour)
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			// Hold until more than the interactive default run at once (or
+			// give up after a while, and the check below fails): a loaded
+			// machine may not start them all within a fixed sleep.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				enough := most > 8
+				mu.Unlock()
+				if enough {
+					break
+				}
+			}
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return activities.ShardResult{Shard: in.Shard, Samples: 1, Seconds: 0.001}, nil
+		})
+	env.OnActivity(e.Aggregate, mock.Anything, mock.Anything).Return(aggregate.Summary{Samples: 20, Batch: true}, nil)
+	env.OnActivity(e.CleanupRun, mock.Anything, mock.Anything).Return(activities.CleanupRunResult{}, nil)
+	env.ExecuteWorkflow(EvaluateModel, EvaluateModelInput{})
+	require.NoError(t, env.GetWorkflowError())
+	require.Greater(t, most, 8, "more batch shards at once than the interactive default")
 }

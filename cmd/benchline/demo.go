@@ -15,7 +15,8 @@ func newDemoCmd(g *globals) *cobra.Command {
 		Short: "Start the embedded stack, build every benchmark from bundled fixtures, evaluate the baselines and refresh a demo board",
 		Long: `demo starts the embedded stack on a kept state directory, builds every benchmark's dataset
 from the fixtures bundled in the binary, evaluates the baseline models (deterministic, not
-LLMs) on each, writes a board file for them (DIR/demo-board.yaml), refreshes that board
+LLMs) on each (the first benchmark's first model also in batch mode, eval --batch, with both
+runs' costs side by side), writes a board file for them (DIR/demo-board.yaml), refreshes that board
 twice (the second refresh starts no run and pays no model call), copies the board's site
 to DIR/site/demo/ and prints how to serve it. A second demo on the same directory reuses
 every dataset version, run and cached answer, so it is fast; --fresh starts over.`,

@@ -74,6 +74,9 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 				return err
 			}
 			in := workflows.EvaluateModelInput{Request: req, RerunErrors: rerun, MaxConcurrentShards: shards}
+			if req.Batch && !cmd.Flags().Changed("parallel") {
+				in.MaxConcurrentShards = 0 // the workflow's batch default: many shards wait at once
+			}
 			if scheduled {
 				in.Priority = workflows.PriorityScheduled
 			}
@@ -125,6 +128,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	f.IntVar(&req.ShardSize, "shard-size", 500, "samples per shard")
 	f.Int64Var(&req.Limit, "limit", 0, "evaluate only the first N samples")
 	f.BoolVar(&req.NoCache, "no-cache", false, "bypass the response cache")
+	f.BoolVar(&req.Batch, "batch", false, "send requests through the providers' batch APIs (cheaper, answers within the batch window; see docs/batch.md)")
 	f.BoolVar(&rerun, "rerun-errors", false, "re-evaluate samples of a finished run that failed for infrastructure reasons")
 	f.IntVar(&shards, "parallel", 8, "shards evaluated at once")
 	f.BoolVar(&scheduled, "scheduled", false, "run at scheduled priority (behind on-demand runs)")

@@ -20,6 +20,7 @@ import (
 func newServeBaselinesCmd(g *globals) *cobra.Command {
 	var (
 		addr, refsPath, faults string
+		batch                  string
 		refsStore              bool
 		seed                   uint64
 		maxContext             int
@@ -37,14 +38,23 @@ http://<addr>/v1 (BENCHLINE_BASELINE_URL) and use models named baseline/<id>.
 
 --faults injects infrastructure failures, e.g.
   --faults rate_limit=0.2,retry_after=1s,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms
-and a request may override them with the X-Benchline-Faults header.`,
+and a request may override them with the X-Benchline-Faults header.
+
+The OpenAI files and batches endpoints (POST /v1/files, POST /v1/batches, GET
+/v1/batches/{id}, POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content) answer each
+batch after --batch delay=..., with injectable failures, e.g.
+  --batch delay=30s,expire=0.1,never=0.05,fail_lines=0.02`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := baseline.ParseFaults(faults)
 			if err != nil {
 				return err
 			}
-			opts := baseline.Options{Faults: f, Seed: seed, MaxContextTokens: maxContext,
+			bo, err := baseline.ParseBatchOptions(batch)
+			if err != nil {
+				return err
+			}
+			opts := baseline.Options{Faults: f, Batch: bo, Seed: seed, MaxContextTokens: maxContext,
 				Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 			if refsPath != "" && refsStore {
 				return fmt.Errorf("serve-baselines: --references and --references-store: give one")
@@ -87,6 +97,7 @@ and a request may override them with the X-Benchline-Faults header.`,
 	cmd.Flags().BoolVar(&refsStore, "references-store", false, "reference answers from the configured object store (references/<dataset>/<version>/task-N.jsonl), read as the engine writes them, as the dev stack does: what a deployed baseline server next to workers wants")
 	cmd.Flags().StringVar(&refsPath, "references", "", "reference answers: a .jsonl file, a directory of them, or an s3:// file or prefix (the engine's references/<dataset>/<version>/task-N.jsonl, or hand-written; see docs/gateway.md)")
 	cmd.Flags().StringVar(&faults, "faults", "", "injected faults, e.g. rate_limit=0.2,server_error=0.05,timeout=0.02,drop=0.01,latency=200ms,retry_after=1s,seed=1")
+	cmd.Flags().StringVar(&batch, "batch", "", "batch endpoints: delay before a batch answers and injected failures, e.g. delay=30s,expire=0.1,never=0.05,fail_lines=0.02")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed varying every answer")
 	cmd.Flags().IntVar(&maxContext, "max-context-tokens", 131072, "prompts longer than this fail with context_length_exceeded")
 	return cmd

@@ -41,6 +41,10 @@
 # deploy/dev/promptfoo-suite), Linux /proc.
 # PROMPTFOO_RATIO_CONCURRENCY (default 128) sets promptfoo's -j,
 # PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed.
+# --batch (or PROMPTFOO_RATIO_BATCH=1) runs benchline's side in batch mode (`eval --batch
+# --seed S`, a fresh seed per N, instead of `--no-cache`: batch mode needs the
+# cache): its requests go to the baseline server's batch endpoints, whose CPU
+# is the endpoint's (docs/batch.md).
 set -euo pipefail
 
 PF_VERSION=0.123.1
@@ -51,9 +55,13 @@ die() {
 	echo "promptfoo-ratio: $*" >&2
 	exit 1
 }
-usage() { echo "usage: promptfoo-ratio.sh [N ...]  (N: samples, default 2000)"; }
+usage() { echo "usage: promptfoo-ratio.sh [--batch] [N ...]  (N: samples, default 2000; --batch: benchline in batch mode)"; }
 
-sizes=("$@")
+batch=${PROMPTFOO_RATIO_BATCH:-0}
+sizes=()
+for a in "$@"; do
+	if [ "$a" = --batch ]; then batch=1; else sizes+=("$a"); fi
+done
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000)
 for n in "${sizes[@]}"; do
 	case $n in
@@ -73,6 +81,7 @@ conc=${PROMPTFOO_RATIO_CONCURRENCY:-128}
 seed=${PROMPTFOO_RATIO_SEED:-41}
 case $conc in *[!0-9]* | '' | 0*) die "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer, got \"$conc\"" ;; esac
 case $seed in *[!0-9]* | '') die "PROMPTFOO_RATIO_SEED must be a non-negative integer, got \"$seed\"" ;; esac
+case $batch in 0 | 1) ;; *) die "PROMPTFOO_RATIO_BATCH must be 0 or 1, got \"$batch\"" ;; esac
 
 [ -x "$bin" ] || die "no benchline executable at $bin: run make build (or set BENCHLINE_BIN)"
 for tool in node npm go awk flock; do
@@ -200,11 +209,13 @@ for n in "${sizes[@]}"; do
 	[ -n "$version" ] || die "N=$n: no version in the build's output: $(cat "$out/build.json")"
 	seed=$((seed + 1))
 
-	echo "N=$n: benchline eval synthetic@$version --model baseline/reference --no-cache..." >&2
+	mode=(--no-cache)
+	if [ "$batch" = 1 ]; then mode=(--batch --seed "$seed"); fi
+	echo "N=$n: benchline eval synthetic@$version --model baseline/reference ${mode[*]}..." >&2
 	declare -A b0=([worker]=$(cpu "$worker") [temporal]=$(cpu "$temporal") [minio]=$(cpu "$minio") [endpoint]=$(cpu "$dev"))
 	t0=$(now)
 	TIMEFORMAT='%U %S'
-	{ time "$bin" eval --dataset "synthetic@$version" --model baseline/reference --no-cache --json \
+	{ time "$bin" eval --dataset "synthetic@$version" --model baseline/reference "${mode[@]}" --json \
 		>"$out/eval.json" 2>"$out/eval.err"; } 2>"$out/eval.time" ||
 		{ cat "$out/eval.err" >&2; die "N=$n: benchline eval failed (output above)"; }
 	t1=$(now)
@@ -238,7 +249,7 @@ for n in "${sizes[@]}"; do
 	ratio=$(calc "%.1f" "$pf / $bl")
 	ratio_ep=$(calc "%.1f" "($pf + $pe) / ($bl + $be)")
 	echo
-	echo "N=$n: the same $n prompts to baseline/reference at $BENCHLINE_BASELINE_URL, $conc concurrent calls, no cache"
+	echo "N=$n: the same $n prompts to baseline/reference at $BENCHLINE_BASELINE_URL, $conc concurrent calls, no cache (benchline: ${mode[*]})"
 	echo "machine: $(nproc) cores;$(uptime | sed 's/.*,  *load/ load/')"
 	echo
 	echo "| side | processes | CPU s | CPU µs/sample | endpoint CPU µs/sample | wall s | samples/s |"
@@ -249,6 +260,6 @@ for n in "${sizes[@]}"; do
 		"$PF_VERSION" "$pf" "$(us "$pf")" "$(us "$pe")" "$pwall" "$(calc "%.0f" "$n / $pwall")"
 	echo
 	echo "promptfoo/benchline cpu per sample ratio: ${ratio}x (goal >= 100x); with the endpoint on both sides: ${ratio_ep}x"
-	printf '{"samples":%d,"concurrency":%d,"promptfoo_version":"%s","ratio":%s,"ratio_with_endpoint":%s,"benchline_cpu_us_per_sample":%s,"benchline_worker_cpu_s":%s,"benchline_temporal_cpu_s":%s,"benchline_minio_cpu_s":%s,"benchline_cli_cpu_s":%s,"benchline_endpoint_cpu_s":%s,"benchline_wall_s":%s,"promptfoo_cpu_us_per_sample":%s,"promptfoo_cpu_s":%s,"promptfoo_endpoint_cpu_s":%s,"promptfoo_wall_s":%s}\n' \
-		"$n" "$conc" "$PF_VERSION" "$ratio" "$ratio_ep" "$(us "$bl")" "$bw" "$bt" "$bm" "$cli" "$be" "$bwall" "$(us "$pf")" "$pf" "$pe" "$pwall"
+	printf '{"batch":%s,"samples":%d,"concurrency":%d,"promptfoo_version":"%s","ratio":%s,"ratio_with_endpoint":%s,"benchline_cpu_us_per_sample":%s,"benchline_worker_cpu_s":%s,"benchline_temporal_cpu_s":%s,"benchline_minio_cpu_s":%s,"benchline_cli_cpu_s":%s,"benchline_endpoint_cpu_s":%s,"benchline_wall_s":%s,"promptfoo_cpu_us_per_sample":%s,"promptfoo_cpu_s":%s,"promptfoo_endpoint_cpu_s":%s,"promptfoo_wall_s":%s}\n' \
+		"$([ "$batch" = 1 ] && echo true || echo false)" "$n" "$conc" "$PF_VERSION" "$ratio" "$ratio_ep" "$(us "$bl")" "$bw" "$bt" "$bm" "$cli" "$be" "$bwall" "$(us "$pf")" "$pf" "$pe" "$pwall"
 done

@@ -34,6 +34,9 @@ type Summary struct {
 	PromptTokens     int64            `json:"prompt_tokens"`
 	CompletionTokens int64            `json:"completion_tokens"`
 	CostUSD          float64          `json:"cost_usd"`
+	// Batch says the run was in batch mode: CostUSD is at the providers'
+	// batch prices (the calls its batches answered count as calls).
+	Batch bool `json:"batch,omitempty"`
 	// UsageUnknown counts samples that called a model whose provider
 	// reported no token usage (calls, but 0 tokens: a real call has at
 	// least one prompt token). Their tokens and cost are unknown, not 0.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,6 +73,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	cfg := r.Stack.Config
 	board := leaderboard.Board{Name: DemoBoard, Title: "benchline demo: every benchmark's fixtures, deterministic baselines (not LLMs)", ShardSize: demoShardSize}
 	models := map[string]bool{}
+	batchShown := false
 	for i, b := range demoBenchmarks(registry.Default()) {
 		demo := b.Demo
 		src := "embedded://" + b.Name()
@@ -120,8 +122,17 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 				models[model] = true
 				board.Models = append(board.Models, leaderboard.Model{Model: model})
 			}
-			if err := demoEval(ctx, out, r, res.Dataset, res.Version, model, demo.Judges); err != nil {
+			req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: demo.Judges, ShardSize: demoShardSize}
+			sum, err := demoEval(ctx, out, r, req)
+			if err != nil {
 				return err
+			}
+			if !batchShown {
+				// The first benchmark's first model, again in batch mode.
+				batchShown = true
+				if err := demoBatch(ctx, out, r, req, sum); err != nil {
+					return err
+				}
 			}
 		}
 		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version,
@@ -153,30 +164,50 @@ func demoPublish(ctx context.Context, out io.Writer, r *Running, dir, ref string
 const demoShardSize = 100
 
 // demoEval evaluates one model on a dataset version, or says the run was
-// finished by an earlier demo and reuses it.
-func demoEval(ctx context.Context, out io.Writer, r *Running, dataset, version, model string, judges map[string]string) error {
+// finished by an earlier demo and reuses it; it returns the run's summary.
+func demoEval(ctx context.Context, out io.Writer, r *Running, req runs.Request) (aggregate.Summary, error) {
 	cfg := r.Stack.Config
-	req := runs.Request{Dataset: dataset + "@" + version, Model: model, Judges: judges, ShardSize: demoShardSize}
+	var sum aggregate.Summary
 	plan, err := ResolveRun(ctx, r.Store, registry.Default().Tasks(benchmark.Deps{}), req)
 	if err != nil {
-		return err
+		return sum, err
 	}
-	if done, err := blob.Exists(ctx, r.Store, runs.SummaryKey(plan.RunID)); err != nil {
-		return err
-	} else if done {
-		fmt.Fprintf(out, "\n-- %s on %s@%s: run %s finished in an earlier demo, reused\n", ModelLabel(model), dataset, version, plan.RunID)
-		return nil
+	mode := ""
+	if req.Batch {
+		mode = " in batch mode (benchline eval --batch)"
 	}
-	fmt.Fprintf(out, "\n-- evaluating %s on %s@%s (run %s, %d samples)\n", ModelLabel(model), dataset, version, plan.RunID, plan.Samples)
+	if err := blob.GetJSON(ctx, r.Store, runs.SummaryKey(plan.RunID), &sum); err == nil {
+		fmt.Fprintf(out, "\n-- %s on %s%s: run %s finished in an earlier demo, reused\n", ModelLabel(req.Model), req.Dataset, mode, plan.RunID)
+		return sum, nil
+	} else if !errors.Is(err, blob.ErrNotFound) {
+		return sum, err
+	}
+	fmt.Fprintf(out, "\n-- evaluating %s on %s%s (run %s, %d samples)\n", ModelLabel(req.Model), req.Dataset, mode, plan.RunID, plan.Samples)
 	run, err := StartPlanned(ctx, r.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
 	if err != nil {
-		return err
+		return sum, err
 	}
 	ev, err := WaitEval(ctx, r.Client, run, plan.RunID, 1<<62, nil)
 	if err != nil {
-		return err
+		return sum, err
 	}
 	PrintSummary(out, ev.Summary)
+	return ev.Summary, nil
+}
+
+// demoBatch evaluates the model of an interactive demo run again in batch
+// mode (another seed: another run, whose requests go to the baseline
+// server's batch endpoints) and prints both runs' costs side by side.
+func demoBatch(ctx context.Context, out io.Writer, r *Running, req runs.Request, inter aggregate.Summary) error {
+	seed := 1
+	req.Batch, req.Seed = true, &seed
+	b, err := demoEval(ctx, out, r, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cost side by side: interactive run %s $%.4f for %d+%d tokens; batch run %s $%.4f for %d+%d tokens at batch prices\n",
+		inter.RunID, inter.CostUSD, inter.PromptTokens, inter.CompletionTokens, b.RunID, b.CostUSD, b.PromptTokens, b.CompletionTokens)
+	fmt.Fprintln(out, "(the baseline provider's prices are 0; at a priced provider the batch run costs its batch.discount, 0.5 by default, of the interactive one: docs/batch.md)")
 	return nil
 }
 

@@ -59,8 +59,12 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 		fmt.Fprintf(w, "errors: %s\n", strings.Join(parts, " "))
 	}
 	printAgreement(w, s.Agreement)
-	fmt.Fprintf(w, "calls %d (cache hits %d), tokens %d in / %d out, cost $%.4f, latency p50 %.0f ms p90 %.0f ms p99 %.0f ms\n",
-		s.Calls, s.CacheHits, s.PromptTokens, s.CompletionTokens, s.CostUSD, s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99)
+	cost := fmt.Sprintf("$%.4f", s.CostUSD)
+	if s.Batch {
+		cost += " at batch prices (batch mode)"
+	}
+	fmt.Fprintf(w, "calls %d (cache hits %d), tokens %d in / %d out, cost %s, latency p50 %.0f ms p90 %.0f ms p99 %.0f ms\n",
+		s.Calls, s.CacheHits, s.PromptTokens, s.CompletionTokens, cost, s.LatencyMS.P50, s.LatencyMS.P90, s.LatencyMS.P99)
 	if s.UsageUnknown > 0 {
 		fmt.Fprintf(w, "tokens and cost unknown for %d of %d samples: the provider reported no usage (the figures above count only the others)\n",
 			s.UsageUnknown, s.Samples)
@@ -87,6 +91,11 @@ func ProgressLine(p workflows.Progress, now time.Time) string {
 	if p.ShardsRunning > 0 {
 		shards += fmt.Sprintf(" (%d running)", p.ShardsRunning)
 	}
-	return fmt.Sprintf("[%s] %d/%d samples, shards %s, errors %d model / %d infra, %.1f/s, ETA %s, $%.4f",
+	line := fmt.Sprintf("[%s] %d/%d samples, shards %s, errors %d model / %d infra, %.1f/s, ETA %s, $%.4f",
 		bar, p.SamplesDone, p.Samples, shards, p.ModelFailed, p.InfraFailed, rate, eta, p.CostUSD)
+	if b := p.Batches; b.Submitted > 0 {
+		line += fmt.Sprintf(", batches %d submitted / %d in progress / %d completed, requests %d/%d",
+			b.Submitted, b.Running, b.Completed, b.RequestsDone, b.Requests)
+	}
+	return line
 }

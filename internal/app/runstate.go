@@ -185,6 +185,11 @@ func QueryProgress(ctx context.Context, c client.Client, runID string) (workflow
 		p.ModelFailed += sc.ModelFailed
 		p.InfraFailed += sc.InfraFailed
 		p.CostUSD += sc.CostUSD
+		p.Batches.Submitted += sc.BatchCounts.Submitted
+		p.Batches.Running += sc.BatchCounts.Running
+		p.Batches.Completed += sc.BatchCounts.Completed
+		p.Batches.Requests += sc.BatchCounts.Requests
+		p.Batches.RequestsDone += sc.BatchCounts.RequestsDone
 	}
 	return p, nil
 }

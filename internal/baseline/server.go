@@ -85,6 +85,8 @@ type Options struct {
 	// MaxContextTokens is the prompt size above which requests fail with
 	// 400 context_length_exceeded; default 131072.
 	MaxContextTokens int
+	// Batch configures the files and batches endpoints (batch.go).
+	Batch BatchOptions
 	// MaxHang bounds how long an injected timeout holds a request; default 10m.
 	MaxHang time.Duration
 	// Logger receives one debug line per request; default discards.
@@ -111,6 +113,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	seen map[digest]uint32 // times each exact request was received
+
+	b *batches // the files and batches endpoints' state
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -118,6 +122,9 @@ var _ http.Handler = (*Server)(nil)
 // New returns a Server.
 func New(opts Options) (*Server, error) {
 	if err := opts.Faults.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.Batch.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.MaxContextTokens <= 0 {
@@ -133,6 +140,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.mux.HandleFunc("POST /pooling", s.pooling)
+	s.routeBatches()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return s, nil
 }
@@ -329,6 +337,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 // X-Benchline-Faults header's) and, when one is drawn, answers with it and
 // returns true. Latency is applied first, to every request.
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, rd digest) bool {
+	if r.Context().Value(noFaultsKey{}) != nil {
+		return false // a batch line: batches fail by BatchOptions
+	}
 	faults := s.opts.Faults
 	if h := r.Header.Get(FaultHeader); h != "" {
 		var err error

@@ -102,6 +102,10 @@ type Provider struct {
 	// BaseURL without a trailing "/v1", plus "/pooling" (vLLM serves
 	// /pooling at the server root).
 	RewardURL string `yaml:"reward_url" json:"reward_url,omitempty"`
+	// Batch configures the provider's files-and-batches API (batch mode:
+	// `benchline eval --batch`); nil or enabled: false means the provider
+	// is always called interactively, also in batch runs.
+	Batch *BatchConfig `yaml:"batch" json:"batch,omitempty"`
 	// Implicit says LoadConfig added the provider (the built-in "openai" or
 	// "baseline"); the file did not define it.
 	Implicit bool `yaml:"-" json:"implicit,omitempty"`
@@ -153,6 +157,13 @@ func (p Provider) SupportsJSONSchema() bool { return p.JSONSchema == nil || *p.J
 //	    prices: {input_per_mtok: 0.15, output_per_mtok: 0.60}
 //	    models:
 //	      gpt-4o: {input_per_mtok: 2.50, output_per_mtok: 10.00}
+//	    batch:                 # files and batches API (eval --batch); see BatchConfig
+//	      enabled: true
+//	      max_requests: 50000
+//	      max_bytes: 200000000
+//	      completion_window: 24h
+//	      poll_interval: 30s
+//	      discount: 0.5
 //	  vllm:
 //	    base_url: http://gpu-box:8000/v1
 //	    max_concurrency: 64
@@ -196,7 +207,7 @@ func LoadConfig(r io.Reader, env Env) (*Config, error) {
 		if !ok || base == "" {
 			base = DefaultOpenAIBaseURL
 		}
-		cfg.Providers["openai"] = &Provider{BaseURL: base, APIKeyEnv: "OPENAI_API_KEY", Implicit: true}
+		cfg.Providers["openai"] = &Provider{BaseURL: base, APIKeyEnv: "OPENAI_API_KEY", Implicit: true, Batch: &BatchConfig{Enabled: true}}
 	}
 	if _, ok := cfg.Providers[BaselineProvider]; !ok {
 		base := cfg.BaselineURL
@@ -206,7 +217,8 @@ func LoadConfig(r io.Reader, env Env) (*Config, error) {
 		if base == "" {
 			base = DefaultBaselineURL
 		}
-		cfg.Providers[BaselineProvider] = &Provider{BaseURL: base, MaxConcurrency: 64, Implicit: true}
+		cfg.Providers[BaselineProvider] = &Provider{BaseURL: base, MaxConcurrency: 64, Implicit: true,
+			Batch: &BatchConfig{Enabled: true, PollInterval: time.Second}}
 	}
 	if b := cfg.Providers[BaselineProvider]; b != nil && !slices.Contains(b.RewardModels, baselineRewardModels) {
 		b.RewardModels = append(b.RewardModels, baselineRewardModels)
@@ -286,8 +298,17 @@ func (p *Provider) validate() error {
 			return fmt.Errorf("model %q: prices must not be negative", m)
 		}
 	}
+	if p.Batch != nil {
+		if err := p.Batch.validate(); err != nil {
+			return fmt.Errorf("batch: %w", err)
+		}
+	}
 	return nil
 }
+
+// BatchEnabled reports whether batch runs send this provider's requests
+// through its batch API.
+func (p Provider) BatchEnabled() bool { return p.Batch != nil && p.Batch.Enabled }
 
 func checkURL(field, s string) error {
 	u, err := url.Parse(s)

@@ -93,6 +93,10 @@ type Error struct {
 	// RetryAfter is the provider's Retry-After (or retry-after-ms), 0 if none.
 	RetryAfter time.Duration
 	cause      error // context.Canceled/DeadlineExceeded only, for errors.Is
+	// deferred marks a request a batch run's pass deferred to a batch
+	// (IsDeferred); batchFailed one whose batch attempts ended without an
+	// answer (IsBatchFailure).
+	deferred, batchFailed bool
 }
 
 func (e *Error) Error() string {

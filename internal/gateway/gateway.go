@@ -178,6 +178,7 @@ type Gateway struct {
 	*core
 	segment Cache // consulted before the LRU; may be nil
 	retry   RetryPolicy
+	batch   *batchView // a batch run's pass (Deferring); nil: every miss is called
 }
 
 // New builds a Gateway.
@@ -291,8 +292,15 @@ func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.
 			resp := e.Response
 			resp.Usage.CacheHit = true
 			resp.Usage.Attempts = 0
+			if g.batch != nil && g.batch.coll.isPaid(key) {
+				// Paid in this run's batch: the call it stands for.
+				resp.Usage.CacheHit, resp.Usage.Attempts = false, 1
+			}
 			return resp, nil
 		}
+	}
+	if gerr, ok := g.viaBatch(p, pname, key, oracle, req, oreq); ok {
+		return modelapi.Response{}, gerr
 	}
 	resp, err := g.send(ctx, p, req.Model, oreq)
 	if err != nil {
@@ -434,6 +442,13 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 	if gerr != nil {
 		return modelapi.Response{}, gerr
 	}
+	return g.answer(ctx, p, name, out, lat, info.status)
+}
+
+// answer converts a chat completion of model name into a Response, priced
+// at the provider's interactive prices. status is the HTTP status, for
+// errors.
+func (g *Gateway) answer(ctx context.Context, p *provider, name string, out openai.ChatCompletionResponse, lat time.Duration, status int) (modelapi.Response, *Error) {
 	resp := modelapi.Response{ID: out.ID, Model: out.Model, Choices: make([]modelapi.Choice, 0, len(out.Choices))}
 	for _, c := range out.Choices {
 		resp.Choices = append(resp.Choices, modelapi.Choice{
@@ -442,7 +457,7 @@ func (g *Gateway) attempt(ctx context.Context, p *provider, name string, oreq op
 		})
 	}
 	if len(resp.Choices) == 0 {
-		return modelapi.Response{}, &Error{Class: ClassServer, Model: name, Status: info.status, Message: "response has no choices"}
+		return modelapi.Response{}, &Error{Class: ClassServer, Model: name, Status: status, Message: "response has no choices"}
 	}
 	pname, model, _ := ParseModel(name)
 	g.checkUsage(ctx, pname, out.Usage.PromptTokens, out.Usage.CompletionTokens)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
+	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
@@ -332,25 +334,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trigger := func(n int) workflows.RefreshLeaderboardResult {
-		if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var wf string
-		poll(t, fmt.Sprintf("refresh %d of the schedule", n), 2*time.Minute, nil, func() bool {
-			d, err := h.Describe(ctx)
-			if err != nil || len(d.Info.RecentActions) < n {
-				return false
-			}
-			wf = d.Info.RecentActions[n-1].StartWorkflowResult.WorkflowID
-			return true
-		})
-		var res workflows.RefreshLeaderboardResult
-		if err := stack.Client.GetWorkflow(ctx, wf, "").Get(ctx, &res); err != nil {
-			t.Fatalf("refresh %d (%s): %v", n, wf, app.Cause(err))
-		}
-		return res
-	}
+	trigger := func(n int) workflows.RefreshLeaderboardResult { return triggerRefresh(ctx, t, h, n) }
 	first := trigger(1)
 	if first.RunsStarted != 2 || first.ModelCalls == 0 {
 		t.Fatalf("first scheduled refresh: %+v", first)
@@ -371,6 +355,82 @@ func TestLeaderboardSchedule(t *testing.T) {
 	}
 	if _, _, err := app.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
 		t.Fatalf("unknown board's schedule: %v", err)
+	}
+}
+
+// triggerRefresh triggers a board's schedule for the n-th time and waits
+// for that refresh's result.
+func triggerRefresh(ctx context.Context, t *testing.T, h client.ScheduleHandle, n int) workflows.RefreshLeaderboardResult {
+	t.Helper()
+	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var wf string
+	poll(t, fmt.Sprintf("refresh %d of the schedule", n), 2*time.Minute, nil, func() bool {
+		d, err := h.Describe(ctx)
+		if err != nil || len(d.Info.RecentActions) < n {
+			return false
+		}
+		wf = d.Info.RecentActions[n-1].StartWorkflowResult.WorkflowID
+		return true
+	})
+	var res workflows.RefreshLeaderboardResult
+	if err := stack.Client.GetWorkflow(ctx, wf, "").Get(ctx, &res); err != nil {
+		t.Fatalf("refresh %d (%s): %v", n, wf, app.Cause(err))
+	}
+	return res
+}
+
+// TestLeaderboardScheduleBatch: a board in batch mode (settings.batch)
+// refreshed by its Temporal Schedule runs its cells in batch mode (their
+// summaries say so; their calls went through the baseline server's batch
+// endpoints and count as paid), and a second refresh makes no call.
+func TestLeaderboardScheduleBatch(t *testing.T) {
+	built, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := leaderboard.ParseBoard("board.yaml", []byte("name: it-batch\nbenchmarks: [{dataset: bfcl, version: "+built.Version+
+		"}]\nmodels: [baseline/reference, baseline/noisy-0.2]\nsettings: {seed: 9126, limit: 8, batch: true}\n"), registry.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := app.UpsertSchedule(ctx, stack.Client, stack.Stack.Config, b, "0 0 1 1 *"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-batch")).Delete(context.Background())
+	})
+	h, _, err := app.ScheduleHandle(ctx, stack.Client, "it-batch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := triggerRefresh(ctx, t, h, 1)
+	if first.RunsStarted != 2 || first.ModelCalls == 0 {
+		t.Fatalf("first scheduled refresh: %+v; want 2 runs and calls paid (through batches)", first)
+	}
+	var calls int64
+	for _, m := range b.Models {
+		seed := 9126
+		plan, err := app.ResolveRun(ctx, stack.Store, registry.Default().Tasks(benchmark.Deps{}),
+			runs.Request{Dataset: "bfcl@" + built.Version, Model: m.Model, Seed: &seed, Limit: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum aggregate.Summary
+		if err := blob.GetJSON(ctx, stack.Store, runs.SummaryKey(plan.RunID), &sum); err != nil || !sum.Batch || sum.CacheHits != 0 || sum.Samples != 8 {
+			t.Fatalf("%s: summary %+v (%v): want a batch run of 8 samples whose calls were paid", m.Model, sum, err)
+		}
+		calls += sum.Calls
+	}
+	if calls != first.ModelCalls {
+		t.Fatalf("the runs made %d calls, the refresh counted %d paid", calls, first.ModelCalls)
+	}
+	second := triggerRefresh(ctx, t, h, 2)
+	if second.RunsStarted != 0 || second.ModelCalls != 0 || second.RunsReused != 2 {
+		t.Fatalf("second scheduled refresh: %+v; want no run started and no model call", second)
 	}
 }
 

@@ -40,6 +40,7 @@ import (
 //	    licence: proprietary
 //	    parameters: undisclosed
 //	    link: https://platform.openai.com/docs/models
+//	    batch: false                  # this model's runs interactive (overrides settings.batch)
 //	judges:                           # role: model, "m1,m2" or a list (a panel)
 //	  judge: [baseline/judge, baseline/judge-yes]
 //	settings:
@@ -48,6 +49,7 @@ import (
 //	  seed: 7
 //	  limit: 100                      # evaluate only the first N samples
 //	  shard_size: 500
+//	  batch: true                     # runs through the providers' batch APIs (eval --batch)
 //
 // The board's judges apply to a benchmark only for the roles its
 // registration's demo names (benchmark.Demo.Judges): a benchmark without
@@ -72,6 +74,17 @@ type Board struct {
 	Seed      *int            `json:"seed,omitempty"`
 	Limit     int64           `json:"limit,omitempty"`
 	ShardSize int             `json:"shard_size,omitempty"`
+	// Batch runs the board's runs in batch mode (runs.Request.Batch)
+	// unless a model says otherwise (Model.Batch).
+	Batch bool `json:"batch,omitempty"`
+}
+
+// BatchFor reports whether the board runs model's runs in batch mode.
+func (b Board) BatchFor(m Model) bool {
+	if m.Batch != nil {
+		return *m.Batch
+	}
+	return b.Batch
 }
 
 // Digest is the sha256 (hex) of the board's content, whatever file it
@@ -158,6 +171,7 @@ type settings struct {
 	Seed        *int     `yaml:"seed"`
 	Limit       *int64   `yaml:"limit"`
 	ShardSize   *int     `yaml:"shard_size"`
+	Batch       bool     `yaml:"batch"`
 }
 
 // modelEntry is "PROVIDER/MODEL" or a mapping with metadata.
@@ -170,6 +184,7 @@ type modelMapping struct {
 	Licence      string `yaml:"licence,omitempty"`
 	Parameters   string `yaml:"parameters,omitempty"`
 	Link         string `yaml:"link,omitempty"`
+	Batch        *bool  `yaml:"batch,omitempty"`
 }
 
 func (m *modelEntry) UnmarshalYAML(n *yaml.Node) error {
@@ -180,14 +195,14 @@ func (m *modelEntry) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: want PROVIDER/MODEL or {model: PROVIDER/MODEL, ...}", n.Line)
 	}
-	if err := knownKeys(n, "model", "display_name", "organisation", "licence", "parameters", "link"); err != nil {
+	if err := knownKeys(n, "model", "display_name", "organisation", "licence", "parameters", "link", "batch"); err != nil {
 		return err
 	}
 	var mm modelMapping
 	if err := n.Decode(&mm); err != nil {
 		return err
 	}
-	m.Model = Model{Model: mm.Model, DisplayName: mm.DisplayName, Organisation: mm.Organisation, Licence: mm.Licence, Parameters: mm.Parameters, Link: mm.Link}
+	m.Model = Model{Model: mm.Model, DisplayName: mm.DisplayName, Organisation: mm.Organisation, Licence: mm.Licence, Parameters: mm.Parameters, Link: mm.Link, Batch: mm.Batch}
 	return nil
 }
 
@@ -387,6 +402,7 @@ func validateBoard(file string, f boardFile, reg *registry.Registry) (Board, err
 		}
 		b.ShardSize = *s.ShardSize
 	}
+	b.Batch = s.Batch
 	return b, nil
 }
 
@@ -463,6 +479,7 @@ func MarshalBoard(b Board) ([]byte, error) {
 		Seed        *int     `yaml:"seed,omitempty"`
 		Limit       int64    `yaml:"limit,omitempty"`
 		ShardSize   int      `yaml:"shard_size,omitempty"`
+		Batch       bool     `yaml:"batch,omitempty"`
 	}
 	type file struct {
 		Name       string  `yaml:"name"`
@@ -476,14 +493,14 @@ func MarshalBoard(b Board) ([]byte, error) {
 		f.Benchmarks = append(f.Benchmarks, bench(bm))
 	}
 	for _, m := range b.Models {
-		if m.DisplayName == "" && m.Organisation == "" && m.Licence == "" && m.Parameters == "" && m.Link == "" {
+		if m.DisplayName == "" && m.Organisation == "" && m.Licence == "" && m.Parameters == "" && m.Link == "" && m.Batch == nil {
 			f.Models = append(f.Models, m.Model)
 			continue
 		}
 		f.Models = append(f.Models, modelMapping{Model: m.Model, DisplayName: m.DisplayName, Organisation: m.Organisation,
-			Licence: m.Licence, Parameters: m.Parameters, Link: m.Link})
+			Licence: m.Licence, Parameters: m.Parameters, Link: m.Link, Batch: m.Batch})
 	}
-	s := set{Temperature: b.Params.Temperature, TopP: b.Params.TopP, MaxTokens: b.Params.MaxTokens, Seed: b.Seed, Limit: b.Limit, ShardSize: b.ShardSize}
+	s := set{Temperature: b.Params.Temperature, TopP: b.Params.TopP, MaxTokens: b.Params.MaxTokens, Seed: b.Seed, Limit: b.Limit, ShardSize: b.ShardSize, Batch: b.Batch}
 	if s != (set{}) {
 		f.Settings = &s
 	}

@@ -45,6 +45,10 @@ func TestParseBoardGood(t *testing.T) {
 		b.Limit != 20 || b.ShardSize != 100 {
 		t.Errorf("settings: %+v seed %v", b.Params, b.Seed)
 	}
+	// settings.batch: true; the second model says batch: false.
+	if !b.Batch || !b.BatchFor(b.Models[0]) || b.BatchFor(b.Models[1]) {
+		t.Errorf("batch: board %v, models %v %v", b.Batch, b.BatchFor(b.Models[0]), b.BatchFor(b.Models[1]))
+	}
 	refs := b.ModelRefs()
 	want := []ModelRef{{"models[0]", "baseline/reference"}, {"models[1]", "openai/gpt-4o-mini"},
 		{"benchmarks[1].judges.judge", "baseline/judge"}, {"benchmarks[1].judges.judge", "baseline/judge-yes"},

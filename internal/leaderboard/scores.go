@@ -103,6 +103,9 @@ type Model struct {
 	Link         string `json:"link,omitempty"`
 	// Baseline marks a deterministic baseline model, never an LLM.
 	Baseline bool `json:"baseline"`
+	// Batch, when set, says whether this model's runs are in batch mode
+	// (the board's settings.batch otherwise).
+	Batch *bool `json:"batch,omitempty"`
 }
 
 // Run is one run behind the board's cells.

@@ -152,10 +152,11 @@ func TestPromptfooScriptChecksFirst(t *testing.T) {
 		ok   bool
 		want string
 	}{
-		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [N ...]"},
+		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [--batch] [N ...]"},
 		{"zero", nil, []string{"0"}, false, `N must be a positive integer, got "0"`},
 		{"word", nil, []string{"2000", "many"}, false, `got "many"`},
 		{"concurrency", []string{"PROMPTFOO_RATIO_CONCURRENCY=x"}, []string{"10"}, false, "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer"},
+		{"batch", []string{"PROMPTFOO_RATIO_BATCH=yes"}, []string{"10"}, false, `PROMPTFOO_RATIO_BATCH must be 0 or 1, got "yes"`},
 		{"no benchline", []string{"BENCHLINE_BIN=" + filepath.Join(cache, "nope")}, []string{"10"}, false, "no benchline executable at " + filepath.Join(cache, "nope") + ": run make build"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

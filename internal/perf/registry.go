@@ -184,6 +184,13 @@ var Figures = []Figure{
 		RefNote: "promptfoo 0.123.1's CPU per sample on the same prompts and endpoint, same run",
 		Goal:    Goal{AtLeast: true, Value: 100}, Needs: []Need{needNPM, needMinutes}},
 
+	{Name: "promptfoo-cpu-ratio-batch", Section: "Batch mode against promptfoo", Kind: Script,
+		Args:      []string{"deploy/dev/promptfoo-ratio.sh", "--batch", "10000"},
+		QuickArgs: []string{"deploy/dev/promptfoo-ratio.sh", "--batch", "2000"},
+		Pattern:   promptfooRatio, Unit: "× less CPU/sample than promptfoo",
+		RefNote: "promptfoo 0.123.1's CPU per sample on the same prompts and endpoint, same run; benchline in batch mode",
+		Goal:    Goal{AtLeast: true, Value: 100}, Needs: []Need{needNPM, needMinutes}},
+
 	// Sandbox: the programs IFEvalCode scoring runs, sandboxed ÷ plain.
 	sandboxRatio("python"), sandboxRatio("javascript"), sandboxRatio("php"), sandboxRatio("shell"), sandboxRatio("instruction"),
 	helloRatio("python"), helloRatio("javascript"), helloRatio("php"), helloRatio("shell"),

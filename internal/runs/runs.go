@@ -38,6 +38,11 @@ type Request struct {
 	Limit int64 `json:"limit,omitempty"`
 	// NoCache bypasses the gateway's response cache (not part of the run id).
 	NoCache bool `json:"no_cache,omitempty"`
+	// Batch sends the model's and judges' requests through their
+	// providers' batch APIs (not part of the run id: a batch run and an
+	// interactive run of the same plan give the same results from the
+	// same replies).
+	Batch bool `json:"batch,omitempty"`
 }
 
 // File is one dataset file of the pinned version.
@@ -63,7 +68,9 @@ type Plan struct {
 	Samples        int64             `json:"samples"`
 	Shards         int               `json:"shards"`
 	NoCache        bool              `json:"no_cache,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
+	// Batch records that the run was planned in batch mode.
+	Batch     bool      `json:"batch,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // ID derives the run id from the fields that determine results.
@@ -146,6 +153,28 @@ func ChunkPrefix(run string, shard int) string {
 	return fmt.Sprintf("%spartial/shard-%05d/", Dir(run), shard)
 }
 func CachePrefix(run string, shard int) string { return fmt.Sprintf("cache/%s/shard-%05d", run, shard) }
+
+// BatchKey is the record of one provider batch of a batch-mode shard, by
+// its content key (activities: written before the batch is waited on).
+func BatchKey(run string, shard int, key string) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/%s.json", Dir(run), shard, key)
+}
+
+// BatchFileKey is the input file of the batch recorded at BatchKey: a
+// retried activity resumes an unfinished batch from it.
+func BatchFileKey(run string, shard int, key string) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/%s.jsonl", Dir(run), shard, key)
+}
+
+// BatchPrefix holds a batch-mode shard's batch records and files.
+func BatchPrefix(run string, shard int) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/", Dir(run), shard)
+}
+
+// BatchStateKey holds a batch-mode shard's failed batch requests.
+func BatchStateKey(run string, shard int) string {
+	return fmt.Sprintf("%sbatches/shard-%05d/state.json", Dir(run), shard)
+}
 
 // TimingKey is where the last finished run of model on dataset (a name,
 // any version) left its measured time per sample (Timing).

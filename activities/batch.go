@@ -1,0 +1,489 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/scorers"
+)
+
+// Batch mode (runs.Plan.Batch). A shard is evaluated in rounds: each round
+// runs every unfinished sample's task with a gateway view that defers its
+// cache misses (gateway.Deferring) instead of calling; the deferred
+// requests go to the providers' batch APIs, and their answers go into the
+// shard's cache segment under the keys the calls would have had. A sample
+// whose task ran without deferring anything is finished; one that deferred
+// a call runs again next round, and gets further (the next dialogue turn,
+// the judge of its reply). When no sample defers, the shard runs as an
+// interactive shard does, every answer now a cache hit: the same rows as
+// an interactive run from the same replies, by construction.
+//
+// Durability: before waiting on a batch, its record (runs.BatchKey, by
+// content key and try) holds its id; a retried activity recomputes the
+// same requests from the same cache, finds the record and polls the same
+// batch. A record with no id (the worker died between writing it and
+// creating the batch) is resolved by the provider's list, where the
+// batch's metadata holds the key, before a batch is created: a batch is
+// never created twice for the same requests.
+
+// maxBatchRounds bounds a shard's rounds (a dialogue of n turns with a
+// judge takes n+1); requests still deferred after it are called
+// interactively.
+const maxBatchRounds = 64
+
+// batchRecord is runs.BatchKey's object: one batch of a shard.
+type batchRecord struct {
+	Provider string    `json:"provider"`
+	Key      string    `json:"key"` // content key and try
+	ID       string    `json:"id,omitempty"`
+	Created  time.Time `json:"created"` // when the record was first written: the wait's bound starts here
+	Requests int       `json:"requests"`
+	Status   string    `json:"status,omitempty"`
+	Done     bool      `json:"done,omitempty"` // its answers are cached and its failures in the state
+}
+
+// batchFailure is one request's batch failures so far.
+type batchFailure struct {
+	Tries   int    `json:"tries"`
+	Class   int    `json:"class"`
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message"`
+	Final   bool   `json:"final,omitempty"` // no further batch: every pass fails it
+	// Fallback: no further batch, every pass calls it (fallback: interactive).
+	Fallback bool `json:"fallback,omitempty"`
+}
+
+// batchState is runs.BatchStateKey's object: a shard's failed requests.
+type batchState struct {
+	Failed map[string]batchFailure `json:"failed"`
+}
+
+// BatchCounts are a batch shard's batches and requests so far, in its
+// heartbeat detail for progress displays.
+type BatchCounts struct {
+	Submitted    int64 `json:"batches_submitted,omitempty"`
+	Running      int64 `json:"batches_running,omitempty"`
+	Completed    int64 `json:"batches_completed,omitempty"`
+	Requests     int64 `json:"batch_requests,omitempty"`
+	RequestsDone int64 `json:"batch_requests_done,omitempty"`
+}
+
+// batchShard is one shard's batch rounds.
+type batchShard struct {
+	a     *Eval
+	run   string
+	shard int
+	seg   *gateway.Segment
+	gw    *gateway.Gateway // the shard's cached view
+	sr    *shardRun        // for heartbeats
+
+	mu     sync.Mutex
+	state  batchState
+	counts BatchCounts
+}
+
+// batchRounds runs the batch rounds of a shard over the samples idx (the
+// ones still to do) and returns the collector the final pass must use: it
+// fails the requests whose batch attempts are over.
+func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task, env scorers.Env, samples []scorers.Sample, idx []int) (*gateway.Collector, error) {
+	if err := blob.GetJSON(ctx, a.Store, runs.BatchStateKey(b.run, b.shard), &b.state); err != nil && !errors.Is(err, blob.ErrNotFound) {
+		return nil, fmt.Errorf("run %s shard %d: read batch state: %w", b.run, b.shard, err)
+	}
+	if b.state.Failed == nil {
+		b.state.Failed = map[string]batchFailure{}
+	}
+	// A batch an earlier attempt left unfinished first: its answers may be
+	// partly cached, so this attempt's first round would ask for another
+	// set of requests.
+	if err := b.resume(ctx); err != nil {
+		return nil, err
+	}
+	pending := idx
+	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
+		coll := b.collector(true)
+		var mu sync.Mutex
+		var next []int
+		err := eachIndex(ctx, pending, a.sampleConcurrency(), func(gctx context.Context, i int) error {
+			view, deferred := b.gw.Deferring(coll)
+			e := env
+			e.Models = view
+			if _, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, e, samples[i]); err != nil {
+				return err
+			}
+			if deferred() {
+				mu.Lock()
+				next = append(next, i)
+				mu.Unlock()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		reqs := coll.Requests()
+		if len(reqs) == 0 {
+			break
+		}
+		if err := b.runBatches(ctx, reqs); err != nil {
+			return nil, err
+		}
+		slices.Sort(next)
+		pending = next
+	}
+	final := b.collector(false)
+	if err := b.markPaid(ctx, final); err != nil {
+		return nil, err
+	}
+	return final, nil
+}
+
+// markPaid marks in c the requests of the shard's finished batches (every
+// attempt's: their files are stored), so that the final pass counts their
+// answers as paid calls, not cache hits.
+func (b *batchShard) markPaid(ctx context.Context, c *gateway.Collector) error {
+	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	if err != nil {
+		return err
+	}
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".jsonl") {
+			continue
+		}
+		file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
+		if err != nil {
+			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
+		}
+		reqs, err := gateway.DecodeBatch("", file)
+		if err != nil {
+			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
+		}
+		for _, r := range reqs {
+			c.Paid(r.Key)
+		}
+	}
+	return nil
+}
+
+// collector returns a Collector failing the requests whose batch tries
+// are over (all of them but those the provider's fallback calls).
+func (b *batchShard) collector(collect bool) *gateway.Collector {
+	c := gateway.NewCollector(collect)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, f := range b.state.Failed {
+		switch {
+		case f.Fallback:
+			c.Call(k)
+		case f.Final:
+			c.Fail(k, gateway.BatchError(gateway.Class(f.Class), f.Status, f.Message))
+		}
+	}
+	return c
+}
+
+// runBatches sends reqs through their providers' batch APIs, in files
+// within each provider's limits, waits for all of them, caches the
+// answers and records the failures.
+func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest) error {
+	byProvider := map[string][]gateway.BatchRequest{}
+	for _, r := range reqs {
+		byProvider[r.Provider] = append(byProvider[r.Provider], r)
+	}
+	var jobs []*batchJob
+	for _, pname := range slices.Sorted(maps.Keys(byProvider)) {
+		preqs := byProvider[pname]
+		cfg, ok := b.a.Gateway.BatchConfigOf(preqs[0].Model)
+		if !ok {
+			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, pname)
+		}
+		files, err := gateway.EncodeBatch(preqs, cfg.MaxRequests, cfg.MaxBytes)
+		if err != nil {
+			return invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
+		}
+		start := 0
+		for _, f := range files {
+			n := countLines(f)
+			part := preqs[start : start+n]
+			start += n
+			j := &batchJob{reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
+			tries := 0
+			b.mu.Lock()
+			for _, r := range part {
+				j.reqs[r.Key] = r
+				tries = max(tries, b.state.Failed[r.Key].Tries)
+			}
+			b.mu.Unlock()
+			// The try makes a retry of the same requests a new batch.
+			key := fmt.Sprintf("%s-%d", gateway.BatchContentKey(f), tries)
+			rec, err := b.submit(ctx, pname, key, f, len(part))
+			if err != nil {
+				return err
+			}
+			j.rec = rec
+			jobs = append(jobs, j)
+		}
+	}
+	return b.waitAll(ctx, jobs)
+}
+
+// batchJob is one batch a round waits for.
+type batchJob struct {
+	rec  batchRecord
+	reqs map[string]gateway.BatchRequest
+	cfg  gateway.BatchConfig
+}
+
+// waitAll waits for every job's batch at once.
+func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { errs[i] = b.wait(ctx, &j.rec, j.cfg, j.reqs) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// resume finishes the batches of the shard whose records are not done,
+// from their stored files.
+func (b *batchShard) resume(ctx context.Context) error {
+	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	if err != nil {
+		return err
+	}
+	var jobs []*batchJob
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
+			continue
+		}
+		var rec batchRecord
+		if err := blob.GetJSON(ctx, b.a.Store, info.Key, &rec); err != nil {
+			return fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, info.Key, err)
+		}
+		if rec.Done {
+			continue
+		}
+		fkey := runs.BatchFileKey(b.run, b.shard, rec.Key)
+		file, err := blob.GetBytes(ctx, b.a.Store, fkey)
+		if err != nil {
+			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, fkey, err)
+		}
+		reqs, err := gateway.DecodeBatch(rec.Provider, file)
+		if err != nil || len(reqs) == 0 {
+			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %d requests, %v", b.run, b.shard, fkey, len(reqs), err))
+		}
+		cfg, ok := b.a.Gateway.BatchConfigOf(reqs[0].Model)
+		if !ok {
+			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, rec.Provider)
+		}
+		if rec, err = b.submit(ctx, rec.Provider, rec.Key, file, len(reqs)); err != nil {
+			return err
+		}
+		j := &batchJob{rec: rec, reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
+		for _, r := range reqs {
+			j.reqs[r.Key] = r
+		}
+		jobs = append(jobs, j)
+	}
+	return b.waitAll(ctx, jobs)
+}
+
+func countLines(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}
+
+// submit returns the record of the batch of file under key, creating the
+// batch (once) when there is none.
+func (b *batchShard) submit(ctx context.Context, pname, key string, file []byte, n int) (batchRecord, error) {
+	rkey := runs.BatchKey(b.run, b.shard, key)
+	var rec batchRecord
+	err := blob.GetJSON(ctx, b.a.Store, rkey, &rec)
+	switch {
+	case err == nil && rec.ID != "":
+		b.count(func(c *BatchCounts) { c.Submitted++; c.Requests += int64(n) })
+		return rec, nil // a retry resumes the batch
+	case err == nil:
+		// Written, then the worker died: was the batch created?
+		st, found, ferr := b.a.Gateway.FindBatch(ctx, pname, key)
+		if ferr != nil {
+			return rec, gateway.ToTemporal(ferr)
+		}
+		if found {
+			rec.ID, rec.Status = st.ID, st.Status
+			b.count(func(c *BatchCounts) { c.Submitted++; c.Requests += int64(n) })
+			return rec, b.put(ctx, rkey, rec)
+		}
+	case errors.Is(err, blob.ErrNotFound):
+		// The file first, then the record naming it: a retry resumes
+		// from both (resume).
+		fkey := runs.BatchFileKey(b.run, b.shard, key)
+		if err := b.a.Store.Put(ctx, fkey, bytes.NewReader(file), int64(len(file))); err != nil {
+			return rec, fmt.Errorf("run %s shard %d: write %s: %w", b.run, b.shard, fkey, err)
+		}
+		rec = batchRecord{Provider: pname, Key: key, Created: time.Now().UTC(), Requests: n}
+		if err := b.put(ctx, rkey, rec); err != nil {
+			return rec, err
+		}
+	default:
+		return rec, fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, rkey, err)
+	}
+	st, err := b.a.Gateway.CreateBatch(ctx, pname, key, file)
+	if err != nil {
+		return rec, gateway.ToTemporal(err)
+	}
+	rec.ID, rec.Status = st.ID, st.Status
+	b.count(func(c *BatchCounts) { c.Submitted++; c.Requests += int64(n) })
+	return rec, b.put(ctx, rkey, rec)
+}
+
+func (b *batchShard) put(ctx context.Context, key string, v any) error {
+	if err := blob.PutJSON(ctx, b.a.Store, key, v); err != nil {
+		return fmt.Errorf("run %s shard %d: write %s: %w", b.run, b.shard, key, err)
+	}
+	return nil
+}
+
+func (b *batchShard) count(f func(*BatchCounts)) {
+	b.mu.Lock()
+	f(&b.counts)
+	c := b.counts
+	b.mu.Unlock()
+	if b.sr != nil {
+		b.sr.setBatch(c)
+	}
+}
+
+// wait polls rec's batch until it ends or its bound (created + window +
+// margin) passes, then caches its answers and records its failures. A
+// cancelled activity (the run was cancelled) cancels the batch.
+func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.BatchConfig, reqs map[string]gateway.BatchRequest) error {
+	if rec.Done {
+		b.count(func(c *BatchCounts) { c.Completed++; c.RequestsDone += int64(rec.Requests) })
+		return nil
+	}
+	b.count(func(c *BatchCounts) { c.Running++ })
+	defer b.count(func(c *BatchCounts) { c.Running-- })
+	deadline := rec.Created.Add(cfg.Bound())
+	poll := cfg.PollInterval
+	timedOut := false
+	var st gateway.BatchStatus
+	for {
+		var err error
+		st, err = b.a.Gateway.PollBatch(ctx, rec.Provider, rec.ID)
+		if err != nil && ctx.Err() == nil && !gateway.ClassOf(err).Retryable() {
+			return gateway.ToTemporal(err)
+		}
+		if err == nil && st.Terminal() {
+			break
+		}
+		if time.Now().After(deadline) {
+			// Past the bound: cancel, and take what it answered.
+			timedOut = true
+			if err := b.a.Gateway.CancelBatch(ctx, rec.Provider, rec.ID); err != nil {
+				return gateway.ToTemporal(err)
+			}
+			if st, err = b.a.Gateway.PollBatch(ctx, rec.Provider, rec.ID); err != nil {
+				return gateway.ToTemporal(err)
+			}
+			break
+		}
+		t := time.NewTimer(min(poll, time.Until(deadline)+time.Millisecond))
+		select {
+		case <-ctx.Done():
+			// The worker is stopping or the run was cancelled: a retry finds
+			// the record and resumes; a cancelled run's CleanupRun cancels
+			// the batch (cancelBatches).
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	out, err := b.a.Gateway.BatchResults(ctx, rec.Provider, st, reqs)
+	if err != nil {
+		return gateway.ToTemporal(err)
+	}
+	for _, e := range out.Entries {
+		b.seg.Put(ctx, e)
+	}
+	if err := b.seg.Flush(ctx); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	for k, e := range out.Failed {
+		f := b.state.Failed[k]
+		f.Tries++
+		f.Class, f.Status, f.Message = int(e.Class), e.Status, e.Message
+		if timedOut {
+			f.Message = fmt.Sprintf("batch %s did not complete within its window and margin (%s): %s", rec.ID, cfg.Bound(), e.Message)
+		}
+		// Permanent failures (a 400 line) are the model's, as for a call;
+		// retryable ones get cfg.Retries more batches, unless the batch
+		// timed out.
+		f.Final = !e.Class.Retryable() || timedOut || f.Tries > cfg.Retries
+		if f.Final && e.Class.Retryable() && cfg.Fallback == gateway.FallbackInteractive {
+			f.Final, f.Fallback = false, true
+		}
+		b.state.Failed[k] = f
+	}
+	state := batchState{Failed: maps.Clone(b.state.Failed)}
+	b.mu.Unlock()
+	if len(out.Failed) > 0 {
+		if err := b.put(ctx, runs.BatchStateKey(b.run, b.shard), state); err != nil {
+			return err
+		}
+	}
+	rec.Status, rec.Done = st.Status, true
+	if err := b.put(ctx, runs.BatchKey(b.run, b.shard, rec.Key), rec); err != nil {
+		return err
+	}
+	b.count(func(c *BatchCounts) { c.Completed++; c.RequestsDone += int64(rec.Requests) })
+	return nil
+}
+
+// cancelBatches cancels the batches of run whose records are not done
+// (CleanupRun of a cancelled or failed run) and returns how many it
+// cancelled. A batch that ended meanwhile is left as it is.
+func (a *Eval) cancelBatches(ctx context.Context, run string) (int, error) {
+	infos, err := a.Store.List(ctx, runs.Dir(run)+"batches/")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
+			continue
+		}
+		var rec batchRecord
+		if err := blob.GetJSON(ctx, a.Store, info.Key, &rec); err != nil {
+			return n, fmt.Errorf("run %s: read batch record %s: %w", run, info.Key, err)
+		}
+		if rec.ID == "" || rec.Done || a.Gateway == nil {
+			continue
+		}
+		st, err := a.Gateway.PollBatch(ctx, rec.Provider, rec.ID)
+		if err == nil && st.Terminal() {
+			continue
+		}
+		if err := a.Gateway.CancelBatch(ctx, rec.Provider, rec.ID); err != nil {
+			return n, gateway.ToTemporal(err)
+		}
+		n++
+	}
+	return n, nil
+}

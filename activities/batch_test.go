@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
+)
+
+// dialogueTask talks two turns with the model under test, then asks a
+// judge (baseline/first, which always prefers answer 1) about the
+// dialogue: three rounds in batch mode.
+type dialogueTask struct{ fakeTask }
+
+func (t *dialogueTask) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
+	var out scorers.Outcome
+	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hello from " + s.ID}}
+	var transcript []string
+	for turn := range 2 {
+		resp, err := env.Models.Complete(ctx, env.Request(msgs, nil))
+		if err != nil {
+			return out, err
+		}
+		out.Usage.Add(resp.Usage)
+		reply := resp.Choices[0].Content
+		transcript = append(transcript, reply)
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: reply},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf("turn %d of %s", turn+1, s.ID)})
+	}
+	verdict, err := env.Models.Complete(ctx, modelapi.Request{Model: "baseline/first", Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleUser, Content: "Which is better?\n" + strings.Join(transcript, "\n")}}})
+	if err != nil {
+		return out, err
+	}
+	out.Usage.Add(verdict.Usage)
+	out.Response = strings.Join(transcript, " | ") + " || " + verdict.Choices[0].Content
+	out.Metrics = map[string]float64{"m": 0}
+	if strings.Contains(verdict.Choices[0].Content, "1") {
+		out.Metrics["m"] = 1
+	}
+	return out, nil
+}
+
+// batchShardRun runs shard 0 of a fresh one-shard run of n dialogue
+// samples, in batch mode or not, against srv, and returns its rows.
+func batchShardRun(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig) ([]schemas.ResultRow, ShardResult, *Eval, string) {
+	return batchShardRunKilled(t, url, batch, n, cfg, nil)
+}
+
+// batchShardRunKilled is batchShardRun whose first attempt, when kill is
+// set, is killed kill(records) after its first batch is recorded.
+func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig, kill func([]blob.Info) time.Duration) ([]schemas.ResultRow, ShardResult, *Eval, string) {
+	t.Helper()
+	ctx := context.Background()
+	task := &dialogueTask{}
+	a, run := generatedShard(t, &task.fakeTask, n, 4)
+	if err := a.Store.Delete(ctx, runs.ShardKey(run, 0)); err != nil {
+		t.Fatal(err)
+	}
+	reg := scorers.NewRegistry()
+	if err := reg.Register(task); err != nil {
+		t.Fatal(err)
+	}
+	a.Tasks = reg
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &plan); err != nil {
+		t.Fatal(err)
+	}
+	plan.Batch = batch
+	if err := blob.PutJSON(ctx, a.Store, runs.PlanKey(run), plan); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg
+	gw, err := gateway.New(gateway.Options{Config: &gateway.Config{Providers: map[string]*gateway.Provider{
+		gateway.BaselineProvider: {BaseURL: url, Prices: gateway.Prices{InputPerMTok: 1, OutputPerMTok: 4}, Batch: &c}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Gateway, a.SampleConcurrency, a.retryBase = gw, 4, time.Millisecond
+	if kill != nil {
+		// The first attempt dies once its first batch is recorded; the
+		// second resumes.
+		kctx, cancel := context.WithCancel(ctx)
+		go func() {
+			for {
+				if infos, _ := a.Store.List(ctx, runs.BatchPrefix(run, 0)); len(infos) >= 2 {
+					time.Sleep(kill(infos))
+					cancel()
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		env, _ := activityEnv(kctx, a)
+		if _, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0}); err == nil {
+			t.Fatal("the killed attempt succeeded")
+		}
+	}
+	env, _ := activityEnv(ctx, a)
+	v, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res ShardResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pq.ReadAll[schemas.ResultRow](ctx, a.Store, runs.ShardKey(run, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, res, a, run
+}
+
+func serveBatches(t *testing.T, opts baseline.BatchOptions) (*baseline.Server, string) {
+	t.Helper()
+	srv, err := baseline.New(baseline.Options{Batch: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return srv, hs.URL + "/v1"
+}
+
+var fastBatches = gateway.BatchConfig{Enabled: true, PollInterval: 5 * time.Millisecond}
+
+// TestBatchShardSameRowsAsInteractive runs a dialogue task with a judge
+// in batch mode and interactively: the same rows (replies, verdicts,
+// metrics, calls and tokens; the batches' answers count as paid calls,
+// not cache hits) from three rounds of batches, each created once, at
+// half the interactive cost.
+func TestBatchShardSameRowsAsInteractive(t *testing.T) {
+	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	interactive, ires, _, _ := batchShardRun(t, url, false, 10, fastBatches)
+	if st := srv.BatchStats(); st.Created != 0 {
+		t.Fatalf("the interactive run created %d batches", st.Created)
+	}
+	calls := srv.Stats().Requests
+	batched, bres, _, _ := batchShardRun(t, url, true, 10, fastBatches)
+	st := srv.BatchStats()
+	if st.Created != 3 || st.MaxPerKey != 1 || st.Lines != 30 {
+		t.Fatalf("batch stats %+v, want 3 batches (two turns, a judge) of 10 lines, none created twice", st)
+	}
+	if got := srv.Stats().Requests - calls; got != 30 {
+		t.Fatalf("the batch run reached the chat handler %d times, want its 30 batch lines only", got)
+	}
+	if len(batched) != len(interactive) {
+		t.Fatalf("%d rows, want %d", len(batched), len(interactive))
+	}
+	for i := range batched {
+		b, in := batched[i], interactive[i]
+		if b.Response != in.Response || b.Metrics["m"] != in.Metrics["m"] || b.ErrorClass != "" || b.SampleID != in.SampleID ||
+			b.Calls != in.Calls || b.CacheHits != 0 || b.PromptTokens != in.PromptTokens || b.CompletionTokens != in.CompletionTokens {
+			t.Fatalf("row %d: batch %+v, interactive %+v", i, b, in)
+		}
+	}
+	if bres.CostUSD <= 0 || fmt.Sprintf("%.9f", bres.CostUSD*2) != fmt.Sprintf("%.9f", ires.CostUSD) {
+		t.Fatalf("batch cost %v, interactive %v: want half", bres.CostUSD, ires.CostUSD)
+	}
+}
+
+// TestBatchShardFailures: failed lines (retried once in a new batch, then
+// infrastructure errors, or called with fallback), and a batch that never
+// completes (cancelled at its bound, its requests infrastructure errors).
+func TestBatchShardFailures(t *testing.T) {
+	t.Run("failed lines", func(t *testing.T) {
+		srv, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
+		rows, res, _, _ := batchShardRun(t, url, true, 6, fastBatches)
+		if res.InfraFailed != 6 {
+			t.Fatalf("%+v: want 6 infrastructure failures", res)
+		}
+		for _, r := range rows {
+			if r.ErrorClass != schemas.ErrorClassInfrastructure || !strings.Contains(r.ErrorMessage, "injected failed line") || len(r.Metrics) != 0 {
+				t.Fatalf("row %+v: want an unscored infrastructure error naming the failed line", r)
+			}
+		}
+		if st := srv.BatchStats(); st.Created != 2 || st.MaxPerKey != 1 {
+			t.Fatalf("batch stats %+v: want the batch and one retry batch", st)
+		}
+	})
+	t.Run("failed lines fall back to calls", func(t *testing.T) {
+		_, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
+		cfg := fastBatches
+		cfg.Fallback = gateway.FallbackInteractive
+		_, res, _, _ := batchShardRun(t, url, true, 6, cfg)
+		if res.InfraFailed != 0 || res.Samples != 6 {
+			t.Fatalf("%+v: want every sample answered by calls", res)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		_, url := serveBatches(t, baseline.BatchOptions{Expire: 1})
+		rows, res, _, _ := batchShardRun(t, url, true, 4, fastBatches)
+		if res.InfraFailed != 4 || !strings.Contains(rows[0].ErrorMessage, "batch_expired") {
+			t.Fatalf("%+v %q: want 4 expired infrastructure failures", res, rows[0].ErrorMessage)
+		}
+	})
+	t.Run("never completes", func(t *testing.T) {
+		srv, url := serveBatches(t, baseline.BatchOptions{Never: 1})
+		cfg := fastBatches
+		cfg.CompletionWindow, cfg.Margin = "100ms", 50*time.Millisecond
+		start := time.Now()
+		rows, res, _, _ := batchShardRun(t, url, true, 4, cfg)
+		if res.InfraFailed != 4 || !strings.Contains(rows[0].ErrorMessage, "did not complete within") {
+			t.Fatalf("%+v %q: want 4 infrastructure failures past the bound", res, rows[0].ErrorMessage)
+		}
+		if st := srv.BatchStats(); st.Created != 1 || st.Cancelled != 1 {
+			t.Fatalf("batch stats %+v: want one batch, cancelled at its bound and not retried", st)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("took %s", d)
+		}
+	})
+}
+
+// TestBatchResumeAndCancel: a record written before the batch was created
+// (the worker died in between) is resolved through the provider's list,
+// not by a second batch; CleanupRun cancels a run's unfinished batches.
+func TestBatchResumeAndCancel(t *testing.T) {
+	srv, url := serveBatches(t, baseline.BatchOptions{Never: 1})
+	ctx := context.Background()
+	_, _, a, run := batchShardRun(t, url, false, 2, fastBatches)
+	b := &batchShard{a: a, run: run, shard: 0}
+	reqs := []gateway.BatchRequest{{Key: "k1", Provider: gateway.BaselineProvider, Model: "baseline/echo",
+		Body: openai.ChatCompletionRequest{Model: "echo", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}}}
+	files, err := gateway.EncodeBatch(reqs, 10, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := gateway.BatchContentKey(files[0]) + "-0"
+	first, err := a.Gateway.CreateBatch(ctx, gateway.BaselineProvider, key, files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record as a killed worker left it: no id.
+	if err := blob.PutJSON(ctx, a.Store, runs.BatchKey(run, 0, key), batchRecord{Provider: gateway.BaselineProvider, Key: key, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.submit(ctx, gateway.BaselineProvider, key, files[0], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ID != first.ID || srv.BatchStats().Created != 1 {
+		t.Fatalf("resumed %q (first %q), %d batches created: want the first, once", rec.ID, first.ID, srv.BatchStats().Created)
+	}
+	var got batchRecord
+	if err := blob.GetJSON(ctx, a.Store, runs.BatchKey(run, 0, key), &got); err != nil || got.ID != first.ID {
+		t.Fatalf("record %+v (%v): want the id recorded", got, err)
+	}
+	res, err := a.CleanupRun(ctx, CleanupRunInput{RunID: run})
+	if err != nil || res.Batches != 1 || srv.BatchStats().Cancelled != 1 {
+		t.Fatalf("cleanup %+v (%v), %d cancelled: want the waiting batch cancelled", res, err, srv.BatchStats().Cancelled)
+	}
+}
+
+// TestBatchShardKilledResumes kills a batch shard while its first batch is
+// in progress: the retry polls the same batch (none created twice) and the
+// rows equal an uninterrupted run's.
+func TestBatchShardKilledResumes(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
+	// Long enough that the kill, 50 ms after the first record, lands while
+	// the first batch is in progress, also on a loaded machine.
+	srv, url := serveBatches(t, baseline.BatchOptions{Delay: time.Second})
+	got, _, _, _ := batchShardRunKilled(t, url, true, 8, fastBatches, func([]blob.Info) time.Duration { return 50 * time.Millisecond })
+	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 {
+		t.Fatalf("the killed run created %d batches (most for one key %d): want 3, none twice", st.Created, st.MaxPerKey)
+	}
+	for i := range want {
+		if got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

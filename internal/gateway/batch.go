@@ -1,0 +1,674 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/modelapi"
+)
+
+// BatchConfig is a provider's files-and-batches API (OpenAI's Batch API and
+// the same protocol at other providers and gateways): how batch runs
+// (`benchline eval --batch`) send its requests. Zero fields take the
+// defaults in brackets.
+type BatchConfig struct {
+	// Enabled says the endpoint serves /files and /batches.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// MaxRequests bounds the requests of one batch file [50000, OpenAI's].
+	MaxRequests int `yaml:"max_requests" json:"max_requests,omitempty"`
+	// MaxBytes bounds one batch file's size [200000000, OpenAI's 200 MB].
+	MaxBytes int64 `yaml:"max_bytes" json:"max_bytes,omitempty"`
+	// CompletionWindow is sent with every batch ["24h", the only value
+	// OpenAI accepts]; the baseline server accepts any Go duration.
+	CompletionWindow string `yaml:"completion_window" json:"completion_window,omitempty"`
+	// PollInterval is the time between two status polls of a batch [30s].
+	PollInterval time.Duration `yaml:"poll_interval" json:"poll_interval,omitempty"`
+	// Margin is how long past its completion window a batch is waited for
+	// before it is cancelled and its unanswered requests fail [1h, or the
+	// window when it is shorter].
+	Margin time.Duration `yaml:"margin" json:"margin,omitempty"`
+	// Discount is the share of the interactive price a batch answer costs
+	// [0.5]; Prices, when set, replace the interactive prices instead.
+	Discount float64 `yaml:"discount" json:"discount,omitempty"`
+	Prices   *Prices `yaml:"prices" json:"prices,omitempty"`
+	// Retries is how many more batches a request that failed in a batch
+	// (error-file line with a retryable status, expired, cancelled) is
+	// sent in before it fails [1]; -1: none.
+	Retries int `yaml:"retries" json:"retries,omitempty"`
+	// Fallback "interactive" sends the requests whose batch attempts are
+	// over as ordinary calls; "" (default) records them as infrastructure
+	// errors.
+	Fallback string `yaml:"fallback" json:"fallback,omitempty"`
+	// MaxResultBytes bounds one downloaded output or error file [4 x
+	// MaxBytes].
+	MaxResultBytes int64 `yaml:"max_result_bytes" json:"max_result_bytes,omitempty"`
+}
+
+// Batch defaults (see BatchConfig).
+const (
+	DefaultBatchMaxRequests = 50000
+	DefaultBatchMaxBytes    = 200_000_000
+	DefaultBatchWindow      = "24h"
+	DefaultBatchPoll        = 30 * time.Second
+	DefaultBatchMargin      = time.Hour
+	DefaultBatchDiscount    = 0.5
+)
+
+// FallbackInteractive is BatchConfig.Fallback's one non-default value.
+const FallbackInteractive = "interactive"
+
+func (b *BatchConfig) validate() error {
+	if b.MaxRequests == 0 {
+		b.MaxRequests = DefaultBatchMaxRequests
+	}
+	if b.MaxBytes == 0 {
+		b.MaxBytes = DefaultBatchMaxBytes
+	}
+	if b.CompletionWindow == "" {
+		b.CompletionWindow = DefaultBatchWindow
+	}
+	if b.PollInterval == 0 {
+		b.PollInterval = DefaultBatchPoll
+	}
+	if b.Discount == 0 {
+		b.Discount = DefaultBatchDiscount
+	}
+	if b.Retries == 0 {
+		b.Retries = 1
+	}
+	if b.MaxResultBytes == 0 {
+		b.MaxResultBytes = 4 * b.MaxBytes
+	}
+	w, err := time.ParseDuration(b.CompletionWindow)
+	switch {
+	case err != nil || w <= 0:
+		return fmt.Errorf("completion_window %q must be a positive duration such as 24h", b.CompletionWindow)
+	case b.MaxRequests < 0 || b.MaxBytes < 0 || b.MaxResultBytes < 0:
+		return errors.New("max_requests, max_bytes and max_result_bytes must not be negative")
+	case b.PollInterval < 0 || b.Margin < 0:
+		return errors.New("poll_interval and margin must not be negative")
+	case b.Discount < 0 || b.Discount > 1:
+		return fmt.Errorf("discount %v must be within [0, 1]", b.Discount)
+	case b.Prices != nil && (b.Prices.InputPerMTok < 0 || b.Prices.OutputPerMTok < 0):
+		return errors.New("prices must not be negative")
+	case b.Retries < -1:
+		return errors.New("retries must be -1 (none) or more")
+	case b.Fallback != "" && b.Fallback != FallbackInteractive:
+		return fmt.Errorf("fallback %q must be empty or %q", b.Fallback, FallbackInteractive)
+	}
+	if b.Margin == 0 {
+		b.Margin = min(DefaultBatchMargin, w)
+	}
+	return nil
+}
+
+// Window is the completion window as a duration.
+func (b BatchConfig) Window() time.Duration {
+	w, _ := time.ParseDuration(b.CompletionWindow)
+	return w
+}
+
+// Bound is how long after its creation a batch is waited for: the window
+// plus the margin.
+func (b BatchConfig) Bound() time.Duration { return b.Window() + b.Margin }
+
+// cost is the price of a batch answer's tokens.
+func (b BatchConfig) cost(interactive Prices, promptTokens, completionTokens int) float64 {
+	if b.Prices != nil {
+		return b.Prices.Cost(promptTokens, completionTokens)
+	}
+	return interactive.Cost(promptTokens, completionTokens) * b.Discount
+}
+
+// A BatchRequest is one chat completion deferred to a batch: the exact
+// request Complete would have sent, under its cache key (the line's
+// custom_id), so that its answer, stored in the cache, is what the same
+// Complete finds next time.
+type BatchRequest struct {
+	Key      string                       `json:"key"`
+	Provider string                       `json:"provider"`
+	Model    string                       `json:"model"` // "<provider>/<model>"
+	Body     openai.ChatCompletionRequest `json:"body"`
+	Oracle   string                       `json:"oracle,omitempty"`
+}
+
+// A Collector gathers the requests a pass over samples defers to batches
+// (Gateway.Deferring) and holds the requests whose batch attempts are over
+// (Fail): Complete returns their failure instead of calling.
+type Collector struct {
+	collect bool
+
+	mu     sync.Mutex
+	reqs   map[string]BatchRequest
+	failed map[string]*Error
+	call   map[string]bool
+	paid   map[string]bool
+}
+
+// NewCollector returns a Collector; collect false makes it only answer the
+// failed requests (the final, interactive pass of a batch run).
+func NewCollector(collect bool) *Collector {
+	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
+}
+
+// Requests returns the deferred requests, sorted by key, and forgets them.
+func (c *Collector) Requests() []BatchRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]BatchRequest, 0, len(c.reqs))
+	for _, r := range c.reqs {
+		out = append(out, r)
+	}
+	clear(c.reqs)
+	slices.SortFunc(out, func(a, b BatchRequest) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Fail makes Complete of the request with key fail with e.
+func (c *Collector) Fail(key string, e *Error) {
+	c.mu.Lock()
+	c.failed[key] = e
+	c.mu.Unlock()
+}
+
+// Paid marks the request with key as answered by one of the run's
+// batches: Complete's cache hit on it counts as a paid call (attempts 1,
+// not a cache hit), as the call it replaced would have.
+func (c *Collector) Paid(key string) {
+	c.mu.Lock()
+	c.paid[key] = true
+	c.mu.Unlock()
+}
+
+func (c *Collector) isPaid(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paid[key]
+}
+
+// Call makes Complete of the request with key a call even when
+// collecting (a batch failure's interactive fallback).
+func (c *Collector) Call(key string) {
+	c.mu.Lock()
+	c.call[key] = true
+	c.mu.Unlock()
+}
+
+// failure returns the recorded failure of key, and whether key is to be
+// called.
+func (c *Collector) failure(key string) (*Error, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed[key], c.call[key]
+}
+
+// BatchError is the error of a request whose batch tries are over, as a
+// record holds it (IsBatchFailure is true of it when class is retryable).
+func BatchError(class Class, status int, msg string) *Error {
+	return &Error{Class: class, Status: status, Message: msg, batchFailed: class.Retryable()}
+}
+
+func (c *Collector) add(r BatchRequest) {
+	c.mu.Lock()
+	c.reqs[r.Key] = r
+	c.mu.Unlock()
+}
+
+type batchView struct {
+	coll     *Collector
+	deferred *atomic.Int64
+}
+
+// Deferring returns a view of g for one sample whose cache misses on
+// providers with batches enabled are added to c instead of sent (Complete
+// returns an error IsDeferred reports), and a function telling whether any
+// was. Requests c holds as failed fail without a call.
+func (g *Gateway) Deferring(c *Collector) (*Gateway, func() bool) {
+	v := *g
+	n := &atomic.Int64{}
+	v.batch = &batchView{coll: c, deferred: n}
+	return &v, func() bool { return n.Load() > 0 }
+}
+
+// deferredMessage marks the error of a deferred request.
+const deferredMessage = "deferred to a batch"
+
+// IsDeferred reports whether err is a request deferred to a batch.
+func IsDeferred(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.deferred
+}
+
+// IsBatchFailure reports whether err is a request whose batch attempts
+// ended without an answer (expired, cancelled, failed line, not completed
+// within the bound): not worth retrying in the same run.
+func IsBatchFailure(err error) bool {
+	var ge *Error
+	return errors.As(err, &ge) && ge.batchFailed
+}
+
+// viaBatch handles a cache miss of a batch run: the request's recorded
+// failure, a deferral, or (nil, false) to call interactively.
+func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.Request, oreq openai.ChatCompletionRequest) (*Error, bool) {
+	if g.batch == nil || !p.cfg.BatchEnabled() || req.NoCache {
+		return nil, false
+	}
+	e, call := g.batch.coll.failure(key)
+	if e != nil {
+		e2 := *e
+		e2.Model = req.Model
+		return &e2, true
+	}
+	if call || !g.batch.coll.collect {
+		return nil, false
+	}
+	g.batch.coll.add(BatchRequest{Key: key, Provider: pname, Model: req.Model, Body: oreq, Oracle: oracle})
+	g.batch.deferred.Add(1)
+	return &Error{Class: ClassCanceled, Model: req.Model, Message: deferredMessage, deferred: true}, true
+}
+
+// BatchConfigOf returns the batch settings of the provider of model
+// ("<provider>/<model>"), and whether it has batches enabled.
+func (g *Gateway) BatchConfigOf(model string) (BatchConfig, bool) {
+	p, _, _, err := g.resolve(model)
+	if err != nil || !p.cfg.BatchEnabled() {
+		return BatchConfig{}, false
+	}
+	return *p.cfg.Batch, true
+}
+
+// batchLine is one line of a batch input file. benchline_oracle carries
+// the oracle reply to the baseline server (as the header does for a call);
+// it is set for no other provider.
+type batchLine struct {
+	CustomID string                       `json:"custom_id"`
+	Method   string                       `json:"method"`
+	URL      openai.BatchEndpoint         `json:"url"`
+	Body     openai.ChatCompletionRequest `json:"body"`
+	Oracle   string                       `json:"benchline_oracle,omitempty"`
+}
+
+// EncodeBatch encodes reqs as batch input files (JSONL, one request per
+// line, custom_id its key) of at most maxReqs requests and maxBytes bytes
+// each, in order. A single request larger than maxBytes is an error.
+func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, error) {
+	var files [][]byte
+	var cur []byte
+	n := 0
+	for _, r := range reqs {
+		l := batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: r.Body}
+		if r.Oracle != "" {
+			l.Oracle = base64.StdEncoding.EncodeToString([]byte(r.Oracle))
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+		}
+		b = append(b, '\n')
+		if int64(len(b)) > maxBytes {
+			return nil, fmt.Errorf("gateway: batch line %s of %d bytes exceeds max_bytes %d", r.Key, len(b), maxBytes)
+		}
+		if n > 0 && (n >= maxReqs || int64(len(cur)+len(b)) > maxBytes) {
+			files = append(files, cur)
+			cur, n = nil, 0
+		}
+		cur = append(cur, b...)
+		n++
+	}
+	if n > 0 {
+		files = append(files, cur)
+	}
+	return files, nil
+}
+
+// DecodeBatch reads back the requests of an EncodeBatch file of provider
+// pname (a retried activity resuming a batch from its stored file).
+func DecodeBatch(pname string, file []byte) ([]BatchRequest, error) {
+	var out []BatchRequest
+	sc := bufio.NewScanner(strings.NewReader(string(file)))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		var l batchLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("gateway: batch file line %d: %w", n, err)
+		}
+		r := BatchRequest{Key: l.CustomID, Provider: pname, Model: pname + "/" + l.Body.Model, Body: l.Body}
+		if l.Oracle != "" {
+			o, err := base64.StdEncoding.DecodeString(l.Oracle)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: batch file line %d: oracle: %w", n, err)
+			}
+			r.Oracle = string(o)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("gateway: batch file after line %d: %w", n, err)
+	}
+	return out, nil
+}
+
+// BatchContentKey is the idempotency key of a batch input file: the hex
+// sha256 of its bytes. The same requests give the same file, so the same
+// key: a batch found under it (in the caller's record or in the provider's
+// list, by metadata) is never created again.
+func BatchContentKey(file []byte) string {
+	h := sha256.Sum256(file)
+	return hex.EncodeToString(h[:])
+}
+
+// batchKeyMeta is the metadata field holding a batch's content key.
+const batchKeyMeta = "benchline_key"
+
+// BatchStatus is what a poll says of a batch.
+type BatchStatus struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	OutputFileID string `json:"output_file_id,omitempty"`
+	ErrorFileID  string `json:"error_file_id,omitempty"`
+	Total        int    `json:"total"`
+	Completed    int    `json:"completed"`
+	Failed       int    `json:"failed"`
+	CreatedAt    int64  `json:"created_at"`
+}
+
+// Terminal reports whether the batch will change no more.
+func (s BatchStatus) Terminal() bool {
+	switch s.Status {
+	case "completed", "failed", "expired", "cancelled":
+		return true
+	}
+	return false
+}
+
+func statusOf(b openai.Batch) BatchStatus {
+	s := BatchStatus{ID: b.ID, Status: b.Status, Total: b.RequestCounts.Total, Completed: b.RequestCounts.Completed,
+		Failed: b.RequestCounts.Failed, CreatedAt: int64(b.CreatedAt)}
+	if b.OutputFileID != nil {
+		s.OutputFileID = *b.OutputFileID
+	}
+	if b.ErrorFileID != nil {
+		s.ErrorFileID = *b.ErrorFileID
+	}
+	return s
+}
+
+// batchCall makes one call of the files/batches API of provider pname
+// under its per-attempt timeout, classified like a chat completion's.
+func (g *Gateway) batchCall(ctx context.Context, pname string, call func(ctx context.Context, c *openai.Client) error) *Error {
+	p, ok := g.providers[pname]
+	if !ok {
+		return &Error{Class: ClassNotFound, Model: pname, Message: fmt.Sprintf("unknown provider %q", pname)}
+	}
+	if !p.cfg.BatchEnabled() {
+		return &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled (batch: enabled: true in the providers file)"}
+	}
+	info := &attemptInfo{}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
+	defer cancel()
+	if err := call(actx, p.client); err != nil {
+		return classify(err, info, ctx, pname+"/batches", g.redactor())
+	}
+	return nil
+}
+
+// FindBatch looks in the provider's batch list (newest first, at most
+// maxListed batches) for one created with content key key: the batch a
+// caller created before it could record its id.
+func (g *Gateway) FindBatch(ctx context.Context, pname, key string) (BatchStatus, bool, error) {
+	const page, maxListed = 100, 2000
+	var after *string
+	for listed := 0; listed < maxListed; {
+		var resp openai.ListBatchResponse
+		limit := page
+		if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) (err error) {
+			resp, err = c.ListBatch(ctx, after, &limit)
+			return err
+		}); e != nil {
+			return BatchStatus{}, false, e
+		}
+		for _, b := range resp.Data {
+			if v, _ := b.Metadata[batchKeyMeta].(string); v == key {
+				return statusOf(b), true, nil
+			}
+		}
+		listed += len(resp.Data)
+		if !resp.HasMore || len(resp.Data) == 0 {
+			break
+		}
+		last := resp.LastID
+		after = &last
+	}
+	return BatchStatus{}, false, nil
+}
+
+// CreateBatch uploads file (an EncodeBatch file) and creates a batch of it
+// with key (its content key, BatchContentKey, or one derived from it) in
+// the metadata. Callers record the returned id
+// before waiting, and look for an existing batch (FindBatch) before
+// creating one again after a crash.
+func (g *Gateway) CreateBatch(ctx context.Context, pname, key string, file []byte) (BatchStatus, error) {
+	cfg := g.providers[pname]
+	if cfg == nil || !cfg.cfg.BatchEnabled() {
+		return BatchStatus{}, &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled"}
+	}
+	var f openai.File
+	if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) (err error) {
+		f, err = c.CreateFileBytes(ctx, openai.FileBytesRequest{Name: "benchline-" + key[:min(16, len(key))] + ".jsonl", Bytes: file, Purpose: openai.PurposeBatch})
+		return err
+	}); e != nil {
+		return BatchStatus{}, e
+	}
+	var b openai.BatchResponse
+	if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) (err error) {
+		b, err = c.CreateBatch(ctx, openai.CreateBatchRequest{InputFileID: f.ID, Endpoint: openai.BatchEndpointChatCompletions,
+			CompletionWindow: cfg.cfg.Batch.CompletionWindow, Metadata: map[string]any{batchKeyMeta: key}})
+		return err
+	}); e != nil {
+		return BatchStatus{}, e
+	}
+	return statusOf(b.Batch), nil
+}
+
+// PollBatch returns a batch's status.
+func (g *Gateway) PollBatch(ctx context.Context, pname, id string) (BatchStatus, error) {
+	var b openai.BatchResponse
+	if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) (err error) {
+		b, err = c.RetrieveBatch(ctx, id)
+		return err
+	}); e != nil {
+		return BatchStatus{}, e
+	}
+	return statusOf(b.Batch), nil
+}
+
+// CancelBatch asks the provider to cancel a batch.
+func (g *Gateway) CancelBatch(ctx context.Context, pname, id string) error {
+	if e := g.batchCall(ctx, pname, func(ctx context.Context, c *openai.Client) error {
+		_, err := c.CancelBatch(ctx, id)
+		return err
+	}); e != nil {
+		return e
+	}
+	return nil
+}
+
+// BatchOutcome is what a finished batch gave its requests: answers to
+// cache, and failures by key (each an *Error of the class a call with that
+// outcome would have had; batch-level failures are retryable).
+type BatchOutcome struct {
+	Entries []Entry
+	Failed  map[string]*Error
+}
+
+// outputLine is a line of a batch output or error file.
+type outputLine struct {
+	CustomID string `json:"custom_id"`
+	Response *struct {
+		StatusCode int             `json:"status_code"`
+		Body       json.RawMessage `json:"body"`
+	} `json:"response"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// BatchResults downloads a terminal batch's output and error files and
+// sorts every request of reqs (the batch's, by key) into an answer or a
+// failure: a request the files do not mention failed with the batch's
+// status (expired, cancelled, failed). Lines for other keys are ignored;
+// a file over MaxResultBytes or a line that does not decode is an error
+// naming the file and line.
+func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]BatchRequest) (BatchOutcome, error) {
+	p := g.providers[pname]
+	if p == nil || !p.cfg.BatchEnabled() {
+		return BatchOutcome{}, &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled"}
+	}
+	out := BatchOutcome{Failed: map[string]*Error{}}
+	seen := map[string]bool{}
+	for _, fid := range []string{st.OutputFileID, st.ErrorFileID} {
+		if fid == "" {
+			continue
+		}
+		err := g.readBatchFile(ctx, p, fid, func(n int, l outputLine) error {
+			r, ok := reqs[l.CustomID]
+			if !ok || seen[l.CustomID] {
+				return nil
+			}
+			seen[l.CustomID] = true
+			if l.Response != nil && l.Response.StatusCode == http.StatusOK {
+				resp, gerr := g.batchAnswer(ctx, p, r, l.Response.Body)
+				if gerr != nil {
+					out.Failed[r.Key] = gerr
+					return nil
+				}
+				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: time.Now().UTC(), Response: resp})
+				return nil
+			}
+			out.Failed[r.Key] = lineError(r.Model, st.ID, l)
+			return nil
+		})
+		if err != nil {
+			return BatchOutcome{}, err
+		}
+	}
+	for k, r := range reqs {
+		if !seen[k] {
+			out.Failed[k] = &Error{Class: ClassServer, Model: r.Model, batchFailed: true,
+				Message: fmt.Sprintf("batch %s ended %s without answering this request", st.ID, st.Status)}
+		}
+	}
+	return out, nil
+}
+
+// lineError is the failure of an error-file line: the class of its HTTP
+// status (a 400 is the model's failure, as for a call; a 5xx retryable),
+// or of its error code (batch_expired, batch_cancelled: retryable).
+func lineError(model, batch string, l outputLine) *Error {
+	if l.Response != nil && l.Response.StatusCode != 0 {
+		msg := string(l.Response.Body)
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(l.Response.Body, &body) == nil && body.Error.Message != "" {
+			msg = body.Error.Message
+			if c, ok := body.Error.Code.(string); ok && c != "" {
+				msg = c + ": " + msg
+			}
+		}
+		c := classifyStatus(l.Response.StatusCode, msg)
+		return &Error{Class: c, Model: model, Status: l.Response.StatusCode, batchFailed: c.Retryable(),
+			Message: truncateMsg(fmt.Sprintf("batch %s: %s", batch, msg))}
+	}
+	msg := "failed line"
+	if l.Error != nil {
+		msg = l.Error.Code + ": " + l.Error.Message
+	}
+	return &Error{Class: ClassServer, Model: model, batchFailed: true, Message: truncateMsg(fmt.Sprintf("batch %s: %s", batch, msg))}
+}
+
+func truncateMsg(s string) string {
+	if len(s) > 500 {
+		return s[:500]
+	}
+	return s
+}
+
+// batchAnswer converts an output line's body as a call's answer is
+// converted, at the batch price.
+func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, body json.RawMessage) (modelapi.Response, *Error) {
+	var out openai.ChatCompletionResponse
+	if err := json.Unmarshal(body, &out); err != nil {
+		return modelapi.Response{}, &Error{Class: ClassServer, Model: r.Model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
+	}
+	resp, gerr := g.answer(ctx, p, r.Model, out, 0, 0)
+	if gerr != nil {
+		gerr.batchFailed = true
+		return modelapi.Response{}, gerr
+	}
+	_, model, _ := ParseModel(r.Model)
+	resp.Usage.CostUSD = p.cfg.Batch.cost(p.cfg.PricesFor(model), out.Usage.PromptTokens, out.Usage.CompletionTokens)
+	resp.Usage.Attempts = 1
+	return resp, nil
+}
+
+// readBatchFile reads a result file line by line, at most MaxResultBytes,
+// each line at most 64 MiB.
+func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, l outputLine) error) error {
+	info := &attemptInfo{}
+	// A download may be large: it gets ten attempt timeouts.
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), 10*p.cfg.Timeout)
+	defer cancel()
+	rc, err := p.client.GetFileContent(actx, fid)
+	if err != nil {
+		return classify(err, info, ctx, p.name+"/files", g.redactor())
+	}
+	defer rc.Close()
+	limit := p.cfg.Batch.MaxResultBytes
+	lr := &io.LimitedReader{R: rc, N: limit + 1}
+	sc := bufio.NewScanner(lr)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var l outputLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s line %d does not decode: %v", fid, n, err)}
+		}
+		if err := fn(n, l); err != nil {
+			return err
+		}
+	}
+	if lr.N <= 0 {
+		return &Error{Class: ClassBadRequest, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s exceeds max_result_bytes %d", fid, limit)}
+	}
+	if err := sc.Err(); err != nil {
+		return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s after line %d: %v", fid, n, err)}
+	}
+	return nil
+}

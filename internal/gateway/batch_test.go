@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/modelapi"
+)
+
+// runBatch sends reqs through the provider's batch API and waits for the
+// outcome.
+func runBatch(t *testing.T, g *Gateway, reqs []BatchRequest) (BatchStatus, BatchOutcome) {
+	t.Helper()
+	ctx := context.Background()
+	files, err := EncodeBatch(reqs, 1000, 1<<20)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	st, err := g.CreateBatch(ctx, BaselineProvider, BatchContentKey(files[0]), files[0])
+	require.NoError(t, err)
+	found, ok, err := g.FindBatch(ctx, BaselineProvider, BatchContentKey(files[0]))
+	require.NoError(t, err)
+	require.True(t, ok, "the batch is found by its content key")
+	require.Equal(t, st.ID, found.ID)
+	for deadline := time.Now().Add(10 * time.Second); !st.Terminal(); {
+		require.True(t, time.Now().Before(deadline), "batch %s still %s", st.ID, st.Status)
+		time.Sleep(20 * time.Millisecond)
+		st, err = g.PollBatch(ctx, BaselineProvider, st.ID)
+		require.NoError(t, err)
+	}
+	byKey := map[string]BatchRequest{}
+	for _, r := range reqs {
+		byKey[r.Key] = r
+	}
+	out, err := g.BatchResults(ctx, BaselineProvider, st, byKey)
+	require.NoError(t, err)
+	return st, out
+}
+
+// collect runs Complete of n questions through a deferring view and
+// returns the deferred requests.
+func collect(t *testing.T, g *Gateway, n int) []BatchRequest {
+	t.Helper()
+	c := NewCollector(true)
+	for i := range n {
+		v, deferred := g.Deferring(c)
+		_, err := v.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))})
+		require.True(t, IsDeferred(err), "a miss is deferred: %v", err)
+		require.True(t, deferred())
+	}
+	return c.Requests()
+}
+
+func TestBatchAnswersEqualCalls(t *testing.T) {
+	refs := baseline.NewMemoryReferences()
+	for i := range 20 {
+		refs.Add(userMsg(fmt.Sprintf("question %d", i)), baseline.Reference{Content: fmt.Sprintf("answer %d", i)})
+	}
+	srv, url := startBaseline(t, baseline.Options{References: refs, Batch: baseline.BatchOptions{Delay: 50 * time.Millisecond}})
+	batchPrices := func(p *Provider) {
+		p.Prices = Prices{InputPerMTok: 2, OutputPerMTok: 8}
+		p.Batch = &BatchConfig{Enabled: true}
+	}
+	g := newTestGateway(t, url, batchPrices, Options{})
+	reqs := collect(t, g, 20)
+	require.Len(t, reqs, 20)
+	st, out := runBatch(t, g, reqs)
+	require.Equal(t, "completed", st.Status)
+	require.Empty(t, out.Failed)
+	require.Len(t, out.Entries, 20)
+
+	// The same requests made as calls by another gateway: the same replies,
+	// at twice the batch price.
+	plain := newTestGateway(t, url, batchPrices, Options{})
+	lru := NewLRU(100, 0)
+	for _, e := range out.Entries {
+		lru.Put(context.Background(), e)
+	}
+	cached := newTestGateway(t, url, batchPrices, Options{Cache: lru})
+	for i := range 20 {
+		req := modelapi.Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))}
+		want, err := plain.Complete(context.Background(), req)
+		require.NoError(t, err)
+		got, err := cached.Complete(context.Background(), req)
+		require.NoError(t, err)
+		require.True(t, got.Usage.CacheHit, "the batch answer is the cached answer of the same call")
+		require.Equal(t, want.Choices, got.Choices)
+		require.Equal(t, fmt.Sprintf("answer %d", i), got.Choices[0].Content)
+		require.InDelta(t, want.Usage.CostUSD/2, got.Usage.CostUSD, 1e-12, "batch price is half")
+	}
+	require.Equal(t, 1, srv.BatchStats().MaxPerKey)
+}
+
+func TestBatchFailures(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   baseline.BatchOptions
+		status string
+		failed int
+	}{
+		{"expired", baseline.BatchOptions{Expire: 1}, "expired", 10},
+		{"failed lines", baseline.BatchOptions{FailLines: 1}, "completed", 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := startBaseline(t, baseline.Options{Batch: tc.opts})
+			g := newTestGateway(t, url, func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
+			st, out := runBatch(t, g, collect(t, g, 10))
+			require.Equal(t, tc.status, st.Status)
+			require.Len(t, out.Failed, tc.failed)
+			for _, e := range out.Failed {
+				require.True(t, IsBatchFailure(e), "%v", e)
+				require.True(t, e.Class.Retryable())
+			}
+		})
+	}
+}
+
+func TestBatchNeverCompletesAndCancel(t *testing.T) {
+	srv, url := startBaseline(t, baseline.Options{Batch: baseline.BatchOptions{Never: 1}})
+	g := newTestGateway(t, url, func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
+	files, err := EncodeBatch(collect(t, g, 3), 100, 1<<20)
+	require.NoError(t, err)
+	st, err := g.CreateBatch(context.Background(), BaselineProvider, "k", files[0])
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	st, err = g.PollBatch(context.Background(), BaselineProvider, st.ID)
+	require.NoError(t, err)
+	require.Equal(t, "in_progress", st.Status)
+	require.NoError(t, g.CancelBatch(context.Background(), BaselineProvider, st.ID))
+	st, err = g.PollBatch(context.Background(), BaselineProvider, st.ID)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", st.Status)
+	require.EqualValues(t, 1, srv.BatchStats().Cancelled)
+}
+
+func TestEncodeBatchLimits(t *testing.T) {
+	reqs := make([]BatchRequest, 5)
+	for i := range reqs {
+		reqs[i] = BatchRequest{Key: fmt.Sprintf("k%d", i), Model: "baseline/echo"}
+	}
+	cases := []struct {
+		maxReqs  int
+		maxBytes int64
+		files    int
+	}{
+		{10, 1 << 20, 1},
+		{2, 1 << 20, 3},
+		{1, 1 << 20, 5},
+		{10, 250, 3}, // a line is about 115 bytes: two a file
+	}
+	for _, tc := range cases {
+		files, err := EncodeBatch(reqs, tc.maxReqs, tc.maxBytes)
+		require.NoError(t, err)
+		require.Len(t, files, tc.files, "max %d requests, %d bytes", tc.maxReqs, tc.maxBytes)
+	}
+	_, err := EncodeBatch(reqs, 10, 50)
+	require.ErrorContains(t, err, "exceeds max_bytes")
+}
+
+func TestBatchConfigValidate(t *testing.T) {
+	b := &BatchConfig{Enabled: true}
+	require.NoError(t, b.validate())
+	require.Equal(t, 24*time.Hour+time.Hour, b.Bound())
+	require.Equal(t, 0.5, b.Discount)
+	for _, bad := range []BatchConfig{{CompletionWindow: "a day"}, {Discount: 2}, {Fallback: "smoke"}, {Retries: -2}} {
+		require.Error(t, bad.validate(), "%+v", bad)
+	}
+}
