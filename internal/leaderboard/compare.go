@@ -72,7 +72,7 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 	}
 	sort.Strings(keys)
 	parts := make([]samplesPart, len(keys))
-	if err := eachParallel(len(keys), func(k int) error {
+	if err := EachParallel(len(keys), func(k int) error {
 		p, err := readSamplesPart(ctx, store, keys[k], metric, cluster)
 		parts[k] = p
 		if err != nil {
@@ -118,9 +118,9 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 // explorer index) read at once.
 const ReadConcurrency = 4
 
-// eachParallel calls fn(0..n-1) on ReadConcurrency goroutines and returns
+// EachParallel calls fn(0..n-1) on ReadConcurrency goroutines and returns
 // the first error (the others still finish their current call).
-func eachParallel(n int, fn func(int) error) error {
+func EachParallel(n int, fn func(int) error) error {
 	next := make(chan int)
 	errs := make(chan error, ReadConcurrency)
 	var wg sync.WaitGroup

@@ -32,7 +32,7 @@ var contentTypes = map[string]string{
 }
 
 // csp allows only the site's own files: no inline script, no network.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the latest stamp of every board in store (a board is
 // served when leaderboards/<board>/latest exists):
@@ -50,17 +50,18 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 // list of boards is kept for BoardsTTL; the other routes read the board's
 // latest pointer on every request.
 func Handler(store blob.Store) http.Handler {
-	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now}
+	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now, explore: newExplorer(store)}
 }
 
 // BoardsTTL is how long GET / reuses its list of boards.
 const BoardsTTL = 30 * time.Second
 
 type handler struct {
-	store blob.Store
-	log   *slog.Logger
-	ttl   time.Duration
-	now   func() time.Time
+	store   blob.Store
+	explore *explorer
+	log     *slog.Logger
+	ttl     time.Duration
+	now     func() time.Time
 
 	mu       sync.Mutex
 	boardsAt time.Time
@@ -103,6 +104,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest = "index.html"
 	case "scores.json":
 		h.scores(w, r, board, stamp)
+		return
+	case "api/samples", "api/compare":
+		h.api(w, r, board, stamp, strings.TrimPrefix(rest, "api/"))
 		return
 	}
 	if !cleanPath(rest) {
