@@ -162,10 +162,16 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := writeScoresParquet(ctx, a.Store, s); err != nil {
 		return WriteBoardResult{}, err
 	}
+	if err := blob.PutBytes(ctx, a.Store, leaderboard.StampMarkerKey(s.Board, s.Stamp), nil); err != nil {
+		return WriteBoardResult{}, err
+	}
 	if err := site.Write(ctx, a.Store, s); err != nil {
 		return WriteBoardResult{}, err
 	}
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.LatestKey(s.Board), []byte(s.Stamp)); err != nil {
+		return WriteBoardResult{}, err
+	}
+	if err := blob.PutBytes(ctx, a.Store, leaderboard.BoardMarkerKey(s.Board), []byte(s.Stamp)); err != nil {
 		return WriteBoardResult{}, err
 	}
 	return WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp)}, nil

@@ -32,6 +32,7 @@ type runView struct {
 	Params    string
 	Headline  string
 	Samples   pager
+	Pivot     pivot
 	// Served is true for a run above MaxStaticSamples: its samples are
 	// listed by the served explorer only.
 	Served     bool
@@ -159,6 +160,7 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		if v.Headline == "" && len(r.Summary.Metrics) > 0 {
 			v.Headline = r.Summary.Metrics[0].Name
 		}
+		v.Pivot = buildPivot(r.Summary, v.Headline)
 		plan, found, err := readPlan(ctx, store, r.RunID)
 		if err != nil {
 			return err

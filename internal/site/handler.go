@@ -245,11 +245,20 @@ func (h *handler) boardNames(r *http.Request) ([]string, error) {
 	if h.cached != nil && h.now().Sub(h.boardsAt) < h.ttl {
 		return h.cached, nil
 	}
+	names, err := leaderboard.Boards(r.Context(), h.store)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		h.cached, h.boardsAt = names, h.now()
+		return names, nil
+	}
+	// A store written before the board markers: list every key.
 	infos, err := h.store.List(r.Context(), "leaderboards/")
 	if err != nil {
 		return nil, err
 	}
-	names := []string{}
+	names = []string{}
 	for _, in := range infos {
 		rest := strings.TrimPrefix(in.Key, "leaderboards/")
 		board, file, ok := strings.Cut(rest, "/")

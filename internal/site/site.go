@@ -187,16 +187,13 @@ func (o *output) render(name, tmpl string, data any) error {
 // named on the history plots, so an old corrupt stamp does not stop every
 // later refresh.
 func (st *site) readHistory(ctx context.Context, store blob.Store) error {
-	prefix := "leaderboards/" + st.s.Board + "/"
-	infos, err := store.List(ctx, prefix)
+	all, err := leaderboard.Stamps(ctx, store, st.s.Board)
 	if err != nil {
-		return fmt.Errorf("site: list %s: %w", prefix, err)
+		return fmt.Errorf("site: %w", err)
 	}
 	var stamps []string
-	for _, in := range infos {
-		rest := strings.TrimPrefix(in.Key, prefix)
-		stamp, file, ok := strings.Cut(rest, "/")
-		if ok && file == "scores.json" && stampForm.MatchString(stamp) && stamp < st.s.Stamp {
+	for _, stamp := range all {
+		if stamp < st.s.Stamp {
 			stamps = append(stamps, stamp)
 		}
 	}
