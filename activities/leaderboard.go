@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -31,6 +33,8 @@ type Leaderboard struct {
 	Benchmarks *registry.Registry
 	// Client waits for a run another workflow started (WaitRun).
 	Client client.Client
+	// HTTP posts the boards' webhooks [http.DefaultClient].
+	HTTP *http.Client
 }
 
 // BoardCell is one (benchmark, model) cell of a board, resolved to its run.
@@ -141,6 +145,11 @@ type WriteBoardResult struct {
 	Cells   int
 	Failed  []leaderboard.FailedCell
 	SiteKey string
+	// Changes is changes.json in one line ("no change since …").
+	Changes string
+	// Webhook says whether the board's webhook took the changes; empty
+	// when none was due.
+	Webhook string
 }
 
 // WriteBoard assembles the stamp's Scores from the runs' summaries (each
@@ -162,6 +171,13 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := writeScoresParquet(ctx, a.Store, s); err != nil {
 		return WriteBoardResult{}, err
 	}
+	ch, err := a.changes(ctx, s)
+	if err != nil {
+		return WriteBoardResult{}, err
+	}
+	if err := blob.PutJSON(ctx, a.Store, leaderboard.ChangesKey(s.Board, s.Stamp), ch); err != nil {
+		return WriteBoardResult{}, err
+	}
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.StampMarkerKey(s.Board, s.Stamp), nil); err != nil {
 		return WriteBoardResult{}, err
 	}
@@ -174,7 +190,43 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.BoardMarkerKey(s.Board), []byte(s.Stamp)); err != nil {
 		return WriteBoardResult{}, err
 	}
-	return WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp)}, nil
+	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp), Changes: ch.Summary()}
+	res.Webhook = a.notify(ctx, in.Board.Webhook, ch)
+	return res, nil
+}
+
+// changes compares the stamp with the board's previous one.
+func (a *Leaderboard) changes(ctx context.Context, s leaderboard.Scores) (leaderboard.Changes, error) {
+	prev, found, err := leaderboard.PreviousStamp(ctx, a.Store, s.Board, s.Stamp)
+	if err != nil {
+		return leaderboard.Changes{}, err
+	}
+	return leaderboard.Diff(ctx, a.Store, prev, found, s, func(runID, model, dataset, metric string) (leaderboard.Samples, error) {
+		var cluster func(schemas.ResultRow) string
+		if reg, err := a.Benchmarks.Get(dataset); err == nil {
+			cluster = reg.Cluster
+		}
+		return leaderboard.LoadSamples(ctx, a.Store, runID, model, metric, cluster)
+	})
+}
+
+// notify POSTs the changes to the board's webhook when it names one and
+// something changed. A webhook that does not accept them is reported, not
+// an error: the stamp is written and latest has moved.
+func (a *Leaderboard) notify(ctx context.Context, w leaderboard.Webhook, ch leaderboard.Changes) string {
+	if w.URL == "" || ch.NoChange {
+		return ""
+	}
+	client := a.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	n, err := leaderboard.Notify(ctx, client, w, ch)
+	if err != nil {
+		slog.Warn("leaderboard: webhook not delivered", "board", ch.Board, "stamp", ch.Stamp, "attempts", n, "err", err)
+		return fmt.Sprintf("not delivered after %d attempts: %v", n, err)
+	}
+	return fmt.Sprintf("delivered (attempt %d)", n)
 }
 
 // ScoresParquetKey is the key of a stamp's scores.parquet.

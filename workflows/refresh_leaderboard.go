@@ -45,6 +45,11 @@ type RefreshLeaderboardResult struct {
 	ModelCalls int64
 	Failed     []leaderboard.FailedCell
 	SiteKey    string
+	// Changes is what changed since the board's previous stamp, in one
+	// line (the stamp's changes.json has the details); Webhook whether
+	// the board's webhook took them.
+	Changes string
+	Webhook string
 }
 
 var stampRE = regexp.MustCompile(`^\d{8}T\d{6}Z$`)
@@ -184,7 +189,7 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 	if err := workflow.ExecuteActivity(lctx, a.WriteBoard, activities.WriteBoardInput{Board: in.Board, Stamp: stamp, CreatedAt: now, Cells: outcomes}).Get(ctx, &w); err != nil {
 		return res, err
 	}
-	res.Failed, res.SiteKey = w.Failed, w.SiteKey
+	res.Failed, res.SiteKey, res.Changes, res.Webhook = w.Failed, w.SiteKey, w.Changes, w.Webhook
 	return res, nil
 }
 

@@ -43,6 +43,9 @@ import (
 //	  seed: 7
 //	  limit: 100                      # evaluate only the first N samples
 //	  shard_size: 500
+//	webhook:                          # optional: a JSON POST of changes.json per stamp with changes
+//	  url: https://hooks.example.com/benchline
+//	  secret_env: BOARD_WEBHOOK_SECRET   # the worker's environment variable holding the HMAC key
 //
 // The board's judges apply to a benchmark only for the roles its
 // registration's demo names (benchmark.Demo.Judges): a benchmark without
@@ -67,6 +70,17 @@ type Board struct {
 	Seed      *int            `json:"seed,omitempty"`
 	Limit     int64           `json:"limit,omitempty"`
 	ShardSize int             `json:"shard_size,omitempty"`
+	// Webhook, when its URL is set, receives changes.json of every stamp
+	// with changes (see Notify).
+	Webhook Webhook `json:"webhook,omitzero"`
+}
+
+// Webhook is where a board's changes are POSTed. The secret is never in the
+// board file: SecretEnv names the environment variable (of the worker that
+// writes the stamp) holding the key of the signature header.
+type Webhook struct {
+	URL       string `json:"url,omitempty" yaml:"url"`
+	SecretEnv string `json:"secret_env,omitempty" yaml:"secret_env"`
 }
 
 // BoardBenchmark is one benchmark of a board.
@@ -128,6 +142,7 @@ type boardFile struct {
 	Models     []modelEntry           `yaml:"models"`
 	Judges     map[string]judgeValues `yaml:"judges"`
 	Settings   settings               `yaml:"settings"`
+	Webhook    Webhook                `yaml:"webhook"`
 }
 
 type benchmarkEntry struct {
@@ -235,9 +250,12 @@ func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error)
 		}
 		return Board{}, fmt.Errorf("leaderboard: %s: %s: %w", file, strings.TrimPrefix(err.Error(), "yaml: "), ErrBadBoard)
 	}
-	b := Board{Name: f.Name, Title: f.Title, File: file}
+	b := Board{Name: f.Name, Title: f.Title, File: file, Webhook: f.Webhook}
 	if !boardNameRE.MatchString(f.Name) {
 		return Board{}, bad("name", "%q: want word characters and dashes", f.Name)
+	}
+	if err := checkWebhook(f.Webhook); err != nil {
+		return Board{}, bad("webhook", "%v", err)
 	}
 	if len(f.Benchmarks) == 0 {
 		return Board{}, bad("benchmarks", "want at least one {dataset: NAME}")

@@ -53,6 +53,9 @@ type site struct {
 	runPages []*runView
 	compares []*compareView
 	briefs   runBriefs
+	// changes is the stamp's changes.json (hasChanges: found).
+	changes    leaderboard.Changes
+	hasChanges bool
 }
 
 // Write writes every file of the stamp's site under
@@ -75,6 +78,12 @@ func Write(ctx context.Context, store blob.Store, s leaderboard.Scores) error {
 	if err := st.readHistory(ctx, store); err != nil {
 		return err
 	}
+	switch err := blob.GetJSON(ctx, store, leaderboard.ChangesKey(s.Board, s.Stamp), &st.changes); {
+	case err == nil:
+		st.hasChanges = true
+	case !errors.Is(err, blob.ErrNotFound):
+		return fmt.Errorf("site: %w", err)
+	}
 	st.buildBenches()
 	if err := st.writeRuns(ctx, store, out); err != nil {
 		return err
@@ -87,6 +96,15 @@ func Write(ctx context.Context, store blob.Store, s leaderboard.Scores) error {
 	}
 	if err := st.writeDownloads(out); err != nil {
 		return err
+	}
+	if st.hasChanges {
+		b, err := json.MarshalIndent(st.changes, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := out.put("changes.json", append(b, '\n')); err != nil {
+			return err
+		}
 	}
 	if err := out.put("assets/site.css", mustAsset("site.css")); err != nil {
 		return err
