@@ -186,10 +186,10 @@ type overviewView struct {
 	HasChanges bool
 	Changes    leaderboard.Changes
 	Benches    []*benchView
-	Models  []overviewModel
-	Runs    int
-	Failed  []leaderboard.FailedCell
-	Skipped []string
+	Models     []overviewModel
+	Runs       int
+	Failed     []leaderboard.FailedCell
+	Skipped    []string
 }
 
 // overviewModel is one row of the overview table: a model's headline cell
