@@ -11,7 +11,10 @@
 //	bench-<dataset>.html          one table per benchmark, its plots and comparisons
 //	run-<run-id>.html             a run's plan, summary and paged, searchable samples
 //	compare-<run-a>-<run-b>.html  two runs on the same dataset: paired statistics, per-sample diff
-//	data/<page>/pNNNN.js          pages of samples (or sample pairs), PageSize per file
+//	data/<page>/pNNNN.js          pages of samples (or sample pairs), PageSize per file,
+//	                              for runs of at most MaxStaticSamples (larger runs'
+//	                              lists are answered by Handler's explorer, explorer.go)
+//	changes.json                  a copy of the stamp's changes.json
 //	plots/*.svg                   scores with CI whiskers, score against cost, history across stamps
 //	downloads/*.csv, *.parquet    every table
 //	assets/site.css, site.js      the stylesheet and the script (sort, filter, search, paging)
