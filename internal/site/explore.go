@@ -116,12 +116,30 @@ func buildExplore(ctx context.Context, store blob.Store, runID, headline string,
 		inChunk = 0
 		return nil
 	}
+	// One dataset reader per reading goroutine, kept across files: a
+	// reader keeps its dataset file open while the shards it reads come
+	// from it (opening decodes the file's footer).
+	readers := make(chan *prompts, leaderboard.ReadConcurrency)
+	for range leaderboard.ReadConcurrency {
+		pr := &prompts{ctx: ctx, store: store}
+		if hasPlan {
+			pr.plan = plan
+		}
+		readers <- pr
+	}
+	defer func() {
+		for range leaderboard.ReadConcurrency {
+			(<-readers).close()
+		}
+	}()
 	const window = 4 * leaderboard.ReadConcurrency
 	for w := 0; w < len(keys); w += window {
 		parts := make([]explorePart, min(window, len(keys)-w))
 		err := leaderboard.EachParallel(len(parts), func(k int) error {
 			var err error
-			parts[k], err = readExplorePart(ctx, store, keys[w+k], int32(w+k), headline, plan, hasPlan)
+			pr := <-readers
+			parts[k], err = readExplorePart(ctx, store, keys[w+k], int32(w+k), headline, pr)
+			readers <- pr
 			if err != nil {
 				return fmt.Errorf("site: run %s: results %s: %w", runID, keys[w+k], err)
 			}
@@ -166,13 +184,8 @@ type explorePart struct {
 	lines []string
 }
 
-func readExplorePart(ctx context.Context, store blob.Store, key string, file int32, headline string, plan runs.Plan, hasPlan bool) (explorePart, error) {
+func readExplorePart(ctx context.Context, store blob.Store, key string, file int32, headline string, pr *prompts) (explorePart, error) {
 	var p explorePart
-	pr := &prompts{ctx: ctx, store: store}
-	if hasPlan {
-		pr.plan = plan
-	}
-	defer pr.close()
 	var row int32
 	err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
 		for _, r := range rows {

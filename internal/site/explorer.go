@@ -78,9 +78,10 @@ type runIndex struct {
 
 	used time.Time // under explorer.mu
 
-	rowsOnce sync.Once
-	rows     []exploreRow
-	rowsErr  error
+	prefetchOnce sync.Once
+	rowsOnce     sync.Once
+	rows         []exploreRow
+	rowsErr      error
 
 	mu       sync.Mutex
 	chunks   [][]byte // compressed, loaded on the first search
@@ -223,23 +224,17 @@ func (ri *runIndex) search(ctx context.Context, store blob.Store, q string) ([]i
 	found := make([][]int32, ri.m.Chunks)
 	needle := []byte(q)
 	err := leaderboard.EachParallel(ri.m.Chunks, func(c int) error {
-		ri.mu.Lock()
-		z := ri.chunks[c]
-		ri.mu.Unlock()
-		if z == nil {
-			b, err := blob.GetBytes(ctx, store, chunkKey(ri.id, c))
-			if err != nil {
-				return fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
-			}
-			z = b
-			ri.mu.Lock()
-			ri.chunks[c] = b
-			ri.mu.Unlock()
+		z, err := ri.chunk(ctx, store, c)
+		if err != nil {
+			return err
 		}
-		data, err := decoder.DecodeAll(z, nil)
+		buf := textBufs.Get().(*[]byte)
+		defer textBufs.Put(buf)
+		data, err := decoder.DecodeAll(z, (*buf)[:0])
 		if err != nil {
 			return fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
 		}
+		*buf = data
 		found[c] = scanLines(data, needle, int32(c*ri.m.ChunkSamples))
 		return ctx.Err()
 	})
@@ -258,6 +253,46 @@ func (ri *runIndex) search(ctx context.Context, store blob.Store, q string) ([]i
 	ri.mu.Unlock()
 	return all, nil
 }
+
+// chunk returns text chunk c compressed, fetching it the first time.
+func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte, error) {
+	ri.mu.Lock()
+	if ri.chunks == nil {
+		ri.chunks = make([][]byte, ri.m.Chunks)
+	}
+	z := ri.chunks[c]
+	ri.mu.Unlock()
+	if z != nil {
+		return z, nil
+	}
+	b, err := blob.GetBytes(ctx, store, chunkKey(ri.id, c))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
+	}
+	ri.mu.Lock()
+	ri.chunks[c] = b
+	ri.mu.Unlock()
+	return b, nil
+}
+
+// prefetch loads what sorting and search need (rows.parquet, the text
+// chunks), in the background of a run's first page, once.
+func (ri *runIndex) prefetch(store blob.Store) {
+	ri.prefetchOnce.Do(func() {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, _ = ri.loadRows(store)
+			_ = leaderboard.EachParallel(ri.m.Chunks, func(c int) error {
+				_, err := ri.chunk(ctx, store, c)
+				return err
+			})
+		}()
+	})
+}
+
+// textBufs are the buffers text chunks are decompressed into.
+var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<20); return &b }}
 
 // decoder decompresses the text chunks (safe for concurrent DecodeAll).
 var decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
@@ -382,17 +417,26 @@ func (e *explorer) samples(ctx context.Context, id string, q query) (ListDoc, er
 		for o := q.offset; o < min(q.offset+q.limit, ri.m.Samples); o++ {
 			page = append(page, int32(o))
 		}
-		go func() { _, _ = ri.loadRows(e.store) }() // warm the index for sorting and search
+		ri.prefetch(e.store) // warm the index for sorting and search
 	} else {
+		var hits []int32
+		var serr error
+		done := make(chan struct{})
+		go func() { // the search and the sort's index load at once
+			defer close(done)
+			if q.q != "" {
+				hits, serr = ri.search(ctx, e.store, q.q)
+			}
+		}()
 		list, err := ri.order(e.store, q.sort)
+		<-done
 		if err != nil {
 			return doc, err
 		}
+		if serr != nil {
+			return doc, serr
+		}
 		if q.q != "" {
-			hits, err := ri.search(ctx, e.store, q.q)
-			if err != nil {
-				return doc, err
-			}
 			list = filterOrder(list, hits, ri.m.Samples)
 		}
 		doc.Matched = len(list)

@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // docs/PERFORMANCE.md, "Run explorer at a million samples"): how long the
 // run page at BENCHLINE_EXPLORER_PAGE takes to show its first samples, and
 // a search for BENCHLINE_EXPLORER_SEARCH to show the one sample
-// BENCHLINE_EXPLORER_WANT that holds it. It needs that server and a board
+// BENCHLINE_EXPLORER_WANT that holds it (comma-separated lists: one
+// round per string, the page opened anew each round). It needs that server and a board
 // with a large run, so it skips, saying so, when the variables are unset.
 func TestMeasureExplorer(t *testing.T) {
 	page, q, want := os.Getenv("BENCHLINE_EXPLORER_PAGE"), os.Getenv("BENCHLINE_EXPLORER_SEARCH"), os.Getenv("BENCHLINE_EXPLORER_WANT")
@@ -33,7 +35,9 @@ func TestMeasureExplorer(t *testing.T) {
 		t.Fatalf("%s: timed out", what)
 		return 0
 	}
-	for round := 1; round <= 2; round++ {
+	qs, wants := strings.Split(q, ","), strings.Split(want, ",")
+	for round := 1; round <= len(qs) && round <= len(wants); round++ {
+		q, want := qs[round-1], wants[round-1]
 		start := time.Now()
 		b.run(t, "open", chromedp.Navigate(page))
 		load := time.Since(start)
