@@ -24,7 +24,6 @@ import (
 type hookServer struct {
 	mu     sync.Mutex
 	bodies []leaderboard.Changes
-	sigs   []string
 	fail   int
 	calls  int
 }
