@@ -40,15 +40,18 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //	GET /                     an HTML page linking each board
 //	GET /<board>/             the overview page of the board's latest stamp
 //	GET /<board>/scores.json  {"board", "stamp", "cells": [{"dataset", "version", "model", "metric", "mean", "ci_low", "ci_high", "n", "run_id"}]}
-//	GET /<board>/<file>       any other file of the stamp's site
+//	GET /<board>/api/samples  the served explorer's sample list of a large run (explorer.go)
+//	GET /<board>/api/compare  its per-sample diff of two runs
+//	GET /<board>/<file>       any other file of the stamp's site (changes.json among them)
 //
 // Unknown boards and files are 404; paths with "." or ".." segments are
 // refused. Only GET and HEAD are allowed. Store errors other than a missing
 // key are answered 502 and logged with slog's default logger.
 //
-// GET / lists the keys under leaderboards/ (every stamp's files), so its
-// list of boards is kept for BoardsTTL; the other routes read the board's
-// latest pointer on every request.
+// GET / lists the board markers (leaderboard.Boards; a store without them:
+// every key under leaderboards/) and keeps its list of boards for
+// BoardsTTL; the other routes read the board's latest pointer on every
+// request.
 func Handler(store blob.Store) http.Handler {
 	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now, explore: newExplorer(store)}
 }
