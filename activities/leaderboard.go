@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/site"
 	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
 )
 
 // Leaderboard are the activities of RefreshLeaderboard.
@@ -30,6 +33,8 @@ type Leaderboard struct {
 	Benchmarks *registry.Registry
 	// Client waits for a run another workflow started (WaitRun).
 	Client client.Client
+	// HTTP posts the boards' webhooks [http.DefaultClient].
+	HTTP *http.Client
 }
 
 // BoardCell is one (benchmark, model) cell of a board, resolved to its run.
@@ -140,6 +145,11 @@ type WriteBoardResult struct {
 	Cells   int
 	Failed  []leaderboard.FailedCell
 	SiteKey string
+	// Changes is changes.json in one line ("no change since …").
+	Changes string
+	// Webhook says whether the board's webhook took the changes; empty
+	// when none was due.
+	Webhook string
 }
 
 // WriteBoard assembles the stamp's Scores from the runs' summaries (each
@@ -161,13 +171,62 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := writeScoresParquet(ctx, a.Store, s); err != nil {
 		return WriteBoardResult{}, err
 	}
+	ch, err := a.changes(ctx, s)
+	if err != nil {
+		return WriteBoardResult{}, err
+	}
+	if err := blob.PutJSON(ctx, a.Store, leaderboard.ChangesKey(s.Board, s.Stamp), ch); err != nil {
+		return WriteBoardResult{}, err
+	}
+	if err := blob.PutBytes(ctx, a.Store, leaderboard.StampMarkerKey(s.Board, s.Stamp), nil); err != nil {
+		return WriteBoardResult{}, err
+	}
 	if err := site.Write(ctx, a.Store, s); err != nil {
 		return WriteBoardResult{}, err
 	}
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.LatestKey(s.Board), []byte(s.Stamp)); err != nil {
 		return WriteBoardResult{}, err
 	}
-	return WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp)}, nil
+	if err := blob.PutBytes(ctx, a.Store, leaderboard.BoardMarkerKey(s.Board), []byte(s.Stamp)); err != nil {
+		return WriteBoardResult{}, err
+	}
+	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp), Changes: ch.Summary()}
+	res.Webhook = a.notify(ctx, in.Board.Webhook, ch)
+	return res, nil
+}
+
+// changes compares the stamp with the board's previous one.
+func (a *Leaderboard) changes(ctx context.Context, s leaderboard.Scores) (leaderboard.Changes, error) {
+	prev, found, err := leaderboard.PreviousStamp(ctx, a.Store, s.Board, s.Stamp)
+	if err != nil {
+		return leaderboard.Changes{}, err
+	}
+	return leaderboard.Diff(ctx, a.Store, prev, found, s, func(runID, model, dataset, metric string) (leaderboard.Samples, error) {
+		var cluster func(schemas.ResultRow) string
+		if reg, err := a.Benchmarks.Get(dataset); err == nil {
+			cluster = reg.Cluster
+		}
+		return leaderboard.LoadSamples(ctx, a.Store, runID, model, metric, cluster)
+	})
+}
+
+// notify POSTs the changes to the board's webhook when it names one and
+// something changed. A webhook that does not accept them is reported, not
+// an error: the stamp is written and latest has moved.
+func (a *Leaderboard) notify(ctx context.Context, w leaderboard.Webhook, ch leaderboard.Changes) string {
+	if w.URL == "" || ch.NoChange {
+		return ""
+	}
+	client := a.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	n, err := leaderboard.Notify(ctx, client, w, ch)
+	if err != nil {
+		slog.Warn("leaderboard: webhook not delivered", "board", ch.Board, "stamp", ch.Stamp, "attempts", n, "err", err)
+		return fmt.Sprintf("not delivered after %d attempts: %v", n, err)
+	}
+	return fmt.Sprintf("delivered (attempt %d)", n)
 }
 
 // ScoresParquetKey is the key of a stamp's scores.parquet.
@@ -185,66 +244,82 @@ func (a *Leaderboard) assemble(ctx context.Context, in WriteBoardInput) (leaderb
 	}
 	tasks := a.Benchmarks.Tasks(benchmark.Deps{})
 	byDataset := map[string][]CellOutcome{}
+	var order []string
 	for _, c := range in.Cells {
+		if _, ok := byDataset[c.Dataset]; !ok {
+			order = append(order, c.Dataset)
+		}
 		byDataset[c.Dataset] = append(byDataset[c.Dataset], c)
 	}
-	done := map[string]bool{}
-	for _, c := range in.Cells {
-		if done[c.Dataset] {
-			continue
-		}
-		done[c.Dataset] = true
-		task, err := tasks.Get(c.Dataset)
+	for _, dataset := range order {
+		task, err := tasks.Get(dataset)
 		if err != nil {
 			return s, invalid(err)
 		}
-		metrics := task.Metrics()
-		bm := leaderboard.Benchmark{Dataset: c.Dataset, Version: c.Version, Headline: metrics[0], Metrics: metrics, TaskVersion: task.Version()}
-		var cluster func(schemas.ResultRow) string
-		if reg, err := a.Benchmarks.Get(c.Dataset); err == nil {
-			bm.Description, bm.ClusterBy, cluster = reg.Description, reg.ClusterBy, reg.Cluster
-		}
-		s.Benchmarks = append(s.Benchmarks, bm)
-
-		var samples []leaderboard.Samples
-		first := len(s.Cells)
-		for _, o := range byDataset[c.Dataset] {
-			if o.Error != "" {
-				s.Failed = append(s.Failed, leaderboard.FailedCell{Dataset: o.Dataset, Model: o.Model, RunID: o.RunID, Error: o.Error})
-				continue
-			}
-			var sum aggregate.Summary
-			if err := blob.GetJSON(ctx, a.Store, runs.SummaryKey(o.RunID), &sum); err != nil {
-				return s, fmt.Errorf("board %s: %s on %s: run %s: %w", b.Name, o.Model, o.Dataset, o.RunID, err)
-			}
-			s.Runs = append(s.Runs, leaderboard.Run{RunID: o.RunID, Dataset: o.Dataset, Version: o.Version, Model: o.Model,
-				Judges: o.Request.Judges, TaskVersion: bm.TaskVersion, Reused: o.Reused, Summary: sum})
-			cell := leaderboard.Cell{Dataset: o.Dataset, Version: o.Version, Model: o.Model, Metric: bm.Headline, RunID: o.RunID}
-			for _, m := range sum.Metrics {
-				if m.Name == bm.Headline {
-					cell.Mean, cell.CILow, cell.CIHigh, cell.N, cell.StdErr, cell.CIMethod = m.Mean, m.CILow, m.CIHigh, int64(m.N), m.StdErr, m.CIMethod
-					cell.Clusters = int64(m.Clusters)
-				}
-			}
-			s.Cells = append(s.Cells, cell)
-			smp, err := leaderboard.LoadSamples(ctx, a.Store, o.RunID, o.Model, bm.Headline, cluster)
-			if err != nil {
-				return s, err
-			}
-			samples = append(samples, smp)
-		}
-		cmp, ranks := leaderboard.Compare(c.Dataset, bm.Headline, samples)
-		s.Comparisons = append(s.Comparisons, cmp...)
-		for i := first; i < len(s.Cells); i++ {
-			cell := &s.Cells[i]
-			rr, ok := ranks[cell.Model]
-			if !ok {
-				rr = ranks[cell.RunID]
-			}
-			cell.RankLow, cell.RankHigh = rr.Low, rr.High
+		if err := a.assembleBenchmark(ctx, &s, b, task, byDataset[dataset]); err != nil {
+			return s, err
 		}
 	}
 	return s, nil
+}
+
+// assembleBenchmark adds one benchmark's cells, runs and comparisons to s.
+func (a *Leaderboard) assembleBenchmark(ctx context.Context, s *leaderboard.Scores, b leaderboard.Board, task scorers.Task, outcomes []CellOutcome) error {
+	first := outcomes[0]
+	metrics := task.Metrics()
+	bm := leaderboard.Benchmark{Dataset: first.Dataset, Version: first.Version, Headline: metrics[0], Metrics: metrics, TaskVersion: task.Version()}
+	var cluster func(schemas.ResultRow) string
+	if reg, err := a.Benchmarks.Get(first.Dataset); err == nil {
+		bm.Description, bm.ClusterBy, cluster = reg.Description, reg.ClusterBy, reg.Cluster
+	}
+	s.Benchmarks = append(s.Benchmarks, bm)
+	var refs []leaderboard.RunRef
+	firstCell := len(s.Cells)
+	for _, o := range outcomes {
+		if o.Error != "" {
+			s.Failed = append(s.Failed, leaderboard.FailedCell{Dataset: o.Dataset, Model: o.Model, RunID: o.RunID, Error: o.Error})
+			continue
+		}
+		var sum aggregate.Summary
+		if err := blob.GetJSON(ctx, a.Store, runs.SummaryKey(o.RunID), &sum); err != nil {
+			return fmt.Errorf("board %s: %s on %s: run %s: %w", b.Name, o.Model, o.Dataset, o.RunID, err)
+		}
+		s.Runs = append(s.Runs, leaderboard.Run{RunID: o.RunID, Dataset: o.Dataset, Version: o.Version, Model: o.Model,
+			Judges: o.Request.Judges, TaskVersion: bm.TaskVersion, Reused: o.Reused, Summary: sum})
+		s.Cells = append(s.Cells, headlineCell(o, bm.Headline, sum))
+		refs = append(refs, leaderboard.RunRef{RunID: o.RunID, Model: o.Model})
+	}
+	// Each pair's comparison is computed once and stored beside its runs;
+	// a later stamp of the same runs reads it instead of the samples.
+	load := func(k int) (leaderboard.Samples, error) {
+		return leaderboard.LoadSamples(ctx, a.Store, refs[k].RunID, refs[k].Model, bm.Headline, cluster)
+	}
+	cmp, ranks, err := leaderboard.CompareStored(ctx, a.Store, bm.Dataset, bm.Headline, refs, load)
+	if err != nil {
+		return err
+	}
+	s.Comparisons = append(s.Comparisons, cmp...)
+	for i := firstCell; i < len(s.Cells); i++ {
+		cell := &s.Cells[i]
+		rr, ok := ranks[cell.Model]
+		if !ok {
+			rr = ranks[cell.RunID]
+		}
+		cell.RankLow, cell.RankHigh = rr.Low, rr.High
+	}
+	return nil
+}
+
+// headlineCell is a run's cell: its summary's headline metric.
+func headlineCell(o CellOutcome, headline string, sum aggregate.Summary) leaderboard.Cell {
+	cell := leaderboard.Cell{Dataset: o.Dataset, Version: o.Version, Model: o.Model, Metric: headline, RunID: o.RunID}
+	for _, m := range sum.Metrics {
+		if m.Name == headline {
+			cell.Mean, cell.CILow, cell.CIHigh, cell.N, cell.StdErr, cell.CIMethod = m.Mean, m.CILow, m.CIHigh, int64(m.N), m.StdErr, m.CIMethod
+			cell.Clusters = int64(m.Clusters)
+		}
+	}
+	return cell
 }
 
 func writeScoresParquet(ctx context.Context, store blob.Store, s leaderboard.Scores) error {

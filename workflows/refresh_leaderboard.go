@@ -45,6 +45,11 @@ type RefreshLeaderboardResult struct {
 	ModelCalls int64
 	Failed     []leaderboard.FailedCell
 	SiteKey    string
+	// Changes is what changed since the board's previous stamp, in one
+	// line (the stamp's changes.json has the details); Webhook whether
+	// the board's webhook took them.
+	Changes string
+	Webhook string
 }
 
 var stampRE = regexp.MustCompile(`^\d{8}T\d{6}Z$`)
@@ -102,6 +107,31 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 	}
 
 	progress.Cells = len(cells)
+	outcomes := evaluateCells(ctx, cells, maxRuns, prio, &progress, &res)
+
+	var failed []string
+	for _, o := range outcomes {
+		if o.Error != "" {
+			failed = append(failed, fmt.Sprintf("%s on %s: %s", o.Model, o.Dataset, o.Error))
+		}
+	}
+	if len(outcomes) > 0 && len(failed) == len(outcomes) {
+		return res, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("board %s: every cell failed; latest is unchanged: %s", in.Board.Name, strings.Join(failed, "; ")), "BoardFailed", nil)
+	}
+	var w activities.WriteBoardResult
+	if err := workflow.ExecuteActivity(lctx, a.WriteBoard, activities.WriteBoardInput{Board: in.Board, Stamp: stamp, CreatedAt: now, Cells: outcomes}).Get(ctx, &w); err != nil {
+		return res, err
+	}
+	res.Failed, res.SiteKey, res.Changes, res.Webhook = w.Failed, w.SiteKey, w.Changes, w.Webhook
+	return res, nil
+}
+
+// evaluateCells reuses every finished cell's run and evaluates the others
+// as EvaluateModel children, at most maxRuns at once (a run already in
+// progress elsewhere is waited for), counting into progress and res.
+func evaluateCells(ctx workflow.Context, cells []activities.BoardCell, maxRuns, prio int, progress *RefreshProgress, res *RefreshLeaderboardResult) []activities.CellOutcome {
+	var a *activities.Leaderboard
 	outcomes := make([]activities.CellOutcome, len(cells))
 	type runDone struct {
 		i       int
@@ -170,22 +200,7 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 		}
 	}
 
-	var failed []string
-	for _, o := range outcomes {
-		if o.Error != "" {
-			failed = append(failed, fmt.Sprintf("%s on %s: %s", o.Model, o.Dataset, o.Error))
-		}
-	}
-	if len(outcomes) > 0 && len(failed) == len(outcomes) {
-		return res, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("board %s: every cell failed; latest is unchanged: %s", in.Board.Name, strings.Join(failed, "; ")), "BoardFailed", nil)
-	}
-	var w activities.WriteBoardResult
-	if err := workflow.ExecuteActivity(lctx, a.WriteBoard, activities.WriteBoardInput{Board: in.Board, Stamp: stamp, CreatedAt: now, Cells: outcomes}).Get(ctx, &w); err != nil {
-		return res, err
-	}
-	res.Failed, res.SiteKey = w.Failed, w.SiteKey
-	return res, nil
+	return outcomes
 }
 
 // errorText is an error's message as a user reads it: the first

@@ -54,7 +54,8 @@ evaluated as EvaluateModel child workflows. The stamp (scores.json, scores.parqu
 site) is written, then the board's latest pointer. A cell whose run fails is listed in
 the stamp; if every cell fails, latest stays where it was and the command fails.
 With --json it prints {"board", "stamp", "runs_started", "runs_reused", "model_calls",
-"site"}; model_calls counts the calls this refresh paid for (cache hits and reused runs
+"site", "changes", "webhook"} ("changes": what changed since the previous stamp, in one
+line; "webhook": whether the board's webhook took them, absent when none was due); model_calls counts the calls this refresh paid for (cache hits and reused runs
 count 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -101,6 +102,10 @@ count 0).`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "board %s, stamp %s: %d runs started, %d reused, %d model calls paid\n", rep.Board, rep.Stamp, rep.RunsStarted, rep.RunsReused, rep.ModelCalls)
+			fmt.Fprintf(out, "changes: %s\n", rep.Changes)
+			if rep.Webhook != "" {
+				fmt.Fprintf(out, "webhook: %s\n", rep.Webhook)
+			}
 			for _, f := range res.Failed {
 				fmt.Fprintf(out, "failed: %s on %s (run %s): %s\n", app.ModelLabel(f.Model), f.Dataset, f.RunID, f.Error)
 			}
@@ -108,7 +113,7 @@ count 0).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"board", "stamp", "runs_started", "runs_reused", "model_calls", "site"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"board", "stamp", "runs_started", "runs_reused", "model_calls", "site", "changes", "webhook"}`)
 	cmd.Flags().IntVar(&parallel, "parallel", 4, "runs evaluated at once")
 	return cmd
 }

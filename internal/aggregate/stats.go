@@ -6,11 +6,7 @@ package aggregate
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"sort"
-
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/benchline/benchline/internal/stats"
 	"github.com/benchline/benchline/schemas"
@@ -66,7 +62,7 @@ func (m MetricStat) StdErrText() string {
 
 // Options tune the statistics.
 type Options struct {
-	Resamples     int    // bootstrap resamples [1000]
+	Resamples     int    // bootstrap resamples [stats.DefaultResamples]
 	Seed          uint64 // bootstrap seed [1]
 	BootstrapMaxN int    // above this many samples use the normal interval [20000]
 	// Cluster, when set, is the benchmark's cluster key of a result row
@@ -79,7 +75,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Resamples <= 0 {
-		o.Resamples = 1000
+		o.Resamples = stats.DefaultResamples
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -92,11 +88,10 @@ func (o Options) withDefaults() Options {
 
 // Stat computes the statistics of xs. The result is a pure function of xs
 // and o, so a summary recomputed from the same shards is identical. The
-// interval is the percentile bootstrap of the mean: o.Resamples resamples
-// of n drawn with replacement, by index, or, when xs takes few distinct
-// values (0/1 accuracy, a rubric's grid), by drawing how many of each value
-// a resample holds (multinomialMeans): the same distribution of resample
-// means at a fraction of the draws.
+// interval is internal/stats' percentile bootstrap of the mean
+// (stats.BootstrapMean: o.Resamples resamples of n drawn with replacement,
+// by index, or by counts when xs takes few distinct values), the one
+// bootstrap of the code base.
 func Stat(name string, xs []float64, o Options) MetricStat {
 	o = o.withDefaults()
 	s := MetricStat{Name: name, N: len(xs)}
@@ -105,32 +100,15 @@ func Stat(name string, xs []float64, o Options) MetricStat {
 		s.CIMethod = "none"
 		return s
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	s.Mean = sum / float64(len(xs))
-	if len(xs) > 1 {
-		var ss float64
-		for _, x := range xs {
-			ss += (x - s.Mean) * (x - s.Mean)
-		}
-		s.StdErr = math.Sqrt(ss/float64(len(xs)-1)) / math.Sqrt(float64(len(xs)))
-	}
+	s.Mean, s.StdErr, _ = stats.ClusteredSE(xs, nil) // without clusters: s/√n
 	if len(xs) > o.BootstrapMaxN {
 		s.CIMethod = "normal"
 		s.CILow, s.CIHigh = s.Mean-1.96*s.StdErr, s.Mean+1.96*s.StdErr
 		return s
 	}
 	s.CIMethod = "bootstrap"
-	r := rand.New(rand.NewPCG(o.Seed, uint64(len(xs))))
-	means, ok := multinomialMeans(xs, o.Resamples, r)
-	if !ok {
-		means = indexMeans(xs, o.Resamples, r)
-	}
-	sort.Float64s(means)
-	s.CILow = stats.Quantile(means, 0.025)
-	s.CIHigh = stats.Quantile(means, 0.975)
+	b := stats.BootstrapMean(xs, nil, stats.Bootstrap{Resamples: o.Resamples, Seed: o.Seed})
+	s.CILow, s.CIHigh = b.CILow, b.CIHigh
 	return s
 }
 
@@ -168,73 +146,4 @@ func ClusterStat(name string, xs []float64, keys []string, o Options) MetricStat
 func Percentiles(xs []float64) (p50, p90, p99 float64) {
 	sort.Float64s(xs)
 	return stats.Quantile(xs, 0.5), stats.Quantile(xs, 0.9), stats.Quantile(xs, 0.99)
-}
-
-// indexMeans returns the means of resamples resamples of xs, each of n
-// indices drawn from r.
-func indexMeans(xs []float64, resamples int, r *rand.Rand) []float64 {
-	means := make([]float64, resamples)
-	n := len(xs)
-	for b := range means {
-		var t float64
-		for range n {
-			t += xs[r.IntN(n)]
-		}
-		means[b] = t / float64(n)
-	}
-	return means
-}
-
-// multinomialMeans returns the means of resamples resamples of xs drawn
-// with replacement, when xs has few distinct values: a resample's counts
-// of the k distinct values v_j (n_j times in xs) are Multinomial(n; n_j/n),
-// drawn as k−1 binomials, each of the samples left with the value's share
-// of the values left (gonum's sampler, from r), so a resample costs k
-// draws instead of n. The values are taken in sorted order, so the result
-// depends on xs only as a multiset. ok is false, and nothing is drawn,
-// when the index draws are as cheap (n < 32·k: few samples, or many
-// distinct values) or xs holds a NaN.
-func multinomialMeans(xs []float64, resamples int, r *rand.Rand) (means []float64, ok bool) {
-	n := len(xs)
-	counts := map[float64]int{}
-	for _, x := range xs {
-		if x != x { // NaN: no map key equals it
-			return nil, false
-		}
-		counts[x]++
-		if 32*len(counts) > n {
-			return nil, false
-		}
-	}
-	vals := make([]float64, 0, len(counts))
-	for v := range counts {
-		vals = append(vals, v)
-	}
-	sort.Float64s(vals)
-	// share[j] is the chance that a sample not among values < j is value j.
-	share := make([]float64, len(vals))
-	left := n
-	for j, v := range vals {
-		share[j] = float64(counts[v]) / float64(left)
-		left -= counts[v]
-	}
-	bin := distuv.Binomial{Src: r}
-	means = make([]float64, resamples)
-	for b := range means {
-		var t float64
-		rest := n
-		for j, v := range vals {
-			c := rest
-			if j < len(vals)-1 && share[j] < 1 {
-				bin.N, bin.P = float64(rest), share[j]
-				c = int(bin.Rand())
-			}
-			t += v * float64(c)
-			if rest -= c; rest == 0 {
-				break
-			}
-		}
-		means[b] = t / float64(n)
-	}
-	return means, true
 }

@@ -249,6 +249,7 @@ func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board
 			return err
 		}
 		fmt.Fprintf(out, "refresh %d: stamp %s: %d runs started, %d reused, %d model calls paid\n", i+1, res.Stamp, res.RunsStarted, res.RunsReused, res.ModelCalls)
+		fmt.Fprintf(out, "  changes: %s\n", res.Changes)
 		for _, f := range res.Failed {
 			fmt.Fprintf(out, "  failed: %s on %s: %s\n", ModelLabel(f.Model), f.Dataset, f.Error)
 		}

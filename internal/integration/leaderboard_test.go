@@ -94,6 +94,7 @@ settings:
 		RunsStarted int    `json:"runs_started"`
 		RunsReused  int    `json:"runs_reused"`
 		ModelCalls  int64  `json:"model_calls"`
+		Changes     string `json:"changes"`
 		Site        string `json:"site"`
 	}
 	refresh := func() report {
@@ -124,6 +125,9 @@ settings:
 	t.Logf("second: %+v", second)
 	if second.RunsStarted != 0 || second.ModelCalls != 0 || second.RunsReused != 4 {
 		t.Fatalf("second refresh: %+v; want nothing started and no call", second)
+	}
+	if first.Changes != "4 new models (first stamp)" || second.Changes != "no change since "+first.Stamp {
+		t.Errorf("changes: first %q, second %q; want every model new, then no change", first.Changes, second.Changes)
 	}
 	if second.Stamp == first.Stamp || second.Stamp < first.Stamp {
 		t.Fatalf("second stamp %s, first %s: want a later one", second.Stamp, first.Stamp)

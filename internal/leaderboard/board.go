@@ -50,6 +50,9 @@ import (
 //	  limit: 100                      # evaluate only the first N samples
 //	  shard_size: 500
 //	  batch: true                     # runs through the providers' batch APIs (eval --batch)
+//	webhook:                          # optional: a JSON POST of changes.json per stamp with changes
+//	  url: https://hooks.example.com/benchline
+//	  secret_env: BOARD_WEBHOOK_SECRET   # the worker's environment variable holding the HMAC key
 //
 // The board's judges apply to a benchmark only for the roles its
 // registration's demo names (benchmark.Demo.Judges): a benchmark without
@@ -77,6 +80,9 @@ type Board struct {
 	// Batch runs the board's runs in batch mode (runs.Request.Batch)
 	// unless a model says otherwise (Model.Batch).
 	Batch bool `json:"batch,omitempty"`
+	// Webhook, when its URL is set, receives changes.json of every stamp
+	// with changes (see Notify).
+	Webhook Webhook `json:"webhook,omitzero"`
 }
 
 // BatchFor reports whether the board runs model's runs in batch mode.
@@ -95,6 +101,14 @@ func (b Board) Digest() string {
 	j, _ := json.Marshal(b) // plain data: cannot fail
 	sum := sha256.Sum256(j)
 	return hex.EncodeToString(sum[:])
+}
+
+// Webhook is where a board's changes are POSTed. The secret is never in the
+// board file: SecretEnv names the environment variable (of the worker that
+// writes the stamp) holding the key of the signature header.
+type Webhook struct {
+	URL       string `json:"url,omitempty" yaml:"url"`
+	SecretEnv string `json:"secret_env,omitempty" yaml:"secret_env"`
 }
 
 // BoardBenchmark is one benchmark of a board.
@@ -155,6 +169,7 @@ type boardFile struct {
 	Models     []modelEntry           `yaml:"models"`
 	Judges     map[string]judgeValues `yaml:"judges"`
 	Settings   settings               `yaml:"settings"`
+	Webhook    Webhook                `yaml:"webhook"`
 }
 
 type benchmarkEntry struct {
@@ -289,9 +304,12 @@ func validateBoard(file string, f boardFile, reg *registry.Registry) (Board, err
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
 	}
-	b := Board{Name: f.Name, Title: f.Title, File: file}
+	b := Board{Name: f.Name, Title: f.Title, File: file, Webhook: f.Webhook}
 	if err := names.Name("board", f.Name); err != nil {
 		return Board{}, bad("name", "%v", err)
+	}
+	if err := checkWebhook(f.Webhook); err != nil {
+		return Board{}, bad("webhook", "%v", err)
 	}
 	if len(f.Benchmarks) == 0 {
 		return Board{}, bad("benchmarks", "want at least one {dataset: NAME}")

@@ -71,61 +71,37 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 		return s, fmt.Errorf("leaderboard: run %s: no result files under %s: %w", runID, prefix, blob.ErrNotFound)
 	}
 	sort.Strings(keys)
-	where := map[string]string{} // sample id -> key of its file
+	parts := make([]samplesPart, len(keys))
+	if err := EachParallel(len(keys), func(k int) error {
+		p, err := readSamplesPart(ctx, store, keys[k], metric, cluster)
+		parts[k] = p
+		if err != nil {
+			return fmt.Errorf("leaderboard: run %s: %s: %w", runID, keys[k], err)
+		}
+		return nil
+	}); err != nil {
+		return s, err
+	}
+	where := make(map[string]int32, parts[0].n()*len(parts)) // sample id -> index of its file
 	scored := 0
 	others := map[string]bool{}
-	for _, key := range keys {
-		add := func(r schemas.ResultRow) error {
-			if !schemas.Scored(r.ErrorClass) {
-				return nil
+	for k, p := range parts {
+		scored += p.scored
+		for m := range p.others {
+			others[m] = true
+		}
+		for n, id := range p.ids {
+			if prev, dup := where[id]; dup {
+				return s, fmt.Errorf("leaderboard: run %s: %w: sample %q is in %s and again in %s", runID, ErrBadResults, id, keys[prev], keys[k])
 			}
-			scored++
-			v, ok := r.Metrics[metric]
-			if !ok {
-				for m := range r.Metrics {
-					others[m] = true
-				}
-				return nil
-			}
-			if prev, dup := where[r.SampleID]; dup {
-				return fmt.Errorf("%w: sample %q is in %s and again in %s", ErrBadResults, r.SampleID, prev, key)
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
-			}
-			where[r.SampleID] = key
-			s.IDs = append(s.IDs, r.SampleID)
-			s.Values = append(s.Values, v)
+			where[id] = int32(k)
+			s.IDs = append(s.IDs, id)
+			s.Values = append(s.Values, p.values[n])
 			if cluster != nil {
-				s.Clusters = append(s.Clusters, cluster(r))
+				s.Clusters = append(s.Clusters, p.clusters[n])
 			}
-			return nil
 		}
-		// Read only the columns needed (not the responses): details too
-		// only for a cluster function.
-		var err error
-		if cluster != nil {
-			err = pq.ReadEach(ctx, store, key, func(rows []clusterRow) error {
-				for _, r := range rows {
-					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		} else {
-			err = pq.ReadEach(ctx, store, key, func(rows []sampleRow) error {
-				for _, r := range rows {
-					if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
-		if err != nil {
-			return s, fmt.Errorf("leaderboard: run %s: %s: %w", runID, key, err)
-		}
+		parts[k] = samplesPart{}
 	}
 	if scored > 0 && len(s.IDs) == 0 {
 		names := make([]string, 0, len(others))
@@ -136,6 +112,104 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 		return s, fmt.Errorf("%w: run %s: no scored sample has metric %q (it has %s)", ErrNoMetric, runID, metric, strings.Join(names, ", "))
 	}
 	return s, nil
+}
+
+// ReadConcurrency is how many result files LoadSamples (and the site's
+// explorer index) read at once.
+const ReadConcurrency = 4
+
+// EachParallel calls fn(0..n-1) on ReadConcurrency goroutines and returns
+// the first error (the others still finish their current call).
+func EachParallel(n int, fn func(int) error) error {
+	next := make(chan int)
+	errs := make(chan error, ReadConcurrency)
+	var wg sync.WaitGroup
+	for range min(ReadConcurrency, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				if err := fn(k); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for k := 0; k < n; k++ {
+		if len(errs) > 0 {
+			break
+		}
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// samplesPart is what LoadSamples reads of one result file.
+type samplesPart struct {
+	ids      []string
+	values   []float64
+	clusters []string
+	scored   int
+	others   map[string]bool
+}
+
+func (p samplesPart) n() int { return len(p.ids) }
+
+// readSamplesPart reads one result file's scored samples of metric.
+func readSamplesPart(ctx context.Context, store blob.Store, key, metric string, cluster func(schemas.ResultRow) string) (samplesPart, error) {
+	p := samplesPart{others: map[string]bool{}}
+	add := func(r schemas.ResultRow) error {
+		if !schemas.Scored(r.ErrorClass) {
+			return nil
+		}
+		p.scored++
+		v, ok := r.Metrics[metric]
+		if !ok {
+			for m := range r.Metrics {
+				p.others[m] = true
+			}
+			return nil
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
+		}
+		p.ids = append(p.ids, r.SampleID)
+		p.values = append(p.values, v)
+		if cluster != nil {
+			p.clusters = append(p.clusters, cluster(r))
+		}
+		return nil
+	}
+	// Read only the columns needed (not the responses): details too only
+	// for a cluster function.
+	if cluster != nil {
+		return p, pq.ReadEach(ctx, store, key, func(rows []clusterRow) error {
+			for _, r := range rows {
+				if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return p, pq.ReadEach(ctx, store, key, func(rows []sampleRow) error {
+		for _, r := range rows {
+			if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // sampleRow and clusterRow are the columns of schemas.ResultRow that
@@ -194,13 +268,7 @@ func Resamples(m int) int { return max(stats.DefaultResamples, 40*m) }
 // version). Comparisons of runs sharing no sample have Method "none", P
 // and PAdjusted 1, and are left out of the correction.
 func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]RankRange) {
-	type pair struct{ i, j int }
-	var pairs []pair
-	for i := range runs {
-		for j := i + 1; j < len(runs); j++ {
-			pairs = append(pairs, pair{i, j})
-		}
-	}
+	pairs := Pairs(len(runs))
 	boot := stats.Bootstrap{Resamples: Resamples(len(pairs)), Seed: Seed}
 	index := make([]map[string]int, len(runs))
 	for k, r := range runs {
@@ -220,7 +288,7 @@ func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]R
 			defer wg.Done()
 			for k := range next {
 				p := pairs[k]
-				out[k] = compare(dataset, metric, runs[p.i], runs[p.j], index[p.j], boot)
+				out[k] = compare(dataset, metric, runs[p.I], runs[p.J], index[p.J], boot)
 			}
 		}()
 	}
@@ -229,6 +297,31 @@ func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]R
 	}
 	close(next)
 	wg.Wait()
+	models := make([]string, len(runs))
+	for k, r := range runs {
+		models[k] = r.Model
+	}
+	return out, Correct(models, pairs, out)
+}
+
+// Pair is a comparison of runs I and J (I < J) of a benchmark.
+type Pair struct{ I, J int }
+
+// Pairs lists the comparisons of n runs in Compare's order.
+func Pairs(n int) []Pair {
+	var pairs []Pair
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			pairs = append(pairs, Pair{i, j})
+		}
+	}
+	return pairs
+}
+
+// Correct adjusts the p-values of one benchmark's comparisons (Holm, over
+// those with N > 0), sets Significant, and returns each model's rank range
+// (models[k] is run k's model).
+func Correct(models []string, pairs []Pair, out []Comparison) map[string]RankRange {
 	var tested []int // indices of the comparisons in the family
 	var ps []float64
 	for k, c := range out {
@@ -245,17 +338,17 @@ func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]R
 		if c.Significant {
 			p := pairs[tested[k]]
 			if c.Diff > 0 {
-				orders = append(orders, stats.Order{Better: p.i, Worse: p.j})
+				orders = append(orders, stats.Order{Better: p.I, Worse: p.J})
 			} else {
-				orders = append(orders, stats.Order{Better: p.j, Worse: p.i})
+				orders = append(orders, stats.Order{Better: p.J, Worse: p.I})
 			}
 		}
 	}
 	ranks := map[string]RankRange{}
-	for k, r := range stats.RankRanges(len(runs), orders) {
-		ranks[runs[k].Model] = RankRange{Low: r.Low, High: r.High}
+	for k, r := range stats.RankRanges(len(models), orders) {
+		ranks[models[k]] = RankRange{Low: r.Low, High: r.High}
 	}
-	return out, ranks
+	return ranks
 }
 
 // compare is one comparison of Compare: ra against rb on the samples both
@@ -283,6 +376,20 @@ func compare(dataset, metric string, ra, rb Samples, bIndex map[string]int, boot
 	if len(a) == 0 {
 		return c
 	}
+	var sumA, sumB float64
+	for n := range a {
+		sumA += a[n]
+		sumB += b[n]
+		switch {
+		case a[n] > b[n]:
+			c.ABetter++
+		case a[n] < b[n]:
+			c.BBetter++
+		default:
+			c.Ties++
+		}
+	}
+	c.MeanA, c.MeanB = sumA/float64(len(a)), sumB/float64(len(a))
 	pb := stats.PairedBootstrap(a, b, cl, boot)
 	c.Diff, c.CILow, c.CIHigh = pb.Diff, pb.CILow, pb.CIHigh
 	if cl != nil {

@@ -152,6 +152,14 @@ type Comparison struct {
 	Correction string  `json:"correction"`
 	// Significant is PAdjusted < 0.05: then A ranks above B when Diff > 0.
 	Significant bool `json:"significant"`
+	// MeanA and MeanB are the two runs' means over the N samples; ABetter,
+	// BBetter and Ties count the samples where A scored higher, lower or
+	// the same.
+	MeanA   float64 `json:"mean_a"`
+	MeanB   float64 `json:"mean_b"`
+	ABetter int64   `json:"a_better"`
+	BBetter int64   `json:"b_better"`
+	Ties    int64   `json:"ties"`
 }
 
 // FailedCell is a (benchmark, model) cell a refresh could not fill.

@@ -22,16 +22,20 @@ const MaxText = 20000
 
 // runView is a run page.
 type runView struct {
-	Run        leaderboard.Run
-	Page       string
-	Display    string
-	Baseline   bool
-	BenchPage  string
-	HasPlan    bool
-	Plan       runs.Plan
-	Params     string
-	Headline   string
-	Samples    pager
+	Run       leaderboard.Run
+	Page      string
+	Display   string
+	Baseline  bool
+	BenchPage string
+	HasPlan   bool
+	Plan      runs.Plan
+	Params    string
+	Headline  string
+	Samples   pager
+	Pivot     pivot
+	// Served is true for a run above MaxStaticSamples: its samples are
+	// listed by the served explorer only.
+	Served     bool
 	ResultKeys []string
 	// MissingRows are dataset files the plan names that are not in the
 	// store: their samples show no dataset row.
@@ -40,6 +44,9 @@ type runView struct {
 
 // pager is a paged list whose pages are data/<Key>/pNNNN.js.
 type pager struct {
+	// API is the served explorer's query for the list (relative to the
+	// board), set when the list is served only.
+	API   string
 	Key   string
 	Kind  string // "samples" or "compare"
 	Pages int
@@ -153,6 +160,7 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		if v.Headline == "" && len(r.Summary.Metrics) > 0 {
 			v.Headline = r.Summary.Metrics[0].Name
 		}
+		v.Pivot = buildPivot(r.Summary, v.Headline)
 		plan, found, err := readPlan(ctx, store, r.RunID)
 		if err != nil {
 			return err
@@ -166,50 +174,22 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 			return err
 		}
 		v.ResultKeys = keys
-		pw := &pageWriter[sampleJS]{out: out, key: "run-" + r.RunID}
-		pr := &prompts{ctx: ctx, store: store}
-		if found {
-			pr.plan = plan
-		}
-		defer pr.close()
-		seen := map[string]brief{}
-		var table []SampleRow
-		for _, key := range keys {
-			err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
-				for _, row := range rows {
-					var score *float64
-					if schemas.Scored(row.ErrorClass) {
-						if x, ok := row.Metrics[v.Headline]; ok && !math.IsNaN(x) {
-							score = &x
-						}
-					}
-					prompt, err := pr.row(row.Shard, row.SampleIndex)
-					if err != nil {
-						return err
-					}
-					seen[row.SampleID] = brief{index: row.SampleIndex, cat: row.Category, score: score, err: row.ErrorClass}
-					table = append(table, SampleRow{SampleID: row.SampleID, SampleIndex: row.SampleIndex, Category: row.Category, Score: score,
-						ErrorClass: row.ErrorClass, PromptTokens: row.PromptTokens, CompletionTokens: row.CompletionTokens, CostUSD: row.CostUSD, LatencyMS: row.LatencyMS})
-					if err := pw.add(sampleJS{
-						ID: row.SampleID, Index: row.SampleIndex, Cat: row.Category, Score: score, Metrics: finite(row.Metrics),
-						Err: row.ErrorClass, Msg: clip(row.ErrorMessage), Prompt: prompt, Resp: clip(row.Response), Details: prettyDetails(row.DetailsJSON),
-						Tokens: row.PromptTokens + row.CompletionTokens, Latency: row.LatencyMS,
-					}); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("site: run %s: results %s: %w", r.RunID, key, err)
+		if r.Summary.Samples > int64(maxStatic) {
+			// Too many samples for pages on disk: the served explorer
+			// lists them from the result Parquet and this index.
+			v.Served = true
+			v.Samples = pager{Key: "run-" + r.RunID, Kind: "samples", Total: int(r.Summary.Samples), API: "api/samples?run=" + r.RunID}
+			if err := buildExplore(ctx, store, r.RunID, v.Headline, plan, found, keys); err != nil {
+				return err
 			}
+			if err := writeMetrics(out, r.RunID, r.Summary.Rows()); err != nil {
+				return err
+			}
+			st.runPages = append(st.runPages, v)
+			continue
 		}
-		if err := pw.flush(); err != nil {
-			return err
-		}
-		v.Samples = pager{Key: pw.key, Kind: "samples", Pages: pw.pages, Total: pw.total}
-		v.MissingRows = pr.missing
-		if err := writeSamples(out, r.RunID, table); err != nil {
+		seen, err := st.writeRunSamples(ctx, store, out, v, plan, found)
+		if err != nil {
 			return err
 		}
 		if err := writeMetrics(out, r.RunID, r.Summary.Rows()); err != nil {
@@ -220,6 +200,59 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 	}
 	st.briefs = briefs
 	return nil
+}
+
+// writeRunSamples writes a run's data pages and samples download and
+// returns its samples' briefs for the compare pages.
+func (st *site) writeRunSamples(ctx context.Context, store blob.Store, out *output, v *runView, plan runs.Plan, found bool) (map[string]brief, error) {
+	r := v.Run
+	pw := &pageWriter[sampleJS]{out: out, key: "run-" + r.RunID}
+	pr := &prompts{ctx: ctx, store: store}
+	if found {
+		pr.plan = plan
+	}
+	defer pr.close()
+	seen := map[string]brief{}
+	var table []SampleRow
+	for _, key := range v.ResultKeys {
+		err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
+			for _, row := range rows {
+				score := headlineScore(row, v.Headline)
+				prompt, err := pr.row(row.Shard, row.SampleIndex)
+				if err != nil {
+					return err
+				}
+				seen[row.SampleID] = brief{index: row.SampleIndex, cat: row.Category, score: score, err: row.ErrorClass}
+				table = append(table, SampleRow{SampleID: row.SampleID, SampleIndex: row.SampleIndex, Category: row.Category, Score: score,
+					ErrorClass: row.ErrorClass, PromptTokens: row.PromptTokens, CompletionTokens: row.CompletionTokens, CostUSD: row.CostUSD, LatencyMS: row.LatencyMS})
+				if err := pw.add(sampleItem(row, score, prompt)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("site: run %s: results %s: %w", r.RunID, key, err)
+		}
+	}
+	if err := pw.flush(); err != nil {
+		return nil, err
+	}
+	v.Samples = pager{Key: pw.key, Kind: "samples", Pages: pw.pages, Total: pw.total}
+	v.MissingRows = pr.missing
+	if err := writeSamples(out, r.RunID, table); err != nil {
+		return nil, err
+	}
+	return seen, nil
+}
+
+// sampleItem is a result row as the sample lists show it.
+func sampleItem(row schemas.ResultRow, score *float64, prompt string) sampleJS {
+	return sampleJS{
+		ID: row.SampleID, Index: row.SampleIndex, Cat: row.Category, Score: score, Metrics: finite(row.Metrics),
+		Err: row.ErrorClass, Msg: clip(row.ErrorMessage), Prompt: prompt, Resp: clip(row.Response), Details: prettyDetails(row.DetailsJSON),
+		Tokens: row.PromptTokens + row.CompletionTokens, Latency: row.LatencyMS,
+	}
 }
 
 // finite drops NaN and infinite metrics, which JSON cannot carry.
@@ -254,6 +287,9 @@ type compareView struct {
 	Ties         int
 	OnlyA, OnlyB int
 	Samples      pager
+	// Served is true when a run is above MaxStaticSamples: the per-sample
+	// diff is listed by the served explorer only.
+	Served bool
 }
 
 // pairJS is one sample of a compare page.
@@ -329,7 +365,22 @@ func (st *site) compare(out *output, b *benchView, a, bb leaderboard.Run) (*comp
 	v := &compareView{Page: comparePage(a.RunID, bb.RunID), Dataset: a.Dataset, Version: a.Version, Metric: b.Bench.Headline,
 		BenchPage: "bench-" + b.Slug + ".html", A: a, B: bb, DisplayA: st.display(a.Model), DisplayB: st.display(bb.Model),
 		BaselineA: st.isBaseline(a.Model), BaselineB: st.isBaseline(bb.Model)}
-	sa, sb := st.briefs[a.RunID], st.briefs[bb.RunID]
+	sa, okA := st.briefs[a.RunID]
+	sb, okB := st.briefs[bb.RunID]
+	if !okA || !okB {
+		// A run above MaxStaticSamples: the counts come from the board's
+		// comparison, the per-sample diff from the served explorer.
+		v.Served = true
+		v.Samples = pager{Key: "compare-" + a.RunID + "-" + bb.RunID, Kind: "compare", Total: int(max(a.Summary.Samples, bb.Summary.Samples)),
+			API: "api/compare?a=" + a.RunID + "&b=" + bb.RunID}
+		if c, has := st.comparison(a.RunID, bb.RunID); has {
+			v.Both, v.MeanA, v.MeanB, v.ABetter, v.BBetter, v.Ties = int(c.N), c.MeanA, c.MeanB, int(c.ABetter), int(c.BBetter), int(c.Ties)
+			if c.RunA != a.RunID { // stored the other way round
+				v.MeanA, v.MeanB, v.ABetter, v.BBetter = c.MeanB, c.MeanA, int(c.BBetter), int(c.ABetter)
+			}
+		}
+		return v, nil
+	}
 	ids := make([]string, 0, len(sa)+len(sb))
 	for id := range sa {
 		ids = append(ids, id)

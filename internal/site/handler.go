@@ -32,7 +32,7 @@ var contentTypes = map[string]string{
 }
 
 // csp allows only the site's own files: no inline script, no network.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the latest stamp of every board in store (a board is
 // served when leaderboards/<board>/latest exists):
@@ -40,27 +40,31 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //	GET /                     an HTML page linking each board
 //	GET /<board>/             the overview page of the board's latest stamp
 //	GET /<board>/scores.json  {"board", "stamp", "cells": [{"dataset", "version", "model", "metric", "mean", "ci_low", "ci_high", "n", "run_id"}]}
-//	GET /<board>/<file>       any other file of the stamp's site
+//	GET /<board>/api/samples  the served explorer's sample list of a large run (explorer.go)
+//	GET /<board>/api/compare  its per-sample diff of two runs
+//	GET /<board>/<file>       any other file of the stamp's site (changes.json among them)
 //
 // Unknown boards and files are 404; paths with "." or ".." segments are
 // refused. Only GET and HEAD are allowed. Store errors other than a missing
 // key are answered 502 and logged with slog's default logger.
 //
-// GET / lists the keys under leaderboards/ (every stamp's files), so its
-// list of boards is kept for BoardsTTL; the other routes read the board's
-// latest pointer on every request.
+// GET / lists the board markers (leaderboard.Boards; a store without them:
+// every key under leaderboards/) and keeps its list of boards for
+// BoardsTTL; the other routes read the board's latest pointer on every
+// request.
 func Handler(store blob.Store) http.Handler {
-	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now}
+	return &handler{store: store, log: slog.Default(), ttl: BoardsTTL, now: time.Now, explore: newExplorer(store)}
 }
 
 // BoardsTTL is how long GET / reuses its list of boards.
 const BoardsTTL = 30 * time.Second
 
 type handler struct {
-	store blob.Store
-	log   *slog.Logger
-	ttl   time.Duration
-	now   func() time.Time
+	store   blob.Store
+	explore *explorer
+	log     *slog.Logger
+	ttl     time.Duration
+	now     func() time.Time
 
 	mu       sync.Mutex
 	boardsAt time.Time
@@ -103,6 +107,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rest = "index.html"
 	case "scores.json":
 		h.scores(w, r, board, stamp)
+		return
+	case "api/samples", "api/compare":
+		h.api(w, r, board, stamp, strings.TrimPrefix(rest, "api/"))
 		return
 	}
 	if !cleanPath(rest) {
@@ -241,11 +248,20 @@ func (h *handler) boardNames(r *http.Request) ([]string, error) {
 	if h.cached != nil && h.now().Sub(h.boardsAt) < h.ttl {
 		return h.cached, nil
 	}
+	names, err := leaderboard.Boards(r.Context(), h.store)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) > 0 {
+		h.cached, h.boardsAt = names, h.now()
+		return names, nil
+	}
+	// A store written before the board markers: list every key.
 	infos, err := h.store.List(r.Context(), "leaderboards/")
 	if err != nil {
 		return nil, err
 	}
-	names := []string{}
+	names = []string{}
 	for _, in := range infos {
 		rest := strings.TrimPrefix(in.Key, "leaderboards/")
 		board, file, ok := strings.Cut(rest, "/")

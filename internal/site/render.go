@@ -13,18 +13,19 @@ var templateFS embed.FS
 var assetFS embed.FS
 
 var templates = template.Must(template.New("site").Funcs(template.FuncMap{
-	"num3":  num3,
-	"ci":    ciText,
-	"usd":   usd,
-	"ms":    ms,
-	"pval":  pval,
-	"rank":  rankText,
-	"stamp": stampText,
-	"join":  strings.Join,
-	"slug":  slug,
-	"f64":   f64,
-	"deref": func(p *float64) float64 { return *p },
-	"add":   func(a, b int64) int64 { return a + b },
+	"num3":      num3,
+	"maxStatic": func() int { return maxStatic },
+	"ci":        ciText,
+	"usd":       usd,
+	"ms":        ms,
+	"pval":      pval,
+	"rank":      rankText,
+	"stamp":     stampText,
+	"join":      strings.Join,
+	"slug":      slug,
+	"f64":       f64,
+	"deref":     func(p *float64) float64 { return *p },
+	"add":       func(a, b int64) int64 { return a + b },
 	"signed": func(x float64) string {
 		s := num3(x)
 		if x > 0 {

@@ -11,7 +11,10 @@
 //	bench-<dataset>.html          one table per benchmark, its plots and comparisons
 //	run-<run-id>.html             a run's plan, summary and paged, searchable samples
 //	compare-<run-a>-<run-b>.html  two runs on the same dataset: paired statistics, per-sample diff
-//	data/<page>/pNNNN.js          pages of samples (or sample pairs), PageSize per file
+//	data/<page>/pNNNN.js          pages of samples (or sample pairs), PageSize per file,
+//	                              for runs of at most MaxStaticSamples (larger runs'
+//	                              lists are answered by Handler's explorer, explorer.go)
+//	changes.json                  a copy of the stamp's changes.json
 //	plots/*.svg                   scores with CI whiskers, score against cost, history across stamps
 //	downloads/*.csv, *.parquet    every table
 //	assets/site.css, site.js      the stylesheet and the script (sort, filter, search, paging)
@@ -53,6 +56,9 @@ type site struct {
 	runPages []*runView
 	compares []*compareView
 	briefs   runBriefs
+	// changes is the stamp's changes.json (hasChanges: found).
+	changes    leaderboard.Changes
+	hasChanges bool
 }
 
 // Write writes every file of the stamp's site under
@@ -75,6 +81,12 @@ func Write(ctx context.Context, store blob.Store, s leaderboard.Scores) error {
 	if err := st.readHistory(ctx, store); err != nil {
 		return err
 	}
+	switch err := blob.GetJSON(ctx, store, leaderboard.ChangesKey(s.Board, s.Stamp), &st.changes); {
+	case err == nil:
+		st.hasChanges = true
+	case !errors.Is(err, blob.ErrNotFound):
+		return fmt.Errorf("site: %w", err)
+	}
 	st.buildBenches()
 	if err := st.writeRuns(ctx, store, out); err != nil {
 		return err
@@ -87,6 +99,15 @@ func Write(ctx context.Context, store blob.Store, s leaderboard.Scores) error {
 	}
 	if err := st.writeDownloads(out); err != nil {
 		return err
+	}
+	if st.hasChanges {
+		b, err := json.MarshalIndent(st.changes, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := out.put("changes.json", append(b, '\n')); err != nil {
+			return err
+		}
 	}
 	if err := out.put("assets/site.css", mustAsset("site.css")); err != nil {
 		return err
@@ -187,16 +208,13 @@ func (o *output) render(name, tmpl string, data any) error {
 // named on the history plots, so an old corrupt stamp does not stop every
 // later refresh.
 func (st *site) readHistory(ctx context.Context, store blob.Store) error {
-	prefix := "leaderboards/" + st.s.Board + "/"
-	infos, err := store.List(ctx, prefix)
+	all, err := leaderboard.Stamps(ctx, store, st.s.Board)
 	if err != nil {
-		return fmt.Errorf("site: list %s: %w", prefix, err)
+		return fmt.Errorf("site: %w", err)
 	}
 	var stamps []string
-	for _, in := range infos {
-		rest := strings.TrimPrefix(in.Key, prefix)
-		stamp, file, ok := strings.Cut(rest, "/")
-		if ok && file == "scores.json" && stampForm.MatchString(stamp) && stamp < st.s.Stamp {
+	for _, stamp := range all {
+		if stamp < st.s.Stamp {
 			stamps = append(stamps, stamp)
 		}
 	}

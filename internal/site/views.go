@@ -182,11 +182,14 @@ func agreementText(r *leaderboard.Run) string {
 
 // overviewView is index.html's body.
 type overviewView struct {
-	Benches []*benchView
-	Models  []overviewModel
-	Runs    int
-	Failed  []leaderboard.FailedCell
-	Skipped []string
+	// Changes is the stamp's changes.json, when the refresh wrote one.
+	HasChanges bool
+	Changes    leaderboard.Changes
+	Benches    []*benchView
+	Models     []overviewModel
+	Runs       int
+	Failed     []leaderboard.FailedCell
+	Skipped    []string
 }
 
 // overviewModel is one row of the overview table: a model's headline cell
@@ -205,7 +208,7 @@ type overviewCell struct {
 }
 
 func (st *site) overview() overviewView {
-	v := overviewView{Benches: st.benches, Runs: len(st.s.Runs), Failed: st.s.Failed, Skipped: st.skipped}
+	v := overviewView{Benches: st.benches, Runs: len(st.s.Runs), Failed: st.s.Failed, Skipped: st.skipped, HasChanges: st.hasChanges, Changes: st.changes}
 	seen := map[string]bool{}
 	var names []string
 	for _, m := range st.s.Models {

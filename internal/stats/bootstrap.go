@@ -3,6 +3,9 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Bootstrap sets how bootstrap replicates are drawn.
@@ -30,22 +33,23 @@ func (b Bootstrap) withDefaults() Bootstrap {
 // replicates draws the bootstrap replicates of the mean of xs: each
 // resamples the G clusters with replacement (samples, when clusters is
 // nil) and takes the mean of the samples drawn, Σ sums / Σ sizes (a ratio
-// estimator when clusters differ in size).
+// estimator when clusters differ in size). Without clusters, when xs takes
+// few distinct values (0/1 accuracy, a paired difference of pass/fail
+// scores in {−1, 0, 1}, a rubric's grid), a replicate draws how many of
+// each value it holds instead of n indices (countMeans): the same
+// distribution of replicates for k draws instead of n, so a million-sample
+// comparison costs what a thousand-sample one does.
 func replicates(xs []float64, clusters []string, b Bootstrap) []float64 {
 	b = b.withDefaults()
-	r := &draws{src: rand.NewPCG(b.Seed, 0x62656e63686c696e)} // stream: "benchlin"
-	reps := make([]float64, b.Resamples)
+	src := rand.NewPCG(b.Seed, 0x62656e63686c696e) // stream: "benchlin"
 	if clusters == nil {
-		n := uint32(len(xs))
-		for k := range reps {
-			var t float64
-			for range n {
-				t += xs[r.intn(n)]
-			}
-			reps[k] = t / float64(n)
+		if reps, ok := countMeans(xs, b.Resamples, src); ok {
+			return reps
 		}
-		return reps
+		return indexMeans(xs, b.Resamples, src)
 	}
+	r := &draws{src: src}
+	reps := make([]float64, b.Resamples)
 	sums, sizes := groups(xs, clusters)
 	g := uint32(len(sums))
 	for k := range reps {
@@ -61,12 +65,89 @@ func replicates(xs []float64, clusters []string, b Bootstrap) []float64 {
 	return reps
 }
 
+// MaxSupport is the most distinct values for which countMeans resamples
+// by counts.
+const MaxSupport = 64
+
+// countMeans returns resamples bootstrap means of xs drawn by counts, when
+// xs has few distinct values: a resample's counts of the k distinct values
+// v_j (n_j times in xs) are Multinomial(n; n_j/n), drawn as k−1 binomials,
+// each of the samples left with the value's share of the values left
+// (gonum's sampler on src), so a resample costs k draws instead of n. The
+// values are taken in sorted order, so the result depends on xs only as a
+// multiset. ok is false, and nothing is drawn, when index draws are as
+// cheap (n < 32·k: few samples, or many distinct values), k > MaxSupport,
+// or xs holds a NaN.
+func countMeans(xs []float64, resamples int, src rand.Source) (means []float64, ok bool) {
+	n := len(xs)
+	if n == 0 {
+		return nil, false
+	}
+	counts := map[float64]int{}
+	for _, x := range xs {
+		if x != x { // NaN: no map key equals it
+			return nil, false
+		}
+		counts[x]++
+		if 32*len(counts) > n || len(counts) > MaxSupport {
+			return nil, false
+		}
+	}
+	vals := make([]float64, 0, len(counts))
+	for v := range counts {
+		vals = append(vals, v)
+	}
+	sort.Float64s(vals)
+	// share[j] is the chance that a sample not among values < j is value j.
+	share := make([]float64, len(vals))
+	left := n
+	for j, v := range vals {
+		share[j] = float64(counts[v]) / float64(left)
+		left -= counts[v]
+	}
+	bin := distuv.Binomial{Src: src}
+	means = make([]float64, resamples)
+	for b := range means {
+		var t float64
+		rest := n
+		for j, v := range vals {
+			c := rest
+			if j < len(vals)-1 && share[j] < 1 {
+				bin.N, bin.P = float64(rest), share[j]
+				c = int(bin.Rand())
+			}
+			t += v * float64(c)
+			if rest -= c; rest == 0 {
+				break
+			}
+		}
+		means[b] = t / float64(n)
+	}
+	return means, true
+}
+
+// indexMeans returns resamples bootstrap means of xs, each of n indices
+// drawn with replacement from src (the draws countMeans stands in for).
+func indexMeans(xs []float64, resamples int, src rand.Source) []float64 {
+	r := &draws{src: src}
+	means := make([]float64, resamples)
+	n := uint32(len(xs))
+	for k := range means {
+		var t float64
+		for range n {
+			t += xs[r.intn(n)]
+		}
+		means[k] = t / float64(n)
+	}
+	return means
+}
+
 // draws are uniform draws from [0, n): each 64-bit output of the PCG
 // gives two 32-bit words, mapped to [0, n) by Lemire's multiply-shift with
 // rejection (unbiased). Faster than rand.Rand.IntN, which pays an
 // interface call and a 64-bit draw per index (BenchmarkDraws).
 type draws struct {
-	src  *rand.PCG
+	src  rand.Source
 	lo   uint32
 	have bool
 }

@@ -140,6 +140,7 @@ var benchline = (function () {
     var items = sec.querySelector(".items"), status = sec.querySelector(".status");
     var prev = sec.querySelector(".prev"), next = sec.querySelector(".next"), where = sec.querySelector(".where");
     var search = sec.querySelector("input.search");
+    var api = sec.getAttribute("data-api"), sortSel = sec.querySelector("select.sort");
     var state = {page: 1, query: "", matches: null, token: 0};
     var container = items;
     if (kind === "compare") {
@@ -156,7 +157,30 @@ var benchline = (function () {
       next.disabled = pageNo >= pageCount;
       status.textContent = what;
     }
+    // A list above the static site's size is served: every page, sort
+    // and search is a request to the explorer (docs/site.md).
+    function drawServed() {
+      var t = ++state.token;
+      if (location.protocol === "file:") {
+        show([], 0, 0, "Opened from disk: these " + total + " samples are listed by `benchline leaderboard serve`.");
+        return Promise.resolve();
+      }
+      var url = api + "&offset=" + (state.page - 1) * size + "&limit=" + size +
+        "&sort=" + encodeURIComponent(sortSel ? sortSel.value : "index") + "&q=" + encodeURIComponent(state.query);
+      status.textContent = state.query ? "Searching…" : "Loading…";
+      return fetch(url).then(function (r) {
+        if (!r.ok) return r.text().then(function (m) { throw new Error(m || r.statusText); });
+        return r.json();
+      }).then(function (doc) {
+        if (t !== state.token) return;
+        var pc = Math.max(1, Math.ceil(doc.matched / size)), first = doc.offset + 1;
+        show(doc.items, state.page, pc, state.query ?
+          doc.matched + " of " + doc.total + " match “" + state.query + "”." :
+          "Showing " + first + "–" + (first + doc.items.length - 1) + " of " + doc.total + ".");
+      }, function (e) { if (t === state.token) status.textContent = e.message; });
+    }
     function draw() {
+      if (api) return drawServed();
       var t = ++state.token;
       if (state.matches) {
         var pc = Math.max(1, Math.ceil(state.matches.length / size));
@@ -176,7 +200,7 @@ var benchline = (function () {
       var q = search.value.trim().toLowerCase();
       state.query = search.value.trim();
       state.page = 1;
-      if (!q) { state.matches = null; return draw(); }
+      if (!q || api) { state.matches = null; return draw(); }
       var t = ++state.token;
       status.textContent = "Searching…";
       var found = [], n = 1;
@@ -194,6 +218,7 @@ var benchline = (function () {
     var timer = null;
     search.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(runSearch, 150); });
     search.addEventListener("keydown", function (e) { if (e.key === "Enter") { e.preventDefault(); clearTimeout(timer); runSearch(); } });
+    if (sortSel) sortSel.addEventListener("change", function () { state.page = 1; draw(); });
     prev.addEventListener("click", function () { if (state.page > 1) { state.page--; draw(); } });
     next.addEventListener("click", function () { state.page++; draw(); });
     draw();

@@ -1,12 +1,10 @@
-package aggregate
+package stats
 
 import (
 	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
-
-	"github.com/benchline/benchline/internal/stats"
 )
 
 // grid returns n values cycling through vals with the given weights.
@@ -37,13 +35,13 @@ func meanSD(xs []float64) (float64, float64) {
 	return m, math.Sqrt(ss / float64(len(xs)-1))
 }
 
-// TestMultinomialMeansSameDistribution: the resample means drawn by counts
+// TestCountMeansSameDistribution: the resample means drawn by counts
 // have the distribution of those drawn by index: the same centre, spread
 // and 2.5% and 97.5% quantiles (the interval's bounds), within what 20,000
 // resamples of each can tell apart (the quantiles within 0.15 standard
 // deviations of the mean's distribution, about five times their Monte
 // Carlo error; the spread within 5%, five times its error).
-func TestMultinomialMeansSameDistribution(t *testing.T) {
+func TestCountMeansSameDistribution(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		xs   []float64
@@ -56,11 +54,11 @@ func TestMultinomialMeansSameDistribution(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const B = 20000
-			got, ok := multinomialMeans(tc.xs, B, rand.New(rand.NewPCG(1, 2)))
+			got, ok := countMeans(tc.xs, B, rand.NewPCG(1, 2))
 			if !ok {
-				t.Fatal("multinomialMeans did not apply")
+				t.Fatal("countMeans did not apply")
 			}
-			want := indexMeans(tc.xs, B, rand.New(rand.NewPCG(3, 4)))
+			want := indexMeans(tc.xs, B, rand.NewPCG(3, 4))
 			gm, gsd := meanSD(got)
 			wm, wsd := meanSD(want)
 			if math.Abs(gm-wm) > 0.05*wsd || math.Abs(gsd/wsd-1) > 0.05 {
@@ -69,7 +67,7 @@ func TestMultinomialMeansSameDistribution(t *testing.T) {
 			sort.Float64s(got)
 			sort.Float64s(want)
 			for _, q := range []float64{0.025, 0.5, 0.975} {
-				if g, w := stats.Quantile(got, q), stats.Quantile(want, q); math.Abs(g-w) > 0.15*wsd {
+				if g, w := Quantile(got, q), Quantile(want, q); math.Abs(g-w) > 0.15*wsd {
 					t.Errorf("quantile %v: %v by counts, %v by index (sd %v)", q, g, w, wsd)
 				}
 			}
@@ -77,7 +75,7 @@ func TestMultinomialMeansSameDistribution(t *testing.T) {
 	}
 }
 
-func TestMultinomialMeansApplies(t *testing.T) {
+func TestCountMeansApplies(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	continuous := make([]float64, 5000)
 	for i := range continuous {
@@ -95,26 +93,24 @@ func TestMultinomialMeansApplies(t *testing.T) {
 		{"all equal", grid(100, []float64{0.7}, []int{1}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, ok := multinomialMeans(tc.xs, 10, rand.New(rand.NewPCG(1, 1))); ok != tc.ok {
+			if _, ok := countMeans(tc.xs, 10, rand.NewPCG(1, 1)); ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
 		})
 	}
 }
 
-// TestStatBootstrapPaths: by counts, the interval depends on xs only as a
+// TestBootstrapMeanPaths: by counts, the interval depends on xs only as a
 // multiset and is exact where there is nothing to resample; by index
-// (continuous values) it is the draw it always was.
-func TestStatBootstrapPaths(t *testing.T) {
+// (continuous values) it is the index draw of the seeded generator.
+func TestBootstrapMeanPaths(t *testing.T) {
 	xs := grid(1000, []float64{0, 0.5, 1}, []int{2, 1, 3})
 	shuffled := append([]float64(nil), xs...)
 	rand.New(rand.NewPCG(5, 5)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	// (The mean and standard error are sums, so their last bit may follow
-	// the order; the interval does not.)
-	if a, b := Stat("m", xs, Options{}), Stat("m", shuffled, Options{}); a.CILow != b.CILow || a.CIHigh != b.CIHigh {
+	if a, b := BootstrapMean(xs, nil, Bootstrap{}), BootstrapMean(shuffled, nil, Bootstrap{}); a.CILow != b.CILow || a.CIHigh != b.CIHigh {
 		t.Errorf("order changed the interval: %+v, %+v", a, b)
 	}
-	if s := Stat("m", grid(500, []float64{0.7}, []int{1}), Options{}); s.CILow != 0.7 || s.CIHigh != 0.7 {
+	if s := BootstrapMean(grid(500, []float64{0.7}, []int{1}), nil, Bootstrap{}); s.CILow != 0.7 || s.CIHigh != 0.7 {
 		t.Errorf("all 0.7: interval [%v, %v]", s.CILow, s.CIHigh)
 	}
 	r := rand.New(rand.NewPCG(9, 9))
@@ -122,32 +118,51 @@ func TestStatBootstrapPaths(t *testing.T) {
 	for i := range cont {
 		cont[i] = r.NormFloat64()
 	}
-	s := Stat("m", cont, Options{Resamples: 500, Seed: 3})
-	means := indexMeans(cont, 500, rand.New(rand.NewPCG(3, uint64(len(cont)))))
+	s := BootstrapMean(cont, nil, Bootstrap{Resamples: 500, Seed: 3})
+	means := indexMeans(cont, 500, rand.NewPCG(3, 0x62656e63686c696e))
 	sort.Float64s(means)
-	if s.CILow != stats.Quantile(means, 0.025) || s.CIHigh != stats.Quantile(means, 0.975) {
-		t.Errorf("continuous values: [%v, %v], want the index bootstrap's [%v, %v]", s.CILow, s.CIHigh, stats.Quantile(means, 0.025), stats.Quantile(means, 0.975))
+	if s.CILow != Quantile(means, 0.025) || s.CIHigh != Quantile(means, 0.975) {
+		t.Errorf("continuous values: [%v, %v], want the index bootstrap's [%v, %v]", s.CILow, s.CIHigh, Quantile(means, 0.025), Quantile(means, 0.975))
 	}
 }
 
-func BenchmarkStat(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	cont := make([]float64, 10000)
-	for i := range cont {
-		cont[i] = r.Float64()
+// TestPairedBootstrapByCounts: a paired difference of pass/fail scores
+// (values −1, 0, 1) at a million samples is resampled by counts, and its
+// interval agrees with the normal one (mean ± 1.96·s/√n) to within a few
+// Monte Carlo errors.
+func TestPairedBootstrapByCounts(t *testing.T) {
+	const n = 1_000_000
+	a, b := make([]float64, n), make([]float64, n)
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range a {
+		if r.Float64() < 0.7 {
+			a[i] = 1
+		}
+		if r.Float64() < 0.69 {
+			b[i] = 1
+		}
 	}
-	for _, bc := range []struct {
-		name string
-		xs   []float64
-	}{
-		{"binary-10000", grid(10000, []float64{0, 1}, []int{3, 7})},
-		{"grid5-10000", grid(10000, []float64{0, 0.25, 0.5, 0.75, 1}, []int{1, 3, 5, 2, 4})},
-		{"continuous-10000", cont},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				Stat("m", bc.xs, Options{})
-			}
-		})
+	got := PairedBootstrap(a, b, nil, Bootstrap{})
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = a[i] - b[i]
+	}
+	se := StdErr(d)
+	if math.Abs(got.StdErr/se-1) > 0.1 {
+		t.Errorf("replicates' sd %v, want about s/√n = %v", got.StdErr, se)
+	}
+	if lo := got.Diff - 1.96*se; math.Abs(got.CILow-lo) > 0.2*se {
+		t.Errorf("CI low %v, normal %v", got.CILow, lo)
+	}
+	if got.P > 0.01 {
+		t.Errorf("p = %v for a 0.01 difference at n = 1e6", got.P)
+	}
+}
+
+func BenchmarkPairedBootstrapBinaryMillion(b *testing.B) {
+	const n = 1_000_000
+	x, y := grid(n, []float64{0, 1}, []int{3, 7}), grid(n, []float64{1, 0, 1}, []int{1, 1, 1})
+	for b.Loop() {
+		PairedBootstrap(x, y, nil, Bootstrap{})
 	}
 }

@@ -1,0 +1,182 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/leaderboard"
+	"github.com/benchline/benchline/internal/site/sitetest"
+)
+
+// plotLabelProblems is a script that measures every text of every plot on
+// the page (its rendered box): each must lie inside its plot, and no two
+// may overlap. It returns the problems found.
+const plotLabelProblems = `(() => {
+  const out = [];
+  for (const svg of document.querySelectorAll("svg.plot")) {
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll("text")].map(t => ({t: t.textContent, r: t.getBoundingClientRect()}));
+    for (const {t, r} of texts) {
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        out.push(svg.id + ": " + JSON.stringify(t) + " leaves the plot");
+    }
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+      const a = texts[i].r, b = texts[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 0.5 && h > 0.5) out.push(svg.id + ": " + JSON.stringify(texts[i].t) + " overlaps " + JSON.stringify(texts[j].t));
+    }
+  }
+  return out;
+})()`
+
+// checkPlots opens each page and fails on any plot label that leaves its
+// plot or overlaps another; it returns how many plots it measured.
+func checkPlots(t *testing.T, b *browser, base string, pages []string) int {
+	t.Helper()
+	n := 0
+	for _, p := range pages {
+		b.run(t, "open "+p, chromedp.Navigate(base+p), chromedp.WaitReady(chromedp.CSS("main")))
+		var problems []string
+		b.eval(t, plotLabelProblems, &problems)
+		for _, pr := range problems {
+			t.Errorf("%s: %s", p, pr)
+		}
+		var count int
+		b.eval(t, `document.querySelectorAll("svg.plot").length`, &count)
+		n += count
+		b.noProblems(t, p)
+	}
+	return n
+}
+
+// manyModels is the fixture's board with 20 models on bfcl: long names,
+// equal means and equal costs (labels that would collide), six baselines.
+func manyModels(s leaderboard.Scores) leaderboard.Scores {
+	s.Models, s.Runs, s.Comparisons, s.Failed = nil, nil, nil, nil
+	var cells []leaderboard.Cell
+	for i := range 20 {
+		model := fmt.Sprintf("vendor-%02d/a-rather-long-model-name-of-the-%02d-family-instruct", i, i)
+		if i%4 == 3 {
+			model = fmt.Sprintf("baseline/noisy-0.%d", i)
+		}
+		mean := 0.5 + 0.01*float64(i%5)
+		runID := fmt.Sprintf("r%015d", i)
+		s.Models = append(s.Models, leaderboard.Model{Model: model})
+		s.Runs = append(s.Runs, leaderboard.Run{RunID: runID, Dataset: "bfcl", Version: "0123456789ab", Model: model, TaskVersion: "bfcl-ast/3",
+			Summary: aggregate.Summary{Samples: 100, Scored: 100, CostUSD: 0.25 * float64(i%2),
+				Metrics: []aggregate.MetricStat{{Name: "accuracy", N: 100, Mean: mean, CILow: mean - 0.1, CIHigh: mean + 0.1}}}})
+		cells = append(cells, leaderboard.Cell{Dataset: "bfcl", Version: "0123456789ab", Model: model, Metric: "accuracy", Mean: mean,
+			CILow: mean - 0.1, CIHigh: mean + 0.1, N: 100, RunID: runID, RankLow: 1, RankHigh: 20})
+	}
+	s.Cells = cells
+	s.Benchmarks = s.Benchmarks[:1]
+	return s
+}
+
+// TestBrowserPlotLabels measures every text of every plot of the fixture
+// board and of a board with 20 models (long names, ties in mean and cost),
+// in headless chromium: none leaves its plot, none overlaps another.
+func TestBrowserPlotLabels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts chromium")
+	}
+	_, s, h := served(t)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := newBrowser(t)
+	pages := []string{""}
+	for _, bm := range s.Benchmarks {
+		pages = append(pages, "bench-"+slug(bm.Dataset)+".html")
+	}
+	if n := checkPlots(t, b, srv.URL+"/demo/", pages); n < 6 {
+		t.Errorf("measured %d plots on the fixture board, want at least 6", n)
+	}
+	b.shot(t, "plots-fixture")
+
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	many := manyModels(s)
+	many.Board = "many"
+	if err := Write(ctx, store, many); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutJSON(ctx, store, leaderboard.ScoresKey(many.Board, many.Stamp), many); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.PutBytes(ctx, store, leaderboard.LatestKey(many.Board), []byte(many.Stamp)); err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(Handler(store))
+	defer srv2.Close()
+	if n := checkPlots(t, b, srv2.URL+"/many/", []string{"", "bench-bfcl.html"}); n < 3 {
+		t.Errorf("measured %d plots on the 20-model board, want at least 3", n)
+	}
+	var labels []string
+	b.eval(t, `[...document.querySelectorAll("#cost-bfcl g.point text")].map(t => t.textContent)`, &labels)
+	if len(labels) != 20 || !strings.Contains(strings.Join(labels, "|"), "…") {
+		t.Errorf("cost labels of 20 models: %q (want 20, long names cut with …)", labels)
+	}
+	b.shot(t, "plots-20-models")
+}
+
+// TestBrowserExplorer opens a run page whose samples are served (a run
+// above the static limit, lowered for the test): the first page shows,
+// a search finds the one sample that holds a string, sorting by score
+// reorders, and a compare page lists its per-sample diff.
+func TestBrowserExplorer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts chromium")
+	}
+	_, s, h := servedLarge(t)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := newBrowser(t)
+	a := runOf(t, s, "bfcl", "acme/model-a")
+	b.run(t, "open the run", chromedp.Navigate(srv.URL+"/demo/run-"+a+".html"), chromedp.WaitVisible(chromedp.CSS("section.pager")))
+	b.waitJS(t, "the first samples", `document.querySelectorAll("article.sample").length === 50`)
+	var first string
+	b.eval(t, `document.querySelector("article.sample").dataset.id`, &first)
+	if first != "bfcl-000" {
+		t.Errorf("first sample %q", first)
+	}
+	b.run(t, "search", chromedp.SendKeys(chromedp.CSS("input.search"), "answer 117 from\n"))
+	b.waitJS(t, "one match", `document.querySelectorAll("article.sample").length === 1 && document.querySelector("article.sample").dataset.id === "bfcl-117"`)
+	b.clear(t, "input.search")
+	b.run(t, "clear the search", chromedp.SendKeys(chromedp.CSS("input.search"), "\n"))
+	b.waitJS(t, "all again", `document.querySelectorAll("article.sample").length === 50`)
+	var changed bool
+	b.eval(t, `(() => { const s = document.querySelector("select.sort"); s.value = "score"; return s.dispatchEvent(new Event("change")); })()`, &changed)
+	b.waitJS(t, "lowest first", `document.querySelector("article.sample").dataset.id === "bfcl-007"`)
+	var xss any
+	b.eval(t, `window.__xss || null`, &xss)
+	if xss != nil {
+		t.Errorf("a response ran as script: %v", xss)
+	}
+	b.noProblems(t, "run page")
+	b.shot(t, "explorer-run")
+	noisy := runOf(t, s, "bfcl", "baseline/noisy-0.3")
+	page := ""
+	for _, c := range []string{comparePage(a, noisy), comparePage(noisy, a)} {
+		if _, err := blob.GetBytes(context.Background(), blobStoreOf(t, h), leaderboard.SiteKey(s.Board, s.Stamp)+"/"+c); err == nil {
+			page = c
+		}
+	}
+	b.run(t, "open the compare page", chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("section.pager")))
+	b.waitJS(t, "the per-sample diff", `document.querySelectorAll("table.pairs tbody tr").length === 50`)
+	b.noProblems(t, "compare page")
+	b.shot(t, "explorer-compare")
+	_ = sitetest.XSS
+}
+
+func blobStoreOf(t *testing.T, h any) blob.Store {
+	t.Helper()
+	return h.(*handler).store
+}
