@@ -76,7 +76,7 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	plan, err := b.Plan(ctx, env, in.Request)
 	stop()
 	if err != nil {
-		err = classify(err)
+		err = classify(datasets.LocalizeError(err, in.Request.Source))
 		if !isNonRetryable(err) {
 			return PlanBuildResult{}, err // a retry reuses what was staged
 		}

@@ -5,8 +5,12 @@ package datasets
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
@@ -171,4 +175,26 @@ func (r *Registry) Names() []string {
 // config, "default".
 type Configured interface {
 	ConfigOf(label string) string
+}
+
+// LocalizeError returns err with the file of an *InputError that names a
+// file of the local source directory src by its relative name (as staged
+// sources of a local directory are named, see source.PublicURI) rewritten
+// to its full path, so the user's message points at the file. Other
+// errors, and sources that are not local directories, are returned as
+// they are.
+func LocalizeError(err error, src string) error {
+	var ie *InputError
+	if src == "" || strings.Contains(src, "://") || !errors.As(err, &ie) || ie.File == "" || filepath.IsAbs(ie.File) || strings.Contains(ie.File, "://") {
+		return err
+	}
+	abs, aerr := filepath.Abs(src)
+	if aerr != nil {
+		return err
+	}
+	full := filepath.Join(abs, filepath.FromSlash(ie.File))
+	if _, serr := os.Stat(full); serr != nil {
+		return err
+	}
+	return &InputError{File: full, Line: ie.Line, Msg: ie.Msg}
 }

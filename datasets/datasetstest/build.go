@@ -22,7 +22,7 @@ func Build[T any](t testing.TB, b datasets.Builder, req datasets.Request, check 
 	env := datasets.Env{Store: blobtest.NewMemory()}
 	plan, err := b.Plan(ctx, env, req)
 	if err != nil {
-		return plan, nil, err
+		return plan, nil, datasets.LocalizeError(err, req.Source)
 	}
 	var all []T
 	for _, p := range plan.Parts {

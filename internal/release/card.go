@@ -300,13 +300,21 @@ func DetailsCard(l Layout, d Details, info CardInfo) (string, error) {
 }
 
 // BuildCommand returns the `benchline dataset build` command that builds m
-// again: its source location (the directory or URL its sources were read
-// from) and its parameters.
+// again: its source location (the URL its sources were read from, or DIR
+// for a local directory, whose path is not published: see
+// source.PublicURI) and its parameters.
 func BuildCommand(m catalog.Manifest) string {
 	args := []string{"benchline", "dataset", "build", m.Name}
 	for _, s := range m.Sources {
-		if loc, ok := strings.CutSuffix(s.URI, "/"+s.Name); ok && !strings.HasPrefix(s.URI, "store:") {
+		if strings.HasPrefix(s.URI, "store:") {
+			continue
+		}
+		if loc, ok := strings.CutSuffix(s.URI, "/"+s.Name); ok {
 			args = append(args, "--source", shellQuote(loc))
+			break
+		}
+		if s.URI == s.Name { // a local directory, whose path is not published
+			args = append(args, "--source", "DIR")
 			break
 		}
 	}
