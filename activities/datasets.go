@@ -75,6 +75,9 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	env.Store = staged
 	plan, err := b.Plan(ctx, env, in.Request)
 	stop()
+	if err == nil {
+		err = datasets.CheckNotEmpty(plan, in.Request.Source)
+	}
 	if err != nil {
 		err = classify(datasets.LocalizeError(err, in.Request.Source))
 		if !isNonRetryable(err) {
@@ -257,6 +260,9 @@ func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets
 		return datasets.Plan{}, invalid(err)
 	}
 	plan.Generate = nil
+	if err := datasets.CheckNotEmpty(plan, "generated units of "+plan.Dataset+"@"+plan.Version); err != nil {
+		return datasets.Plan{}, classify(err)
+	}
 	return plan, nil
 }
 

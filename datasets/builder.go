@@ -198,3 +198,33 @@ func LocalizeError(err error, src string) error {
 	}
 	return &InputError{File: full, Line: ie.Line, Msg: ie.Msg}
 }
+
+// CheckNotEmpty returns an *InputError naming the source src when plan
+// holds no rows: a source that yields nothing (an empty file, files whose
+// lines are all blank) must not become a version. A plan whose rows come
+// from generation units (Plan.Generate) is checked after they ran, by
+// Generator.Finish's plan.
+func CheckNotEmpty(plan Plan, src string) error {
+	if len(plan.Generate) > 0 {
+		return nil
+	}
+	var rows int64
+	for _, p := range plan.Parts {
+		rows += p.Rows
+	}
+	if rows > 0 {
+		return nil
+	}
+	if src == "" {
+		src = "embedded://" + plan.Dataset
+	}
+	var files []string
+	for _, s := range plan.Sources {
+		files = append(files, fmt.Sprintf("%s (%d bytes)", s.Name, s.Bytes))
+	}
+	msg := "the source yields no rows; nothing was built"
+	if len(files) > 0 {
+		msg += " (read " + strings.Join(files, ", ") + ")"
+	}
+	return &InputError{File: src, Msg: msg}
+}

@@ -24,6 +24,9 @@ func Build[T any](t testing.TB, b datasets.Builder, req datasets.Request, check 
 	if err != nil {
 		return plan, nil, datasets.LocalizeError(err, req.Source)
 	}
+	if err := datasets.CheckNotEmpty(plan, req.Source); err != nil {
+		return plan, nil, err
+	}
 	var all []T
 	for _, p := range plan.Parts {
 		key := catalog.PartKey(plan.Dataset, plan.Version, p.Index)
