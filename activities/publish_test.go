@@ -92,7 +92,7 @@ func TestPublishToDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := catalog.Publish(ctx, store, m2, "# card"); err != nil {
+	if err := catalog.Publish(ctx, store, m2, "# card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	overwriteSameSize(t, store, catalog.PartKey("d", "0002", 1))

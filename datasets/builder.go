@@ -35,6 +35,8 @@ type Env struct {
 type Request struct {
 	Source string            `json:"source"` // directory, http(s) URL, s3:// URL or embedded://<name>
 	Params map[string]string `json:"params,omitempty"`
+	// As, when set, tags the version (NAME@As names it; catalog.TagKey).
+	As string `json:"as,omitempty"`
 }
 
 // Part says what one data file of a version will hold. It travels through
@@ -84,6 +86,23 @@ type Plan struct {
 	// a validation rejected, by reason). They are not part of the version
 	// id; Publish copies them into the manifest, so the card shows them.
 	Stats map[string]int64 `json:"stats,omitempty"`
+	// Variant is true for a build given content parameters (any --param
+	// but the builder's runtime settings): it does not move latest
+	// (catalog.Manifest.Variant). Tag is the request's As. PlanBuild sets
+	// both; they are not part of the version id.
+	Variant bool   `json:"variant,omitempty"`
+	Tag     string `json:"tag,omitempty"`
+}
+
+// IsVariant reports whether req gives plan content parameters: any
+// parameter that is not one of the plan's runtime settings.
+func IsVariant(req Request, plan Plan) bool {
+	for k := range req.Params {
+		if _, rt := plan.Runtime[k]; !rt {
+			return true
+		}
+	}
+	return false
 }
 
 // Builder builds one benchmark's dataset.

@@ -35,6 +35,10 @@ type BuildDatasetResult struct {
 	// Stats are the builder's counts about the build (datasets.Plan.Stats,
 	// e.g. items a validation rejected, by reason); empty when reused.
 	Stats map[string]int64 `json:",omitempty"`
+	// Variant is true for a build with content parameters: latest was not
+	// moved (datasets.Plan.Variant). Tag is the tag it was given (--as).
+	Variant bool   `json:",omitempty"`
+	Tag     string `json:",omitempty"`
 }
 
 // GenerationTotals sums the datasets.Generated summaries of a build.
@@ -90,7 +94,8 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 		return BuildDatasetResult{}, err
 	}
 	plan := planned.Plan
-	res := BuildDatasetResult{Dataset: plan.Dataset, Version: plan.Version, ManifestKey: catalog.ManifestKey(plan.Dataset, plan.Version)}
+	res := BuildDatasetResult{Dataset: plan.Dataset, Version: plan.Version, ManifestKey: catalog.ManifestKey(plan.Dataset, plan.Version),
+		Variant: plan.Variant, Tag: plan.Tag}
 	if planned.Published {
 		for _, p := range plan.Parts {
 			res.Rows += p.Rows
