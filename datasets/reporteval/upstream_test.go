@@ -2,6 +2,7 @@ package reporteval_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -82,6 +83,42 @@ func TestUpstreamAsPublished(t *testing.T) {
 	plan, got, err := build(t, "testdata/upstream/data/topic")
 	if err != nil || len(got) != 3 || plan.Stats["topics_with_report"] != 0 {
 		t.Errorf("topic/ alone: %d rows, stats %v, err %v; want 3 rows, none with a report", len(got), plan.Stats, err)
+	}
+}
+
+// TestUpstreamSectionsIDs: `score reporteval-sections` on the original's
+// reports file (which has no ids) gives each line the id the builder gives
+// its topic's row.
+func TestUpstreamSectionsIDs(t *testing.T) {
+	_, rows, err := build(t, "testdata/upstream/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range rows {
+		if r.Report != nil {
+			ids[r.ID] = true
+		}
+	}
+	in, err := os.Open("testdata/upstream/data/report/qwen-reports.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	if err := scorer.ScoreSectionsLines(context.Background(), in, &out); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range bytes.Lines(out.Bytes()) {
+		var o struct{ ID string }
+		if err := json.Unmarshal(line, &o); err != nil || !ids[o.ID] {
+			t.Errorf("sections line %d: id %q (%v) is not a built row's", n+1, o.ID, err)
+		}
+		n++
+	}
+	if n != len(ids) {
+		t.Errorf("%d sections lines, %d rows with a report", n, len(ids))
 	}
 }
 
