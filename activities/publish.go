@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
@@ -421,11 +419,7 @@ func (a *Publish) card(ctx context.Context, l release.Layout) (string, error) {
 	}
 	info := release.CardInfo{PrettyName: l.Dataset, Description: a.Descriptions[l.Dataset]}
 	if b, err := blob.GetBytes(ctx, a.Store, catalog.CardKey(l.Dataset, l.Version)); err == nil {
-		var fm struct {
-			License    string `yaml:"license"`
-			PrettyName string `yaml:"pretty_name"`
-		}
-		if head, _, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n"); ok && yaml.Unmarshal([]byte(head), &fm) == nil {
+		if fm, _, err := release.ParseCard(string(b)); err == nil {
 			info.License = fm.License
 			if fm.PrettyName != "" {
 				info.PrettyName = fm.PrettyName
