@@ -141,6 +141,7 @@ func (a *Publish) planVersion(ctx context.Context, ref string) (release.Layout, 
 		return release.Layout{}, invalid(err)
 	}
 	l.SrcDir = catalog.Dir(m.Name, m.Version)
+	l.Variant = m.Variant
 	return l, nil
 }
 
@@ -333,7 +334,7 @@ type FinishPublishResult struct {
 	Files       int
 	Rows        int64
 	Reused      bool // the release was already there: nothing was copied or written
-	LatestMoved bool // latest named another version (or none) before
+	LatestMoved bool // latest named another version (or none) before; never for a variant
 }
 
 // FinishPublish makes a release visible: it checks every staged file's
@@ -361,7 +362,7 @@ func (a *Publish) FinishPublish(ctx context.Context, in FinishPublishInput) (Fin
 	if err != nil && !errors.Is(err, blob.ErrNotFound) {
 		return res, destError(in.Dest, err)
 	}
-	if cur.Version != l.Version {
+	if cur.Version != l.Version && !l.Variant {
 		if err := blob.PutJSON(ctx, t.store, release.LatestKey(l.Dataset), catalog.Latest{Version: l.Version}); err != nil {
 			return res, destError(in.Dest, fmt.Errorf("publish: write %s: %w", in.Dest.URI(release.LatestKey(l.Dataset)), err))
 		}
