@@ -231,15 +231,19 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Result, error) {
 		return Result{}, fmt.Errorf("webfetch: read cache for %s: %w", canonical, err)
 	}
 	if f.cfg.Offline {
-		return Result{URL: canonical, FinalURL: canonical, Status: Offline, Reason: "unverifiable (offline): fetching is off (BENCHLINE_WEB_OFFLINE)", FetchedAt: f.now().UTC()}, nil
+		return f.untried(canonical, Offline, "unverifiable (offline): fetching is off (BENCHLINE_WEB_OFFLINE)"), nil
 	}
 	if why := f.skip(canonical); why != "" {
-		return Result{URL: canonical, FinalURL: canonical, Status: Unreachable, Reason: why, FetchedAt: f.now().UTC()}, nil
+		return f.untried(canonical, Unreachable, why), nil
 	}
 	select {
 	case f.sem <- struct{}{}:
 	case <-ctx.Done():
 		return Result{}, fmt.Errorf("webfetch: fetch %s: %w", canonical, ctx.Err())
+	}
+	if why := f.skip(canonical); why != "" { // the breaker may have tripped while this waited
+		<-f.sem
+		return f.untried(canonical, Unreachable, why), nil
 	}
 	res, err := f.get(ctx, canonical)
 	<-f.sem
@@ -272,6 +276,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Result, error) {
 		return Result{}, fmt.Errorf("webfetch: cache result for %s: %w", canonical, err)
 	}
 	return res, nil
+}
+
+// untried is the result of a fetch of u that was not tried.
+func (f *Fetcher) untried(u string, st Status, why string) Result {
+	return Result{URL: u, FinalURL: u, Status: st, Reason: why, FetchedAt: f.now().UTC()}
 }
 
 // skip says why u is not tried (no route to the network, or its host
