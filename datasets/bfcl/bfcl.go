@@ -84,7 +84,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		return datasets.Plan{}, err
 	}
 	if len(layout.Cats) == 0 {
-		msg := "no BFCL_v4_<category>.json file of a supported category found"
+		msg := "no BFCL_v4_<category>.json files found of a category benchline supports"
 		if s := datasets.SkipSummary(layout.Stats); s != "" {
 			msg += " (" + s + ")"
 		}
