@@ -33,7 +33,7 @@ type BuildDatasetResult struct {
 	// (model calls, answers from the cache). Zero for other builders.
 	Generated GenerationTotals `json:",omitzero"`
 	// Stats are the builder's counts about the build (datasets.Plan.Stats,
-	// e.g. items a validation rejected, by reason); empty when reused.
+	// e.g. items a validation rejected, by reason).
 	Stats map[string]int64 `json:",omitempty"`
 	// Variant is true for a build with content parameters: latest was not
 	// moved (datasets.Plan.Variant). Tag is the tag it was given (--as).
@@ -101,6 +101,7 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 			res.Rows += p.Rows
 		}
 		res.Files, res.Reused = len(plan.Parts), true
+		res.Stats = plan.Stats // the builder counted its skips again while planning
 		if planned.Files > 0 { // the manifest's counts (a Generator's plan has no parts yet)
 			res.Rows, res.Files = planned.Rows, planned.Files
 		}
