@@ -8,8 +8,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"os"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
