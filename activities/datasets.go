@@ -76,25 +76,40 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 	if err != nil {
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
+	if in.Request.As != "" {
+		if err := catalog.ValidTag(in.Request.As); err != nil {
+			return PlanBuildResult{}, invalid(fmt.Errorf("--as: %w", err))
+		}
+	}
 	staged := &stagingLog{Store: a.Store}
 	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return staged.progress() })
 	env := a.env()
 	env.Store = staged
 	plan, err := b.Plan(ctx, env, in.Request)
 	stop()
+	if err == nil {
+		err = datasets.CheckNotEmpty(plan, in.Request.Source)
+	}
 	if err != nil {
-		err = classify(err)
+		err = classify(datasets.LocalizeError(err, in.Request.Source))
 		if !isNonRetryable(err) {
 			return PlanBuildResult{}, err // a retry reuses what was staged
 		}
 		// The build is over: remove the staged sources this attempt wrote.
 		return PlanBuildResult{}, staged.discard(ctx, err)
 	}
+	plan.Variant, plan.Tag = datasets.IsVariant(in.Request, plan), in.Request.As
 	m, err := catalog.ReadManifest(ctx, a.Store, plan.Dataset, plan.Version)
 	if errors.Is(err, catalog.ErrNoDataset) {
 		return PlanBuildResult{Plan: plan, Staged: staged.written()}, nil
 	}
 	if err != nil {
+		return PlanBuildResult{}, err
+	}
+	// Already published: the version stays as it is, but a tag given now
+	// is set, and a default build of a version first built as a variant
+	// moves latest to it.
+	if err := catalog.Point(ctx, a.Store, m, !plan.Variant, plan.Tag); err != nil {
 		return PlanBuildResult{}, err
 	}
 	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
@@ -304,6 +319,9 @@ func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets
 		return datasets.Plan{}, invalid(err)
 	}
 	plan.Generate = nil
+	if err := datasets.CheckNotEmpty(plan, "generated units of "+plan.Dataset+"@"+plan.Version); err != nil {
+		return datasets.Plan{}, classify(err)
+	}
 	return plan, nil
 }
 
@@ -358,7 +376,7 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 	m := catalog.Manifest{
 		Name: in.Plan.Dataset, Version: in.Plan.Version, Schema: in.Plan.Schema, BuilderVersion: in.Plan.BuilderVersion,
 		Params: in.Plan.Params, Sources: in.Plan.Sources, Files: in.Files, CreatedAt: in.CreatedAt.UTC(),
-		Stats: in.Plan.Stats,
+		Stats: in.Plan.Stats, Variant: in.Plan.Variant,
 	}
 	for _, f := range in.Files {
 		m.Rows += f.Rows
@@ -366,7 +384,7 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
 		return catalog.Manifest{}, classify(err) // parts that do not match what was written will not on a retry
 	}
-	if err := catalog.Publish(ctx, a.Store, m, b.Card(m)); err != nil {
+	if err := catalog.Publish(ctx, a.Store, m, b.Card(m), catalog.PublishOptions{Tag: in.Plan.Tag}); err != nil {
 		return catalog.Manifest{}, err
 	}
 	return m, nil

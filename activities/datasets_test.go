@@ -144,7 +144,8 @@ func TestClassify(t *testing.T) {
 // stagingBuilder stages its source's files, then fails with err.
 type stagingBuilder struct {
 	sourceBuilder
-	err error
+	err  error
+	rows int // -1: plan no rows
 }
 
 func (b stagingBuilder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
@@ -160,7 +161,10 @@ func (b stagingBuilder) Plan(ctx context.Context, env datasets.Env, req datasets
 	if b.err != nil {
 		return datasets.Plan{}, b.err
 	}
-	return datasets.Plan{Dataset: "src", Version: "v1"}, nil
+	if b.rows < 0 {
+		return datasets.Plan{Dataset: "src", Version: "v1"}, nil
+	}
+	return datasets.Plan{Dataset: "src", Version: "v1", Parts: []datasets.Part{{Label: "all", Rows: 2}}}, nil
 }
 
 // TestFailedPlanBuildRemovesWhatItStaged: a build that fails for good
@@ -213,6 +217,31 @@ func TestFailedPlanBuildRemovesWhatItStaged(t *testing.T) {
 				t.Errorf("staged objects left: %v, want %d besides %s", keys, tc.kept, other)
 			}
 		})
+	}
+}
+
+// TestPlanBuildRefusesAnEmptySource: a source that yields no rows fails
+// PlanBuild at once, naming the source, and leaves nothing staged.
+func TestPlanBuildRefusesAnEmptySource(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem := blobtest.NewMemory()
+	reg := datasets.NewRegistry()
+	if err := reg.Register(stagingBuilder{rows: -1}); err != nil {
+		t.Fatal(err)
+	}
+	a := &Datasets{Store: mem, Builders: reg}
+	_, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}})
+	if !isNonRetryable(err) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "yields no rows") {
+		t.Fatalf("err = %v, want a non-retryable error naming %s", err, dir)
+	}
+	if infos, _ := mem.List(ctx, datasets.StagedKey("")); len(infos) != 0 {
+		t.Errorf("staged objects left: %v", infos)
 	}
 }
 

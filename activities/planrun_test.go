@@ -72,7 +72,7 @@ func TestPlanRunManifestMismatch(t *testing.T) {
 			}
 			m := catalog.Manifest{Name: "d", Version: "0001", Schema: schemas.Table{Name: "t", Version: 1}, Rows: 4,
 				Files: []catalog.File{{Path: part, Rows: 4, Bytes: tc.bytes, SHA256: info.SHA256}}}
-			if err := catalog.Publish(ctx, mem, m, "# card"); err != nil {
+			if err := catalog.Publish(ctx, mem, m, "# card", catalog.PublishOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			tasks := scorers.NewRegistry()

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
@@ -168,6 +166,7 @@ func (a *Publish) planVersion(ctx context.Context, ref string) (release.Layout, 
 		return release.Layout{}, invalid(err)
 	}
 	l.SrcDir = catalog.Dir(m.Name, m.Version)
+	l.Variant = m.Variant
 	return l, nil
 }
 
@@ -360,7 +359,7 @@ type FinishPublishResult struct {
 	Files       int
 	Rows        int64
 	Reused      bool // the release was already there: nothing was copied or written
-	LatestMoved bool // latest named another version (or none) before
+	LatestMoved bool // latest named another version (or none) before; never for a variant
 }
 
 // FinishPublish makes a release visible: it checks every staged file's
@@ -393,7 +392,7 @@ func (a *Publish) FinishPublish(ctx context.Context, in FinishPublishInput) (Fin
 	if err != nil {
 		return res, err
 	}
-	if cur.Version != l.Version {
+	if cur.Version != l.Version && !l.Variant {
 		if err := blob.PutJSON(ctx, t.store, release.LatestKey(l.Dataset), catalog.Latest{Version: l.Version}); err != nil {
 			return res, destError(in.Dest, fmt.Errorf("publish: write %s: %w", in.Dest.URI(release.LatestKey(l.Dataset)), err))
 		}
@@ -497,11 +496,7 @@ func (a *Publish) card(ctx context.Context, l release.Layout) (string, error) {
 	}
 	info := release.CardInfo{PrettyName: l.Dataset, Description: a.Descriptions[l.Dataset]}
 	if b, err := blob.GetBytes(ctx, a.Store, catalog.CardKey(l.Dataset, l.Version)); err == nil {
-		var fm struct {
-			License    string `yaml:"license"`
-			PrettyName string `yaml:"pretty_name"`
-		}
-		if head, _, ok := strings.Cut(strings.TrimPrefix(string(b), "---\n"), "\n---\n"); ok && yaml.Unmarshal([]byte(head), &fm) == nil {
+		if fm, _, err := release.ParseCard(string(b)); err == nil {
 			info.License = fm.License
 			if fm.PrettyName != "" {
 				info.PrettyName = fm.PrettyName

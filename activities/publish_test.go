@@ -92,7 +92,7 @@ func TestPublishToDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := catalog.Publish(ctx, store, m2, "# card"); err != nil {
+	if err := catalog.Publish(ctx, store, m2, "# card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	overwriteSameSize(t, store, catalog.PartKey("d", "0002", 1))
@@ -305,5 +305,37 @@ func TestPublishRun(t *testing.T) {
 		if len(want) == 0 || string(got) != string(want) {
 			t.Errorf("shard %d: %d bytes copied, %d in the run", s, len(got), len(want))
 		}
+	}
+}
+
+// TestPublishVariantKeepsLatest: a release of a variant (a version built
+// with parameters) does not move the destination's latest.
+func TestPublishVariantKeepsLatest(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	m := publishRows(t, store)
+	a := &Publish{Store: store}
+	dest := filepath.Join(t.TempDir(), "rel")
+	if _, err := publishAll(t, a, PlanPublishInput{Ref: "d", Dest: dest}); err != nil {
+		t.Fatal(err)
+	}
+	v := m
+	v.Version, v.Variant = "0009", true
+	for i, f := range m.Files {
+		b, _ := blob.GetBytes(ctx, store, catalog.Dir("d", "0001")+f.Path)
+		if err := blob.PutBytes(ctx, store, catalog.PartKey("d", "0009", i), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := catalog.Publish(ctx, store, v, "# card", catalog.PublishOptions{Tag: "var"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := publishAll(t, a, PlanPublishInput{Ref: "d@var", Dest: dest})
+	if err != nil || res.LatestMoved {
+		t.Fatalf("variant release: %+v, %v", res, err)
+	}
+	var l catalog.Latest
+	if err := blob.GetJSON(ctx, release.DirStore{Root: dest}, release.LatestKey("d"), &l); err != nil || l.Version != "0001" {
+		t.Errorf("latest %+v, %v; want 0001", l, err)
 	}
 }

@@ -5,8 +5,12 @@ package datasets
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
@@ -31,6 +35,8 @@ type Env struct {
 type Request struct {
 	Source string            `json:"source"` // directory, http(s) URL, s3:// URL or embedded://<name>
 	Params map[string]string `json:"params,omitempty"`
+	// As, when set, tags the version (NAME@As names it; catalog.TagKey).
+	As string `json:"as,omitempty"`
 }
 
 // Part says what one data file of a version will hold. It travels through
@@ -80,6 +86,23 @@ type Plan struct {
 	// a validation rejected, by reason). They are not part of the version
 	// id; Publish copies them into the manifest, so the card shows them.
 	Stats map[string]int64 `json:"stats,omitempty"`
+	// Variant is true for a build given content parameters (any --param
+	// but the builder's runtime settings): it does not move latest
+	// (catalog.Manifest.Variant). Tag is the request's As. PlanBuild sets
+	// both; they are not part of the version id.
+	Variant bool   `json:"variant,omitempty"`
+	Tag     string `json:"tag,omitempty"`
+}
+
+// IsVariant reports whether req gives plan content parameters: any
+// parameter that is not one of the plan's runtime settings.
+func IsVariant(req Request, plan Plan) bool {
+	for k := range req.Params {
+		if _, rt := plan.Runtime[k]; !rt {
+			return true
+		}
+	}
+	return false
 }
 
 // Builder builds one benchmark's dataset.
@@ -171,4 +194,56 @@ func (r *Registry) Names() []string {
 // config, "default".
 type Configured interface {
 	ConfigOf(label string) string
+}
+
+// LocalizeError returns err with the file of an *InputError that names a
+// file of the local source directory src by its relative name (as staged
+// sources of a local directory are named, see source.PublicURI) rewritten
+// to its full path, so the user's message points at the file. Other
+// errors, and sources that are not local directories, are returned as
+// they are.
+func LocalizeError(err error, src string) error {
+	var ie *InputError
+	if src == "" || strings.Contains(src, "://") || !errors.As(err, &ie) || ie.File == "" || filepath.IsAbs(ie.File) || strings.Contains(ie.File, "://") {
+		return err
+	}
+	abs, aerr := filepath.Abs(src)
+	if aerr != nil {
+		return err
+	}
+	full := filepath.Join(abs, filepath.FromSlash(ie.File))
+	if _, serr := os.Stat(full); serr != nil {
+		return err
+	}
+	return &InputError{File: full, Line: ie.Line, Msg: ie.Msg}
+}
+
+// CheckNotEmpty returns an *InputError naming the source src when plan
+// holds no rows: a source that yields nothing (an empty file, files whose
+// lines are all blank) must not become a version. A plan whose rows come
+// from generation units (Plan.Generate) is checked after they ran, by
+// Generator.Finish's plan.
+func CheckNotEmpty(plan Plan, src string) error {
+	if len(plan.Generate) > 0 {
+		return nil
+	}
+	var rows int64
+	for _, p := range plan.Parts {
+		rows += p.Rows
+	}
+	if rows > 0 {
+		return nil
+	}
+	if src == "" {
+		src = "embedded://" + plan.Dataset
+	}
+	var files []string
+	for _, s := range plan.Sources {
+		files = append(files, fmt.Sprintf("%s (%d bytes)", s.Name, s.Bytes))
+	}
+	msg := "the source yields no rows; nothing was built"
+	if len(files) > 0 {
+		msg += " (read " + strings.Join(files, ", ") + ")"
+	}
+	return &InputError{File: src, Msg: msg}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/release"
 )
 
 // CardText is what a builder says about its dataset in the README dataset
@@ -23,11 +24,12 @@ type CardText struct {
 // with their hashes and sources.
 func RenderCard(c CardText, m catalog.Manifest) string {
 	var b strings.Builder
-	b.WriteString("---\n")
-	if c.License != "" {
-		fmt.Fprintf(&b, "license: %s\n", c.License)
+	head, err := release.MarshalFront(release.FrontMatter{License: c.License, PrettyName: c.PrettyName,
+		Configs: []release.CardConfig{{ConfigName: "default", DataFiles: []release.DataFile{{Split: "test", Path: "data/*.parquet"}}}}})
+	if err != nil { // a struct of strings always encodes; keep the card readable if not
+		head = "---\npretty_name: benchline dataset\n---\n"
 	}
-	fmt.Fprintf(&b, "pretty_name: %s\nconfigs:\n- config_name: default\n  data_files: data/*.parquet\n---\n\n", c.PrettyName)
+	b.WriteString(head + "\n")
 	fmt.Fprintf(&b, "# %s @ %s\n\n%s\n\n", m.Name, m.Version, strings.TrimSpace(c.Description))
 	fmt.Fprintf(&b, "- schema: %s v%d\n- builder version: %s\n- rows: %d\n- created: %s\n",
 		m.Schema.Name, m.Schema.Version, m.BuilderVersion, m.Rows, m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
@@ -38,6 +40,15 @@ func RenderCard(c CardText, m catalog.Manifest) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "- param %s = %q\n", k, m.Params[k])
+	}
+	if skipped := SkipSummary(m.Stats); skipped != "" {
+		fmt.Fprintf(&b, "- %s\n", skipped)
+	}
+	for _, k := range sortedStats(m.Stats) {
+		fmt.Fprintf(&b, "- %s: %d\n", k, m.Stats[k])
+	}
+	if m.Variant {
+		b.WriteString("- a variant (built with parameters): latest does not name it\n")
 	}
 	b.WriteString("\n| file | rows | sha256 |\n|---|---:|---|\n")
 	for _, f := range m.Files {
@@ -53,6 +64,19 @@ func RenderCard(c CardText, m catalog.Manifest) string {
 		fmt.Fprintf(&b, "\n%s\n", strings.TrimSpace(c.Provenance))
 	}
 	return b.String()
+}
+
+// sortedStats returns the keys of stats that are not skip counts (those
+// SkipSummary renders), sorted.
+func sortedStats(stats map[string]int64) []string {
+	var keys []string
+	for k := range stats {
+		if !strings.HasPrefix(k, skippedItems) && !strings.HasPrefix(k, skippedFiles) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func short(sha string) string { return sha[:min(16, len(sha))] }

@@ -50,9 +50,9 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 	if err != nil {
 		return catalog.Source{}, fmt.Errorf("datasets: read %s: %w", loc.URI(name), err)
 	}
-	src := catalog.Source{Name: name, URI: loc.URI(name), SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n}
+	src := catalog.Source{Name: name, URI: source.PublicURI(loc, name), SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n}
 	if ok, err := blob.Exists(ctx, env.Store, StagedKey(src.SHA256)); err != nil {
-		return src, fmt.Errorf("datasets: stage %s: %w", src.URI, err)
+		return src, fmt.Errorf("datasets: stage %s: %w", loc.URI(name), err)
 	} else if ok {
 		return src, nil
 	}
@@ -60,7 +60,7 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 		return src, fmt.Errorf("datasets: stage: %w", err)
 	}
 	if err := env.Store.Put(ctx, StagedKey(src.SHA256), tmp, n); err != nil {
-		return src, fmt.Errorf("datasets: stage %s: %w", src.URI, err)
+		return src, fmt.Errorf("datasets: stage %s: %w", loc.URI(name), err)
 	}
 	return src, nil
 }

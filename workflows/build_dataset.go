@@ -33,8 +33,12 @@ type BuildDatasetResult struct {
 	// (model calls, answers from the cache). Zero for other builders.
 	Generated GenerationTotals `json:",omitzero"`
 	// Stats are the builder's counts about the build (datasets.Plan.Stats,
-	// e.g. items a validation rejected, by reason); empty when reused.
+	// e.g. items a validation rejected, by reason).
 	Stats map[string]int64 `json:",omitempty"`
+	// Variant is true for a build with content parameters: latest was not
+	// moved (datasets.Plan.Variant). Tag is the tag it was given (--as).
+	Variant bool   `json:",omitempty"`
+	Tag     string `json:",omitempty"`
 }
 
 // GenerationTotals sums the datasets.Generated summaries of a build.
@@ -90,12 +94,14 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 		return BuildDatasetResult{}, err
 	}
 	plan := planned.Plan
-	res := BuildDatasetResult{Dataset: plan.Dataset, Version: plan.Version, ManifestKey: catalog.ManifestKey(plan.Dataset, plan.Version)}
+	res := BuildDatasetResult{Dataset: plan.Dataset, Version: plan.Version, ManifestKey: catalog.ManifestKey(plan.Dataset, plan.Version),
+		Variant: plan.Variant, Tag: plan.Tag}
 	if planned.Published {
 		for _, p := range plan.Parts {
 			res.Rows += p.Rows
 		}
 		res.Files, res.Reused = len(plan.Parts), true
+		res.Stats = plan.Stats // the builder counted its skips again while planning
 		if planned.Files > 0 { // the manifest's counts (a Generator's plan has no parts yet)
 			res.Rows, res.Files = planned.Rows, planned.Files
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/registry"
@@ -26,6 +27,7 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 	var params []string
 	var maxPar int
 	var asJSON bool
+	var as string
 	cmd := &cobra.Command{
 		Use:   "build NAME --source <dir|url>",
 		Short: "Build a dataset version from sources with the BuildDataset workflow, and wait for it",
@@ -33,6 +35,11 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL, or
 embedded://<name> for the fixtures bundled in the binary (the default).
 A version is content-addressed: building the same sources again reuses it.
+latest moves only for a build without --param (the benchmark's default
+parameters; runtime settings such as a throttle do not count): a build with
+parameters is a variant, reached as NAME@VERSION or by the tag --as gives it
+(NAME@TAG). Files and categories the benchmark does not support are skipped
+and counted ("skipped ..." below, the manifest's stats and the card).
 Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
 use the workers' model gateway; a reused version calls no model.
 
@@ -50,6 +57,12 @@ Datasets:
 			req, err := requestFromFlags(args[0], src, params)
 			if err != nil {
 				return err
+			}
+			if as != "" {
+				if err := catalog.ValidTag(as); err != nil {
+					return fmt.Errorf("--as: %w", err)
+				}
+				req.As = as
 			}
 			c, err := app.Dial(cfg, g.logger())
 			if err != nil {
@@ -74,6 +87,17 @@ Datasets:
 				verb = "already published, reused"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s@%s: %d rows in %d files; manifest s3://%s/%s\n", verb, res.Dataset, res.Version, res.Rows, res.Files, cfg.S3.Bucket, res.ManifestKey)
+			if s := datasets.SkipSummary(res.Stats); s != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), s)
+			}
+			switch {
+			case res.Variant && res.Tag != "":
+				fmt.Fprintf(cmd.OutOrStdout(), "a variant (built with --param): latest not moved; tagged %s@%s\n", res.Dataset, res.Tag)
+			case res.Variant:
+				fmt.Fprintf(cmd.OutOrStdout(), "a variant (built with --param): latest not moved; name it %s@%s, or tag it with --as\n", res.Dataset, res.Version)
+			case res.Tag != "":
+				fmt.Fprintf(cmd.OutOrStdout(), "tagged %s@%s\n", res.Dataset, res.Tag)
+			}
 			if g := res.Generated; g.Units > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "generated %d outputs in %d units: %d model calls (%d from cache, $%.4f), %d calls skipped\n",
 					g.Outputs, g.Units, g.Calls, g.CacheHits, g.CostUSD, g.Skipped)
@@ -85,6 +109,7 @@ Datasets:
 	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&as, "as", "", "tag the version TAG, so NAME@TAG names it (for a variant: a build with --param does not move latest)")
 	return cmd
 }
 
@@ -107,13 +132,17 @@ func newDatasetLsCmd(g *globals) *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(entries)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DATASET\tVERSION\tROWS\tFILES\tCREATED\tLATEST")
+			fmt.Fprintln(tw, "DATASET\tVERSION\tROWS\tFILES\tCREATED\tLATEST\tTAGS")
 			for _, e := range entries {
 				latest := ""
 				if e.Latest {
 					latest = "*"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", e.Name, e.Version, e.Rows, e.Files, e.CreatedAt.Format("2006-01-02 15:04:05"), latest)
+				tags := strings.Join(e.Tags, ",")
+				if e.Variant {
+					tags = strings.TrimPrefix(tags+",(variant)", ",")
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.Name, e.Version, e.Rows, e.Files, e.CreatedAt.Format("2006-01-02 15:04:05"), latest, tags)
 			}
 			return tw.Flush()
 		},

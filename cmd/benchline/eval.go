@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -85,6 +90,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 				return err
 			}
 			errw := cmd.ErrOrStderr()
+			fmt.Fprintln(errw, resolvedLine(ctx, store, req.Dataset, plan.Dataset, plan.DatasetVersion))
 			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, app.ModelLabel(plan.Model))
 			if noWait {
 				fmt.Fprintln(cmd.OutOrStdout(), plan.RunID)
@@ -142,4 +148,34 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// resolvedLine says which version and build parameters a --dataset ref
+// resolved to, e.g. "dataset reporteval (latest) resolved to
+// reporteval@0123abcd: builder parameters reports=score".
+func resolvedLine(ctx context.Context, store blob.Store, ref, name, version string) string {
+	given := ref
+	if !strings.Contains(ref, "@") {
+		given += " (latest)"
+	}
+	line := fmt.Sprintf("dataset %s resolved to %s@%s", given, name, version)
+	m, err := catalog.ReadManifest(ctx, store, name, version)
+	if err != nil {
+		return line
+	}
+	var ps []string
+	for k, v := range m.Params {
+		ps = append(ps, k+"="+v)
+	}
+	sort.Strings(ps)
+	switch {
+	case len(ps) == 0:
+		line += ": no builder parameters"
+	default:
+		line += ": builder parameters " + strings.Join(ps, ", ")
+	}
+	if m.Variant {
+		line += " (a variant)"
+	}
+	return line
 }

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/benchline/benchline/workflows"
+import (
+	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/workflows"
+)
 
 // The --json outputs use snake_case keys, like the files benchline writes.
 // Types that are also Temporal payloads (workflow results in recorded
@@ -19,6 +22,9 @@ type buildReport struct {
 	Reused      bool             `json:"reused"`
 	Generated   *generatedReport `json:"generated,omitempty"`
 	Stats       map[string]int64 `json:"stats,omitempty"`
+	Skipped     string           `json:"skipped,omitempty"` // datasets.SkipSummary of Stats
+	Variant     bool             `json:"variant,omitempty"`
+	Tag         string           `json:"tag,omitempty"`
 }
 
 // generatedReport sums a build's generation units (builders that call
@@ -34,7 +40,7 @@ type generatedReport struct {
 
 func newBuildReport(r workflows.BuildDatasetResult) buildReport {
 	out := buildReport{Dataset: r.Dataset, Version: r.Version, Rows: r.Rows, Files: r.Files, ManifestKey: r.ManifestKey,
-		Reused: r.Reused, Stats: r.Stats}
+		Reused: r.Reused, Stats: r.Stats, Skipped: datasets.SkipSummary(r.Stats), Variant: r.Variant, Tag: r.Tag}
 	if g := r.Generated; g.Units > 0 {
 		out.Generated = &generatedReport{Units: g.Units, Outputs: g.Outputs, Skipped: g.Skipped, Calls: g.Calls,
 			CacheHits: g.CacheHits, CostUSD: g.CostUSD}

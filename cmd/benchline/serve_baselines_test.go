@@ -45,7 +45,7 @@ func engineReferences(t *testing.T, rows int) (blob.Store, catalog.Manifest, sco
 		m.Files = append(m.Files, catalog.File{Path: catalog.PartPath(p.Index), Rows: info.Rows, Bytes: info.Bytes, SHA256: info.SHA256})
 		m.Rows += info.Rows
 	}
-	if err := catalog.Publish(ctx, store, m, "card"); err != nil {
+	if err := catalog.Publish(ctx, store, m, "card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tasks := registry.Default().Tasks(benchmark.Deps{})

@@ -8,10 +8,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/benchline/benchline/datasets"
@@ -44,8 +41,6 @@ var Categories = []string{
 	"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
 	"irrelevance", "live_irrelevance", "live_relevance",
 }
-
-var questionFile = regexp.MustCompile(`^BFCL_v4_([a-z_]+)\.json$`)
 
 // HasGroundTruth reports whether items of a category carry possible answers
 // (relevance and irrelevance categories do not).
@@ -84,67 +79,48 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	cats, err := discover(ctx, loc)
+	layout, err := Scan(ctx, loc, nil)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	if len(cats) == 0 {
-		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no BFCL_v4_<category>.json files found"}
+	if len(layout.Cats) == 0 {
+		msg := "no BFCL_v4_<category>.json files found of a category benchline supports"
+		if s := datasets.SkipSummary(layout.Stats); s != "" {
+			msg += " (" + s + ")"
+		}
+		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: msg}
 	}
 	var sources []catalog.Source
 	var parts []datasets.Part
-	for i, cat := range cats {
-		q, err := datasets.Stage(ctx, env, loc, "BFCL_v4_"+cat+".json")
+	for i, cat := range layout.Cats {
+		q, err := datasets.Stage(ctx, env, loc, cat.Question)
 		if err != nil {
 			return datasets.Plan{}, err
 		}
 		sources = append(sources, q)
-		p := datasets.Part{Index: i, Label: cat, Inputs: []string{q.SHA256}}
-		ansName := "possible_answer/BFCL_v4_" + cat + ".json"
-		a, err := datasets.Stage(ctx, env, loc, ansName)
-		switch {
-		case err == nil:
+		p := datasets.Part{Index: i, Label: cat.Name, Inputs: []string{q.SHA256}}
+		if cat.Answer != "" {
+			a, err := datasets.Stage(ctx, env, loc, cat.Answer)
+			if err != nil {
+				return datasets.Plan{}, err
+			}
 			sources = append(sources, a)
 			p.Inputs = append(p.Inputs, a.SHA256)
-		case errors.Is(err, source.ErrNotFound) && !HasGroundTruth(cat):
-		case errors.Is(err, source.ErrNotFound):
-			return datasets.Plan{}, &datasets.InputError{File: loc.URI(ansName), Msg: fmt.Sprintf("category %s needs a possible-answer file, and it is missing", cat)}
-		default:
-			return datasets.Plan{}, err
 		}
 		// Validate now, before any part is written, so bad input never
 		// leaves a partial version behind.
-		items, err := readCategory(ctx, env, cat, p.Inputs, sources[len(sources)-len(p.Inputs):])
+		items, err := readCategory(ctx, env, cat.Name, p.Inputs, sources[len(sources)-len(p.Inputs):])
 		if err != nil {
 			return datasets.Plan{}, err
 		}
 		p.Rows = int64(len(items))
 		parts = append(parts, p)
 	}
-	return datasets.NewPlan(b, sources, nil, parts), nil
-}
-
-func discover(ctx context.Context, loc source.Location) ([]string, error) {
-	names, err := loc.List(ctx)
-	if errors.Is(err, source.ErrNotListable) {
-		names = make([]string, len(Categories))
-		for i, c := range Categories {
-			names[i] = "BFCL_v4_" + c + ".json"
-		}
-		if names, err = source.Probe(ctx, loc, names); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
+	plan := datasets.NewPlan(b, sources, nil, parts)
+	if len(layout.Stats) > 0 {
+		plan.Stats = layout.Stats
 	}
-	var cats []string
-	for _, n := range names {
-		if m := questionFile.FindStringSubmatch(n); m != nil {
-			cats = append(cats, m[1])
-		}
-	}
-	sort.Strings(cats)
-	return cats, nil
+	return plan, nil
 }
 
 // WritePart writes one category.

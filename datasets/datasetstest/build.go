@@ -22,6 +22,9 @@ func Build[T any](t testing.TB, b datasets.Builder, req datasets.Request, check 
 	env := datasets.Env{Store: blobtest.NewMemory()}
 	plan, err := b.Plan(ctx, env, req)
 	if err != nil {
+		return plan, nil, datasets.LocalizeError(err, req.Source)
+	}
+	if err := datasets.CheckNotEmpty(plan, req.Source); err != nil {
 		return plan, nil, err
 	}
 	var all []T

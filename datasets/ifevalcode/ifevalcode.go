@@ -109,12 +109,27 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	return datasets.NewPlan(b, sources, nil, parts), nil
 }
 
-// discover lists the location's .jsonl files (sorted), or probes the
-// original's file name where listing is impossible.
+// PublishedDirs are the folders of the original's repository that hold
+// its benchmark files (data/benchmark/*.jsonl), tried in order: a --source
+// naming the repository or its data/ folder reads only them.
+var PublishedDirs = []string{"data/benchmark/", "benchmark/"}
+
+// discover lists the location's .jsonl files (sorted): those of the first
+// of PublishedDirs that holds any, else every .jsonl file below the
+// location. Where listing is impossible it probes the original's file
+// name, at the top and in PublishedDirs.
 func discover(ctx context.Context, loc source.Location) ([]string, error) {
 	names, err := loc.List(ctx)
 	if errors.Is(err, source.ErrNotListable) {
-		return source.Probe(ctx, loc, []string{DefaultFile})
+		probe := []string{DefaultFile}
+		for _, d := range PublishedDirs {
+			probe = append(probe, d+DefaultFile)
+		}
+		found, err := source.Probe(ctx, loc, probe)
+		if err != nil || len(found) == 0 {
+			return found, err
+		}
+		return found[:1], nil
 	}
 	if err != nil {
 		return nil, err
@@ -123,6 +138,18 @@ func discover(ctx context.Context, loc source.Location) ([]string, error) {
 	for _, n := range names {
 		if strings.HasSuffix(n, ".jsonl") {
 			out = append(out, n)
+		}
+	}
+	for _, d := range PublishedDirs {
+		var in []string
+		for _, n := range out {
+			if rest, ok := strings.CutPrefix(n, d); ok && !strings.Contains(rest, "/") {
+				in = append(in, n)
+			}
+		}
+		if len(in) > 0 {
+			out = in
+			break
 		}
 	}
 	sort.Strings(out)

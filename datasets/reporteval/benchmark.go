@@ -63,8 +63,9 @@ paragraphs); sections are the section texts (heading line, newline, body) left
 after the original's split at "## " headings and its filters (drop the first
 and last section, those containing "https" or shorter than 200 characters, then
 the first and last again): the candidates redundancy pairs are sampled from.
-id is echoed verbatim; other fields (such as a report file's "topic") are
-ignored. See docs/benchmarks/reporteval.md.
+id is echoed verbatim; a line without one (the original's qwen-reports.jsonl
+has none) gets the id the builder gives its topic's row: the hex MD5 of its
+"topic". Other fields are ignored. See docs/benchmarks/reporteval.md.
 
 A malformed line still gets its output line, with sections [] and an "error"
 naming the line; the command then exits non-zero, listing those lines.`,

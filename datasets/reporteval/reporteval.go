@@ -82,12 +82,12 @@ const Embedded = "embedded://reporteval"
 const PartRows = 1000
 
 // TopicsProbe and ReportsProbe are the file names tried, in order, at
-// locations that cannot be listed (plain http URLs): benchline's and the
-// original's (data/topic/high_quality_topics.jsonl,
-// data/report/qwen-reports.jsonl).
+// locations that cannot be listed (plain http URLs): benchline's, the
+// original's file names, and the original's data/ folder as published
+// (topic/high_quality_topics.jsonl, report/qwen-reports.jsonl).
 var (
-	TopicsProbe  = []string{"topics.jsonl", "high_quality_topics.jsonl"}
-	ReportsProbe = []string{"reports.jsonl", "qwen-reports.jsonl"}
+	TopicsProbe  = []string{"topics.jsonl", "high_quality_topics.jsonl", "topic/high_quality_topics.jsonl"}
+	ReportsProbe = []string{"reports.jsonl", "qwen-reports.jsonl", "report/qwen-reports.jsonl"}
 )
 
 //go:embed fixtures
@@ -151,6 +151,14 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: in.topics.URI, Msg: "no topics"}
 	}
+	// Say how many topics have a report, so a build without one (a source
+	// that is only the topics) says so.
+	stats := map[string]int64{"topics": int64(len(rows)), "topics_with_report": 0}
+	for _, r := range rows {
+		if r.ReportFile != nil {
+			stats["topics_with_report"]++
+		}
+	}
 	shas := datasets.Inputs(sources)
 	var parts []datasets.Part
 	for start := 0; start < len(rows); start += PartRows {
@@ -158,22 +166,32 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		parts = append(parts, datasets.Part{Index: len(parts), Label: fmt.Sprintf("topics-%05d", start),
 			Inputs: shas, Start: int64(start), Rows: int64(n)})
 	}
-	return datasets.NewPlan(b, sources, params, parts), nil
+	plan := datasets.NewPlan(b, sources, params, parts)
+	plan.Stats = stats
+	return plan, nil
 }
 
 // isTopics and isReports classify a file name: a *topics*.jsonl or a
-// *reports*.jsonl file at the top of the location.
-func isTopics(name string) bool  { return isJSONL(name, "topics") }
-func isReports(name string) bool { return isJSONL(name, "reports") }
+// *reports*.jsonl file at the top of the location, or any .jsonl file in
+// the original's data/ subfolders (topic/, report/), as it publishes them.
+func isTopics(name string) bool  { return isJSONL(name, "topics", "topic/") }
+func isReports(name string) bool { return isJSONL(name, "reports", "report/") }
 
-func isJSONL(name, word string) bool {
+func isJSONL(name, word, folder string) bool {
 	l := strings.ToLower(name)
-	return !strings.Contains(l, "/") && strings.HasSuffix(l, ".jsonl") && strings.Contains(l, word)
+	if !strings.HasSuffix(l, ".jsonl") {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(l, folder); ok {
+		return !strings.Contains(rest, "/")
+	}
+	return !strings.Contains(l, "/") && strings.Contains(l, word)
 }
 
 // discover returns the location's topics file and its reports file ("" when
 // there is none). A listable location must hold exactly one *topics*.jsonl
-// and at most one *reports*.jsonl at its top; other files (the fixtures'
+// and at most one *reports*.jsonl at its top or in the original's topic/
+// and report/ subfolders (the upstream data/ folder); other files (the fixtures'
 // source pages, the original's examples) are ignored. Elsewhere the names
 // of TopicsProbe and ReportsProbe are tried.
 func discover(ctx context.Context, loc source.Location) (topics, reports string, err error) {
@@ -199,7 +217,7 @@ func discover(ctx context.Context, loc source.Location) (topics, reports string,
 	sort.Strings(rs)
 	switch {
 	case len(ts) == 0:
-		return "", "", &datasets.InputError{File: loc.URI(""), Msg: "no *topics*.jsonl file (the original's is high_quality_topics.jsonl)"}
+		return "", "", &datasets.InputError{File: loc.URI(""), Msg: "no *topics*.jsonl file at the top or in topic/ (the original's data/ folder holds topic/high_quality_topics.jsonl)"}
 	case len(ts) > 1:
 		return "", "", &datasets.InputError{File: loc.URI(""), Msg: fmt.Sprintf("%d topics files (%s); keep one", len(ts), strings.Join(ts, ", "))}
 	case len(rs) > 1:

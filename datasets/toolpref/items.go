@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/benchline/benchline/datasets"
@@ -36,8 +34,6 @@ type Item struct {
 	Line int
 }
 
-var questionFile = regexp.MustCompile(`^BFCL_v4_([a-z_]+)\.json$`)
-
 // Pairable reports whether items of a BFCL category can be turned into
 // pairs: single-turn categories checked by the AST checker (simple,
 // multiple, parallel and their live variants). Relevance, irrelevance and
@@ -50,53 +46,41 @@ func Pairable(category string) bool {
 	return k == scorer.KindSimple || k == scorer.KindMultiple || k == scorer.KindParallel
 }
 
-// StageItems finds the pairable BFCL question files at loc, stages each
-// with its possible-answer file, and stages every file of extra that
-// exists (e.g. "candidates.jsonl"). Question files come first, sorted.
-func StageItems(ctx context.Context, env datasets.Env, loc source.Location, extra ...string) ([]catalog.Source, error) {
-	names, err := loc.List(ctx)
-	listable := true
-	if errors.Is(err, source.ErrNotListable) {
-		listable = false
-		for _, c := range bfcl.Categories {
-			if Pairable(c) {
-				names = append(names, "BFCL_v4_"+c+".json")
-			}
+// StageItems reads the BFCL data folder at loc (bfcl.Scan), stages the
+// question and possible-answer files of its pairable categories, and
+// stages every file of extra that exists (e.g. "candidates.jsonl").
+// Question files come first, sorted, each followed by its answers. It
+// returns the counts of what it left out (a plan's Stats): categories
+// benchline does not support, files that are not categories, and
+// categories that cannot be paired.
+func StageItems(ctx context.Context, env datasets.Env, loc source.Location, extra ...string) ([]catalog.Source, map[string]int64, error) {
+	layout, err := bfcl.Scan(ctx, loc, func(cat string) (bool, string) {
+		if Pairable(cat) {
+			return true, ""
 		}
-		if names, err = source.Probe(ctx, loc, names); err != nil {
-			return nil, err
-		}
-	} else if err != nil {
-		return nil, err
+		return false, "no possible answers to pair on"
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	var cats []string
-	for _, n := range names {
-		if m := questionFile.FindStringSubmatch(n); m != nil && Pairable(m[1]) {
-			cats = append(cats, m[1])
-		}
-	}
-	sort.Strings(cats)
 	var out []catalog.Source
-	for _, cat := range cats {
-		q, err := datasets.Stage(ctx, env, loc, "BFCL_v4_"+cat+".json")
-		if errors.Is(err, source.ErrNotFound) && !listable {
-			continue // probed, not there
-		}
+	for _, c := range layout.Cats {
+		q, err := datasets.Stage(ctx, env, loc, c.Question)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		ansName := "possible_answer/BFCL_v4_" + cat + ".json"
-		a, err := datasets.Stage(ctx, env, loc, ansName)
-		if errors.Is(err, source.ErrNotFound) {
-			return nil, &datasets.InputError{File: loc.URI(ansName), Msg: fmt.Sprintf("category %s needs a possible-answer file, and it is missing", cat)}
-		}
+		a, err := datasets.Stage(ctx, env, loc, c.Answer)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, q, a)
 	}
 	if len(out) == 0 {
-		return nil, &datasets.InputError{File: loc.URI(""), Msg: "no BFCL_v4_<category>.json files of a single-turn AST category found"}
+		msg := "no BFCL_v4_<category>.json files of a single-turn AST category found"
+		if s := datasets.SkipSummary(layout.Stats); s != "" {
+			msg += " (" + s + ")"
+		}
+		return nil, nil, &datasets.InputError{File: loc.URI(""), Msg: msg}
 	}
 	for _, name := range extra {
 		s, err := datasets.Stage(ctx, env, loc, name)
@@ -104,11 +88,11 @@ func StageItems(ctx context.Context, env datasets.Env, loc source.Location, extr
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, layout.Stats, nil
 }
 
 // ReadItems parses the staged question and possible-answer files among
@@ -121,12 +105,14 @@ func ReadItems(ctx context.Context, env datasets.Env, srcs []catalog.Source) ([]
 	var items []*Item
 	seen := map[string]*Item{}
 	for _, s := range srcs {
-		m := questionFile.FindStringSubmatch(s.Name)
-		if m == nil || strings.Contains(s.Name, "/") {
+		cat, isQ := bfcl.CategoryOf(s.Name)
+		if !isQ {
 			continue
 		}
-		cat := m[1]
 		ans, ok := byName["possible_answer/"+s.Name]
+		if !ok {
+			ans, ok = byName["possible_answer/BFCL_v4_"+cat+".json"]
+		}
 		if !ok {
 			return nil, &datasets.InputError{File: s.URI, Msg: "no possible-answer file staged for this category"}
 		}

@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
@@ -55,7 +56,7 @@ func IsSampled(name string) bool { return strings.HasPrefix(name, SampledPrefix)
 func samplingID(srcs []catalog.Source, norm map[string]string, unitItems int) string {
 	var files []string
 	for _, s := range srcs {
-		if questionFile.MatchString(path.Base(s.Name)) {
+		if _, ok := bfcl.CategoryOf(path.Base(s.Name)); ok {
 			files = append(files, s.Name+"="+s.SHA256)
 		}
 	}

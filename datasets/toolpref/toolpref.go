@@ -178,12 +178,13 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if err != nil {
 		return datasets.Plan{}, err
 	}
-	srcs, err := StageItems(ctx, env, loc, CandidatesFile)
+	srcs, skipped, err := StageItems(ctx, env, loc, CandidatesFile)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
 	if len(o.Samplers) > 0 {
-		return b.planSampling(ctx, env, srcs, norm, o)
+		plan, err := b.planSampling(ctx, env, srcs, norm, o)
+		return withStats(plan, skipped), err
 	}
 	rows, err := Build(ctx, env, srcs, norm)
 	if err != nil {
@@ -192,7 +193,18 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no pair has a score gap of at least min_gap"}
 	}
-	return datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), nil
+	return withStats(datasets.NewPlan(b, srcs, norm, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), skipped), nil
+}
+
+// withStats adds the counts of what the build skipped to plan's Stats.
+func withStats(plan datasets.Plan, skipped map[string]int64) datasets.Plan {
+	for k, v := range skipped {
+		if plan.Stats == nil {
+			plan.Stats = map[string]int64{}
+		}
+		plan.Stats[k] += v
+	}
+	return plan
 }
 
 // Build computes the pairs from staged sources; the same sources and

@@ -64,6 +64,7 @@ func (Builder) Schema() schemas.Table { return schemas.TRBenchPairTable }
 func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Request) (datasets.Plan, error) {
 	var srcs []catalog.Source
 	var params map[string]string
+	var skipped map[string]int64
 	for k := range req.Params {
 		if k != "toolpref" {
 			return datasets.Plan{}, &datasets.InputError{File: "params", Msg: fmt.Sprintf("unknown parameter %q (have toolpref)", k)}
@@ -90,7 +91,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		if err != nil {
 			return datasets.Plan{}, err
 		}
-		if srcs, err = toolpref.StageItems(ctx, env, loc, ResponsesFile); err != nil {
+		if srcs, skipped, err = toolpref.StageItems(ctx, env, loc, ResponsesFile); err != nil {
 			return datasets.Plan{}, err
 		}
 		if !hasSource(srcs, ResponsesFile) {
@@ -104,7 +105,11 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	if len(rows) == 0 {
 		return datasets.Plan{}, &datasets.InputError{File: "sources", Msg: "no pairs"}
 	}
-	return datasets.NewPlan(b, srcs, params, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))}), nil
+	plan := datasets.NewPlan(b, srcs, params, []datasets.Part{datasets.OnePart("pairs", srcs, len(rows))})
+	if len(skipped) > 0 {
+		plan.Stats = skipped
+	}
+	return plan, nil
 }
 
 func hasSource(srcs []catalog.Source, name string) bool {

@@ -46,7 +46,7 @@ func build(t *testing.T, store blob.Store, b datasets.Builder, req datasets.Requ
 		m.Files = append(m.Files, catalog.File{Path: path, Rows: info.Rows, Bytes: info.Bytes, SHA256: info.SHA256})
 		m.Rows += info.Rows
 	}
-	if err := catalog.Publish(ctx, store, m, b.Card(m)); err != nil {
+	if err := catalog.Publish(ctx, store, m, b.Card(m), catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return plan, m, nil

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -128,6 +129,9 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 	}
 	if o.Benchmarks == nil {
 		o.Benchmarks = registry.Default()
+	}
+	if v := os.Getenv("BENCHLINE_WEB_OFFLINE"); v == "1" || v == "true" {
+		o.Web.Offline = true // cited sources are recorded "unverifiable (offline)" without trying
 	}
 	web, err := webfetch.New(store, o.Web)
 	if err != nil {

@@ -39,7 +39,7 @@ func publishSynthetic(t *testing.T, store blob.Store, rows int) catalog.Manifest
 		m.Files = append(m.Files, catalog.File{Path: catalog.PartPath(p.Index), Rows: info.Rows, Bytes: info.Bytes, SHA256: info.SHA256})
 		m.Rows += info.Rows
 	}
-	if err := catalog.Publish(ctx, store, m, "card"); err != nil {
+	if err := catalog.Publish(ctx, store, m, "card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return m

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -72,6 +73,11 @@ type Manifest struct {
 	// Stats are the builder's counts about the build (datasets.Plan.Stats),
 	// e.g. items a validation rejected; not part of the version id.
 	Stats map[string]int64 `json:"stats,omitempty"`
+	// Variant is true for a version built with parameters (a build given
+	// --param): publishing it does not move latest, so plain NAME keeps
+	// naming the benchmark's default build. It is reached by its version
+	// or by the tag its build gave it (--as). Not part of the version id.
+	Variant bool `json:"variant,omitempty"`
 }
 
 // Latest is the content of datasets/<name>/latest.
@@ -134,8 +140,9 @@ func ReadManifest(ctx context.Context, s blob.Store, name, version string) (Mani
 	return m, nil
 }
 
-// Resolve turns "name", "name@latest" or "name@<version>" into a manifest.
-// The reference is checked first (names.ParseRef): a malformed one is an
+// Resolve turns "name", "name@latest", "name@<version>" or "name@<tag>"
+// (a tag a build gave with --as, see Publish) into a manifest. The
+// reference is checked first (names.ParseRef): a malformed one is an
 // error wrapping names.ErrInvalid, and nothing is read.
 func Resolve(ctx context.Context, s blob.Store, ref string) (Manifest, error) {
 	name, version, err := names.ParseRef(ref)
@@ -146,26 +153,82 @@ func Resolve(ctx context.Context, s blob.Store, ref string) (Manifest, error) {
 		var l Latest
 		if err := blob.GetJSON(ctx, s, LatestKey(name), &l); err != nil {
 			if errors.Is(err, blob.ErrNotFound) {
-				return Manifest{}, fmt.Errorf("catalog: %s has no published version: %w", name, ErrNoDataset)
+				return Manifest{}, fmt.Errorf("catalog: %s has no published version with its default parameters (a build with --param does not move latest: name it %s@VERSION or %s@TAG): %w", name, name, name, ErrNoDataset)
 			}
 			return Manifest{}, fmt.Errorf("catalog: read latest of %s: %w", name, err)
 		}
 		version = l.Version
+	} else if ValidTag(version) == nil {
+		var l Latest
+		err := blob.GetJSON(ctx, s, TagKey(name, version), &l)
+		switch {
+		case err == nil:
+			version = l.Version
+		case !errors.Is(err, blob.ErrNotFound):
+			return Manifest{}, fmt.Errorf("catalog: read tag %s of %s: %w", version, name, err)
+		}
 	}
-	return ReadManifest(ctx, s, name, version)
+	return ReadManifest(ctx, s, name, strings.TrimPrefix(version, "v"))
+}
+
+// TagKey returns the object key of a dataset's tag: a name a build gave
+// its version (--as), holding a Latest.
+func TagKey(name, tag string) string { return fmt.Sprintf("datasets/%s/tags/%s", name, tag) }
+
+var tagRE = regexp.MustCompile(`^[a-z][a-z0-9._-]{0,62}$`)
+
+// ValidTag checks a tag: a lower-case letter, then up to 62 letters,
+// digits, '.', '_' or '-'; not "latest", and not a version id's shape
+// (16 hex digits), so NAME@TAG never hides a version.
+func ValidTag(tag string) error {
+	if !tagRE.MatchString(tag) || tag == "latest" || versionRE.MatchString(tag) {
+		return fmt.Errorf("catalog: tag %q: want a lower-case letter then letters, digits, '.', '_' or '-' (not latest, not a version id)", tag)
+	}
+	return nil
+}
+
+var versionRE = regexp.MustCompile(`^v?[0-9a-f]{16}$`)
+
+// PublishOptions say which pointers a publish moves.
+type PublishOptions struct {
+	// Tag, when set, points datasets/<name>/tags/<Tag> at the version.
+	Tag string
 }
 
 // Publish writes a version's card, then its manifest, then the latest
-// pointer. Data files must already be written.
-func Publish(ctx context.Context, s blob.Store, m Manifest, card string) error {
+// pointer (unless the version is a Variant), then its tag (opts.Tag). Data
+// files must already be written.
+func Publish(ctx context.Context, s blob.Store, m Manifest, card string, opts PublishOptions) error {
+	if opts.Tag != "" {
+		if err := ValidTag(opts.Tag); err != nil {
+			return err
+		}
+	}
 	if err := blob.PutBytes(ctx, s, CardKey(m.Name, m.Version), []byte(card)); err != nil {
 		return fmt.Errorf("catalog: write card: %w", err)
 	}
 	if err := blob.PutJSON(ctx, s, ManifestKey(m.Name, m.Version), m); err != nil {
 		return fmt.Errorf("catalog: write manifest: %w", err)
 	}
-	if err := blob.PutJSON(ctx, s, LatestKey(m.Name), Latest{Version: m.Version}); err != nil {
-		return fmt.Errorf("catalog: write latest pointer: %w", err)
+	return Point(ctx, s, m, !m.Variant, opts.Tag)
+}
+
+// Point moves the pointers of a version already published: latest, when
+// latest is true, and tag, when set. Publishing the same build again
+// (a reused version) calls it, so --as tags a version built before.
+func Point(ctx context.Context, s blob.Store, m Manifest, latest bool, tag string) error {
+	if latest {
+		if err := blob.PutJSON(ctx, s, LatestKey(m.Name), Latest{Version: m.Version}); err != nil {
+			return fmt.Errorf("catalog: write latest pointer: %w", err)
+		}
+	}
+	if tag != "" {
+		if err := ValidTag(tag); err != nil {
+			return err
+		}
+		if err := blob.PutJSON(ctx, s, TagKey(m.Name, tag), Latest{Version: m.Version}); err != nil {
+			return fmt.Errorf("catalog: write tag %s: %w", tag, err)
+		}
 	}
 	return nil
 }
@@ -265,6 +328,8 @@ type Entry struct {
 	Rows      int64     `json:"rows"`
 	Files     int       `json:"files"`
 	Latest    bool      `json:"latest"`
+	Variant   bool      `json:"variant,omitempty"`
+	Tags      []string  `json:"tags,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -276,6 +341,7 @@ func List(ctx context.Context, s blob.Store) ([]Entry, error) {
 		return nil, fmt.Errorf("catalog: list: %w", err)
 	}
 	latest := map[string]string{}
+	tags := map[string][]string{} // name@version -> tags
 	var out []Entry
 	for _, info := range infos {
 		parts := strings.Split(info.Key, "/")
@@ -285,16 +351,23 @@ func List(ctx context.Context, s blob.Store) ([]Entry, error) {
 			if err := blob.GetJSON(ctx, s, info.Key, &l); err == nil {
 				latest[parts[1]] = l.Version
 			}
+		case len(parts) == 4 && parts[2] == "tags":
+			var l Latest
+			if err := blob.GetJSON(ctx, s, info.Key, &l); err == nil {
+				tags[parts[1]+"@"+l.Version] = append(tags[parts[1]+"@"+l.Version], parts[3])
+			}
 		case len(parts) == 4 && parts[3] == "manifest.json" && strings.HasPrefix(parts[2], "v"):
 			m, err := ReadManifest(ctx, s, parts[1], strings.TrimPrefix(parts[2], "v"))
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Entry{Name: m.Name, Version: m.Version, Rows: m.Rows, Files: len(m.Files), CreatedAt: m.CreatedAt})
+			out = append(out, Entry{Name: m.Name, Version: m.Version, Rows: m.Rows, Files: len(m.Files), Variant: m.Variant, CreatedAt: m.CreatedAt})
 		}
 	}
 	for i := range out {
 		out[i].Latest = latest[out[i].Name] == out[i].Version
+		out[i].Tags = tags[out[i].Name+"@"+out[i].Version]
+		sort.Strings(out[i].Tags)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {

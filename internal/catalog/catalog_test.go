@@ -70,7 +70,7 @@ func publish(t *testing.T, s blob.Store, name, version string, rows int64, at ti
 	if err := catalog.Verify(ctx, s, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Publish(ctx, s, m, "# card"); err != nil {
+	if err := catalog.Publish(ctx, s, m, "# card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return m

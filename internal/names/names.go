@@ -20,8 +20,11 @@ var (
 	// nameRE: a dataset or board name: letters, digits, '_' and '-',
 	// starting with a letter or digit; no '.', '/' or '@'.
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
-	// versionRE: a version id (hex, with or without its leading v).
-	versionRE = regexp.MustCompile(`^v?[A-Za-z0-9_-]{1,64}$`)
+	// versionRE: what may follow NAME@: a version id (hex, with or
+	// without its leading v) or a tag a build gave with --as (a letter,
+	// then letters, digits, '.', '_' and '-'); never '/', and never a
+	// leading '.', so neither "." nor ".." can pass.
+	versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	// runRE: a run id (r and 15 hex digits today; older forms allowed).
 	runRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
 )
@@ -39,9 +42,11 @@ func Name(kind, s string) error {
 	return nil
 }
 
-// ParseRef splits a dataset reference NAME, NAME@latest or NAME@VERSION
-// into the name and the version ("" or "latest" for the latest; a
-// leading v is dropped), after checking both.
+// ParseRef splits a dataset reference NAME, NAME@latest, NAME@VERSION or
+// NAME@TAG into the name and what follows the @ ("" or "latest" for the
+// latest; a version id keeps its leading v, so that a tag such as
+// "variant" is not cut: the catalog drops it when it reads a version),
+// after checking both.
 func ParseRef(ref string) (name, version string, err error) {
 	name, version, hasAt := strings.Cut(ref, "@")
 	if err := Name("dataset", name); err != nil {
@@ -49,9 +54,9 @@ func ParseRef(ref string) (name, version string, err error) {
 	}
 	if hasAt && version != "latest" && !versionRE.MatchString(version) {
 		return "", "", fmt.Errorf("dataset reference %q: %w", ref,
-			invalid("version", version, "latest or a version id such as v1a2b3c4d5e6f7a8b"))
+			invalid("version", version, "latest, a version id such as v1a2b3c4d5e6f7a8b or a tag given with --as"))
 	}
-	return name, strings.TrimPrefix(version, "v"), nil
+	return name, version, nil
 }
 
 // RunID checks a run id.

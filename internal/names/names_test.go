@@ -12,7 +12,11 @@ func TestParseRef(t *testing.T) {
 	}{
 		{"bfcl", "bfcl", "", true},
 		{"bfcl@latest", "bfcl", "latest", true},
-		{"bfcl@v1a2b3c", "bfcl", "1a2b3c", true},
+		{"bfcl@v1a2b3c", "bfcl", "v1a2b3c", true},
+		{"reporteval@variant", "reporteval", "variant", true}, // a tag (--as) keeps its v
+		{"reporteval@refs.v2", "reporteval", "refs.v2", true},
+		{"bfcl@..", "", "", false},
+		{"bfcl@.x", "", "", false},
 		{"bfcl@1a2b3c", "bfcl", "1a2b3c", true},
 		{"reporteval-sections@latest", "reporteval-sections", "latest", true},
 		{"bfcl@../../../runs/X", "", "", false},

@@ -21,12 +21,15 @@ type CardInfo struct {
 }
 
 // FrontMatter is the card's YAML header, in the hub's dataset card fields.
+// It is the one writer (MarshalFront) and reader (ParseCard) of every
+// card's front matter: the catalog's (datasets.RenderCard) and a
+// release's (Card).
 type FrontMatter struct {
-	License        string        `yaml:"license"`
+	License        string        `yaml:"license,omitempty"`
 	PrettyName     string        `yaml:"pretty_name"`
-	SizeCategories []string      `yaml:"size_categories"`
+	SizeCategories []string      `yaml:"size_categories,omitempty"`
 	Configs        []CardConfig  `yaml:"configs"`
-	DatasetInfo    []DatasetInfo `yaml:"dataset_info"`
+	DatasetInfo    []DatasetInfo `yaml:"dataset_info,omitempty"`
 }
 
 // CardConfig is one entry of the card's configs.
@@ -189,18 +192,29 @@ func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
 	return b.String(), nil
 }
 
-// writeFront writes the YAML front matter between its --- lines.
-func writeFront(b *strings.Builder, l Layout, info CardInfo) error {
+// MarshalFront renders fm through the YAML encoder between its --- lines
+// (values are quoted as YAML needs, so a name with ": " or a "#" reads
+// back as written); ParseCard reads it back.
+func MarshalFront(fm FrontMatter) (string, error) {
 	var head strings.Builder
 	enc := yaml.NewEncoder(&head)
 	enc.SetIndent(2)
-	if err := enc.Encode(Front(l, info)); err != nil {
-		return fmt.Errorf("release: card front matter: %w", err)
+	if err := enc.Encode(fm); err != nil {
+		return "", fmt.Errorf("release: card front matter: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return fmt.Errorf("release: card front matter: %w", err)
+		return "", fmt.Errorf("release: card front matter: %w", err)
 	}
-	fmt.Fprintf(b, "---\n%s---\n\n", head.String())
+	return "---\n" + head.String() + "---\n", nil
+}
+
+// writeFront writes the YAML front matter between its --- lines.
+func writeFront(b *strings.Builder, l Layout, info CardInfo) error {
+	head, err := MarshalFront(Front(l, info))
+	if err != nil {
+		return err
+	}
+	b.WriteString(head + "\n")
 	return nil
 }
 
@@ -300,13 +314,21 @@ func DetailsCard(l Layout, d Details, info CardInfo) (string, error) {
 }
 
 // BuildCommand returns the `benchline dataset build` command that builds m
-// again: its source location (the directory or URL its sources were read
-// from) and its parameters.
+// again: its source location (the URL its sources were read from, or DIR
+// for a local directory, whose path is not published: see
+// source.PublicURI) and its parameters.
 func BuildCommand(m catalog.Manifest) string {
 	args := []string{"benchline", "dataset", "build", m.Name}
 	for _, s := range m.Sources {
-		if loc, ok := strings.CutSuffix(s.URI, "/"+s.Name); ok && !strings.HasPrefix(s.URI, "store:") {
+		if strings.HasPrefix(s.URI, "store:") {
+			continue
+		}
+		if loc, ok := strings.CutSuffix(s.URI, "/"+s.Name); ok {
 			args = append(args, "--source", shellQuote(loc))
+			break
+		}
+		if s.URI == s.Name { // a local directory, whose path is not published
+			args = append(args, "--source", "DIR")
 			break
 		}
 	}

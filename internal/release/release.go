@@ -71,7 +71,10 @@ type Layout struct {
 	SrcDir string `json:"src_dir,omitempty"`
 	// Run is the run id of a run's details release (see DetailsName), empty
 	// for a dataset version.
-	Run     string   `json:"run,omitempty"`
+	Run string `json:"run,omitempty"`
+	// Variant is the version's catalog.Manifest.Variant: publishing it
+	// does not move the destination's latest either.
+	Variant bool     `json:"variant,omitempty"`
 	Rows    int64    `json:"rows"`
 	Bytes   int64    `json:"bytes"`
 	Files   []File   `json:"files"`

@@ -229,9 +229,15 @@ func TestCardNestedColumnsLeaveFeaturesOut(t *testing.T) {
 }
 
 func TestBuildCommandQuotes(t *testing.T) {
-	m := catalog.Manifest{Name: "toolpref", Sources: []catalog.Source{{Name: "a/b.json", URI: "/data/my sources/a/b.json"}},
+	m := catalog.Manifest{Name: "toolpref", Sources: []catalog.Source{{Name: "a/b.json", URI: "s3://my bucket/src/a/b.json"}},
 		Params: map[string]string{"candidates": "x@0.7x2,y@0x1", "note": "it's"}}
-	want := `benchline dataset build toolpref --source '/data/my sources' --param candidates=x@0.7x2,y@0x1 --param 'note=it'\''s'`
+	want := `benchline dataset build toolpref --source 's3://my bucket/src' --param candidates=x@0.7x2,y@0x1 --param 'note=it'\''s'`
+	if got := release.BuildCommand(m); got != want {
+		t.Errorf("BuildCommand = %s\nwant %s", got, want)
+	}
+	// A local directory's path is not published: the command says DIR.
+	m.Sources = []catalog.Source{{Name: "a/b.json", URI: "a/b.json"}}
+	want = `benchline dataset build toolpref --source DIR --param candidates=x@0.7x2,y@0x1 --param 'note=it'\''s'`
 	if got := release.BuildCommand(m); got != want {
 		t.Errorf("BuildCommand = %s\nwant %s", got, want)
 	}

@@ -43,3 +43,20 @@ func Require(tb testing.TB, sub string) string {
 	}
 	return d
 }
+
+// Upstream returns the full upstream release named by the environment
+// variable env (e.g. BENCHLINE_UPSTREAM_BFCL: a checkout of a benchmark's
+// data folder as its authors publish it), or skips the test with a message
+// saying what to set. Upstream-as-published tests build the small slice
+// they keep in testdata/ always, and the full release only through here.
+func Upstream(tb testing.TB, env, what string) string {
+	tb.Helper()
+	d := os.Getenv(env)
+	if d == "" {
+		tb.Skipf("full upstream release not checked: set %s to %s to build it whole and check its counts", env, what)
+	}
+	if st, err := os.Stat(d); err != nil || !st.IsDir() {
+		tb.Fatalf("%s=%s: not a directory (%v)", env, d, err)
+	}
+	return d
+}

@@ -197,6 +197,19 @@ func (l *fsLoc) URI(name string) string {
 	return filepath.Join(l.base, filepath.FromSlash(name))
 }
 
+// PublicURI names file name of loc in what a build publishes (manifests,
+// cards, releases, rows that record their source): the URI for locations
+// that have one (http(s), s3://, embedded://), and for a local directory
+// only the name relative to it, so that nothing published carries the
+// builder's file system (the sha256 and size beside it identify the file).
+// Errors keep naming the full path (Location.URI).
+func PublicURI(loc Location, name string) string {
+	if l, ok := loc.(*fsLoc); ok && !strings.Contains(l.base, "://") {
+		return name
+	}
+	return loc.URI(name)
+}
+
 type httpLoc struct {
 	base   string
 	client *http.Client

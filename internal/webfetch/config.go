@@ -16,6 +16,15 @@ const (
 	DefaultMaxRedirects = 5
 	DefaultCachePrefix  = "cache/sources/"
 	DefaultUserAgent    = "benchline-webfetch/1 (source checker for LLM benchmark reports)"
+	// DefaultConnectTimeout bounds connecting to a source (DNS, TCP).
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultNoRouteAfter and DefaultNoRouteFor: after this many fetches
+	// in a row that could not connect (none succeeding in between), the
+	// fetcher stops trying for DefaultNoRouteFor.
+	DefaultNoRouteAfter = 8
+	DefaultNoRouteFor   = time.Minute
+	// DefaultMaxConcurrent bounds the fetches on the network at once.
+	DefaultMaxConcurrent = 16
 )
 
 // MaxRedirects is the bound on Config.MaxRedirects: no configuration
@@ -60,6 +69,26 @@ type Config struct {
 	MaxAge time.Duration
 	// UserAgent is sent with every request (DefaultUserAgent).
 	UserAgent string
+	// ConnectTimeout bounds resolving and connecting to a host
+	// (DefaultConnectTimeout, 5s): a host with no route fails in this
+	// time, not the whole Timeout.
+	ConnectTimeout time.Duration
+	// NoRouteAfter and NoRouteFor stop a fetcher with no route to the
+	// network from paying a connect time-out per source: after NoRouteAfter
+	// fetches in a row that failed to connect (DNS or connection errors,
+	// connect time-outs; DefaultNoRouteAfter, 8), every fetch for the next
+	// NoRouteFor (DefaultNoRouteFor, 1 min) is unreachable at once, without
+	// trying; a host that failed to connect is not tried again for
+	// NoRouteFor either. A fetch that connects resets the count.
+	NoRouteAfter int
+	NoRouteFor   time.Duration
+	// MaxConcurrent bounds the fetches on the network at once
+	// (DefaultMaxConcurrent, 16); cached results are not counted.
+	MaxConcurrent int
+	// Offline fetches nothing: a source not in the cache is Offline
+	// ("unverifiable (offline)") at once. Workers set it from
+	// BENCHLINE_WEB_OFFLINE=1.
+	Offline bool
 }
 
 // withDefaults checks c and fills in its defaults.
@@ -76,6 +105,20 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("max redirects %d is outside 1..%d (0 for the default)", c.MaxRedirects, MaxRedirects)
 	case c.MaxAge < 0:
 		return bad("max age %s is negative", c.MaxAge)
+	case c.ConnectTimeout < 0 || c.NoRouteAfter < 0 || c.NoRouteFor < 0 || c.MaxConcurrent < 0:
+		return bad("connect timeout, no-route settings and max concurrent must not be negative")
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.NoRouteAfter == 0 {
+		c.NoRouteAfter = DefaultNoRouteAfter
+	}
+	if c.NoRouteFor == 0 {
+		c.NoRouteFor = DefaultNoRouteFor
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

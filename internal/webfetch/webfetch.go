@@ -12,6 +12,14 @@
 // when dialled (DNS rebinding) is still refused. Proxies from the
 // environment are not used, since the check would then judge the proxy.
 //
+// Without a route to the network a fetch fails fast: connecting is bounded
+// by ConnectTimeout (5 s), DNS and connection errors are unreachable at
+// once, a host that could not be reached is not tried again for NoRouteFor,
+// and after NoRouteAfter fetches in a row that could not connect nothing is
+// tried for NoRouteFor; at most MaxConcurrent fetches are on the network at
+// once. An Offline fetcher (BENCHLINE_WEB_OFFLINE=1 on a worker) tries
+// nothing: a source not in the cache is "offline" (unverifiable).
+//
 // A fetch that does not give the page is a Result with a status saying
 // why (not_found, timeout, unreachable, …), never an error: an
 // unreachable source is recorded as unreachable, never as a claim it does
@@ -42,6 +50,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,8 +81,12 @@ const (
 	// BadContentType: the body is not text, markdown or HTML.
 	BadContentType Status = "bad_content_type"
 	// Unreachable: no answer (unknown host, connection refused or reset,
-	// TLS failure) or a URL that cannot be fetched (not http(s)).
+	// TLS failure, no route: see Config.NoRouteAfter) or a URL that cannot
+	// be fetched (not http(s)).
 	Unreachable Status = "unreachable"
+	// Offline: the fetcher is offline (Config.Offline) and the source is
+	// not in the cache: unverifiable, not tried.
+	Offline Status = "offline"
 )
 
 // A Result is the outcome of fetching one URL.
@@ -98,6 +111,9 @@ type Result struct {
 	FetchedAt time.Time `json:"fetched_at"`
 	// Cached is true when the result came from the cache.
 	Cached bool `json:"-"`
+	// noConnect is true when the fetch failed before any connection:
+	// a DNS error, a refused or unroutable connection, a connect time-out.
+	noConnect bool
 }
 
 // cacheable reports whether r is definitive and independent of the
@@ -120,6 +136,12 @@ type Fetcher struct {
 	store  blob.Store
 	client *http.Client
 	now    func() time.Time // the clock; a field so tests can move it
+	sem    chan struct{}    // Config.MaxConcurrent slots
+
+	mu         sync.Mutex
+	failsInRow int                  // fetches in a row that could not connect
+	noRoute    time.Time            // until when nothing is tried
+	deadHosts  map[string]time.Time // host -> until when it is not tried
 }
 
 // New returns a Fetcher caching in store, or an error wrapping ErrConfig.
@@ -128,7 +150,7 @@ func New(store blob.Store, cfg Config) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fetcher{cfg: cfg, store: store, now: time.Now}
+	f := &Fetcher{cfg: cfg, store: store, now: time.Now, sem: make(chan struct{}, cfg.MaxConcurrent), deadHosts: map[string]time.Time{}}
 	tr := &http.Transport{
 		Proxy:                 nil, // the address check must see the server, not a proxy
 		DialContext:           f.dial,
@@ -208,10 +230,27 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Result, error) {
 	case err != nil && !errors.Is(err, blob.ErrNotFound):
 		return Result{}, fmt.Errorf("webfetch: read cache for %s: %w", canonical, err)
 	}
+	if f.cfg.Offline {
+		return f.untried(canonical, Offline, "unverifiable (offline): fetching is off (BENCHLINE_WEB_OFFLINE)"), nil
+	}
+	if why := f.skip(canonical); why != "" {
+		return f.untried(canonical, Unreachable, why), nil
+	}
+	select {
+	case f.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("webfetch: fetch %s: %w", canonical, ctx.Err())
+	}
+	if why := f.skip(canonical); why != "" { // the breaker may have tripped while this waited
+		<-f.sem
+		return f.untried(canonical, Unreachable, why), nil
+	}
 	res, err := f.get(ctx, canonical)
+	<-f.sem
 	if err != nil {
 		return Result{}, err
 	}
+	f.note(canonical, res)
 	if !res.cacheable() {
 		return res, nil
 	}
@@ -237,6 +276,59 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Result, error) {
 		return Result{}, fmt.Errorf("webfetch: cache result for %s: %w", canonical, err)
 	}
 	return res, nil
+}
+
+// untried is the result of a fetch of u that was not tried.
+func (f *Fetcher) untried(u string, st Status, why string) Result {
+	return Result{URL: u, FinalURL: u, Status: st, Reason: why, FetchedAt: f.now().UTC()}
+}
+
+// skip says why u is not tried (no route to the network, or its host
+// failed to connect lately), or "".
+func (f *Fetcher) skip(u string) string {
+	now := f.now()
+	host := hostOf(u)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if now.Before(f.noRoute) {
+		return fmt.Sprintf("no route: the last %d fetches could not connect; not tried until %s", f.cfg.NoRouteAfter, f.noRoute.UTC().Format(time.RFC3339))
+	}
+	if until, ok := f.deadHosts[host]; ok && now.Before(until) {
+		return fmt.Sprintf("host %s could not be reached lately; not tried until %s", host, until.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// note counts a fetch for the no-route breaker: a fetch that could not
+// connect (res.connectFailed) adds one and marks its host; any answer
+// resets the count.
+func (f *Fetcher) note(u string, res Result) {
+	now := f.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !res.noConnect {
+		if res.Status != Unreachable && res.Status != Timeout {
+			f.failsInRow = 0
+		}
+		return
+	}
+	f.deadHosts[hostOf(u)] = now.Add(f.cfg.NoRouteFor)
+	if len(f.deadHosts) > 10_000 { // bounded: forget them all rather than grow
+		f.deadHosts = map[string]time.Time{}
+	}
+	f.failsInRow++
+	if f.failsInRow >= f.cfg.NoRouteAfter {
+		f.noRoute = now.Add(f.cfg.NoRouteFor)
+		f.failsInRow = 0
+	}
+}
+
+func hostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return strings.ToLower(p.Hostname())
 }
 
 // hops records the redirects of one fetch.
@@ -378,6 +470,14 @@ func (f *Fetcher) failed(ctx, fctx context.Context, res Result, err error) (Resu
 	default:
 		res.Status, res.Reason = Unreachable, err.Error()
 	}
+	var oe *net.OpError
+	var de *net.DNSError
+	if refused == nil && (errors.As(err, &de) || (errors.As(err, &oe) && oe.Op == "dial")) {
+		res.noConnect = true
+		if res.Status == Timeout {
+			res.Status, res.Reason = Unreachable, fmt.Sprintf("could not connect within %s: %v", f.cfg.ConnectTimeout, err)
+		}
+	}
 	res.HTTPStatus = 0
 	return res, nil
 }
@@ -408,6 +508,7 @@ func (f *Fetcher) dial(ctx context.Context, network, addr string) (net.Conn, err
 	}
 	anyAddr := f.cfg.hostAllowed(host)
 	d := net.Dialer{
+		Timeout: f.cfg.ConnectTimeout,
 		Control: func(_, address string, _ syscall.RawConn) error {
 			if anyAddr {
 				return nil

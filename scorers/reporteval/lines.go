@@ -22,6 +22,7 @@ var ErrMalformedInput = errors.New("reporteval: score sections: malformed input"
 // sectionsIn is one input line of ScoreSectionsLines.
 type sectionsIn struct {
 	ID     json.RawMessage `json:"id"`
+	Topic  *string         `json:"topic"`
 	Report *string         `json:"report"`
 }
 
@@ -39,8 +40,10 @@ type SectionsOut struct {
 // reads JSON lines {"id", "report"} from r and writes one line
 // {"id", "skipped", "sections"} per non-blank input line to w, in input
 // order: skipped and sections are what Sections returns (sections is []
-// when there are none). id is echoed verbatim, whatever its JSON type, and
-// null when absent; other fields are ignored. Lines may be up to
+// when there are none). id is echoed verbatim, whatever its JSON type;
+// when absent (the original's reports files have none) it is derived from
+// the line's "topic" as the builder derives a row's id (FileID, the hex MD5
+// of the topic), and null without a topic. Other fields are ignored. Lines may be up to
 // MaxLineBytes long.
 //
 // A malformed line (not JSON, not an object, report missing, null or not a
@@ -122,6 +125,11 @@ func sectionsLine(line []byte) (SectionsOut, error) {
 		return out, fmt.Errorf("field %q is %s, not a string", te.Field, te.Value)
 	}
 	out.ID = in.ID
+	if (len(in.ID) == 0 || string(in.ID) == "null") && in.Topic != nil {
+		// The original's reports files have no id: derive the builder's
+		// (FileID of the topic), so lines join the dataset's rows.
+		out.ID, _ = json.Marshal(FileID(*in.Topic))
+	}
 	if in.Report == nil {
 		return out, errors.New(`missing string field "report"`)
 	}

@@ -97,8 +97,13 @@ func TestScoreSectionsLines(t *testing.T) {
 			out:  `{"id":1,"skipped":true,"sections":[]}` + "\n" + `{"id":"x","skipped":false,"sections":[]}` + "\n",
 		},
 		{
-			name: "missing id is null, other fields ignored",
+			name: "missing id is the builder's: md5 of the topic",
 			in:   `{"topic": "t", "report": ""}`,
+			out:  `{"id":"e358efa489f58062f10dd7316b65649e","skipped":true,"sections":[]}` + "\n",
+		},
+		{
+			name: "missing id and topic is null, other fields ignored",
+			in:   `{"title": "t", "report": ""}`,
 			out:  `{"id":null,"skipped":true,"sections":[]}` + "\n",
 		},
 		{
