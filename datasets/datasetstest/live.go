@@ -16,6 +16,7 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
@@ -82,11 +83,8 @@ func NewGateway(t testing.TB, url string) *gateway.Gateway {
 // Activities are the dataset activities of a worker with l's store and
 // gateway and the one builder.
 func (l *Live) Activities() *activities.Datasets {
-	reg := datasets.NewRegistry()
-	if err := reg.Register(l.Builder); err != nil {
-		panic(err)
-	}
-	return &activities.Datasets{Store: l.Store, Builders: reg, Gateway: l.Gateway}
+	reg := benchmark.MustRegistry(benchmark.Benchmark{Builder: l.Builder, Description: "the builder under test"})
+	return &activities.Datasets{Store: l.Store, Benchmarks: reg, Gateway: l.Gateway}
 }
 
 // Build runs the BuildDataset workflow for req; the error is the

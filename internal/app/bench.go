@@ -34,7 +34,7 @@ type BuildBench struct {
 // same builder code the activities run, and measures it: rows/s and MB/s of
 // Parquet written to the store, and peak memory.
 func BenchBuild(ctx context.Context, store blob.Store, env datasets.Env, dataset string, req datasets.Request, parallel int) (BuildBench, error) {
-	b, err := registry.Default().Builders().Get(dataset)
+	b, err := registry.Default().Builder(dataset)
 	if err != nil {
 		return BuildBench{}, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
-	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
@@ -53,7 +52,7 @@ func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store bl
 		return res, err
 	}
 	ref := synthetic.Name + "@" + built.Version
-	plan, err := ResolveRun(ctx, store, registry.Default().Tasks(benchmark.Deps{}), runs.Request{Dataset: ref, Model: "baseline/reference"})
+	plan, err := ResolveRun(ctx, store, registry.Default(), runs.Request{Dataset: ref, Model: "baseline/reference"})
 	if err != nil {
 		return res, err
 	}

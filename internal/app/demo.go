@@ -157,7 +157,7 @@ const demoShardSize = 100
 func demoEval(ctx context.Context, out io.Writer, r *Running, dataset, version, model string, judges map[string]string) error {
 	cfg := r.Stack.Config
 	req := runs.Request{Dataset: dataset + "@" + version, Model: model, Judges: judges, ShardSize: demoShardSize}
-	plan, err := ResolveRun(ctx, r.Store, registry.Default().Tasks(benchmark.Deps{}), req)
+	plan, err := ResolveRun(ctx, r.Store, registry.Default(), req)
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func exportPrefix(ctx context.Context, store blob.Store, prefix, dir string) (in
 }
 
 // demoBenchmarks are the registered benchmarks the demo runs, in list order.
-func demoBenchmarks(reg *registry.Registry) []benchmark.Benchmark {
+func demoBenchmarks(reg *benchmark.Registry) []benchmark.Benchmark {
 	var out []benchmark.Benchmark
 	for _, b := range reg.All() {
 		if b.Demo != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
-	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -27,9 +26,9 @@ func EvalWorkflowID(runID string) string { return workflows.EvalWorkflowID(runID
 // ResolveRun computes the plan, and so the run id, a request will get: the
 // PlanRun activity derives it with the same activities.NewPlan (minus the
 // creation time), so the client can attach to a running evaluation.
-func ResolveRun(ctx context.Context, store blob.Store, tasks *scorers.Registry, req runs.Request) (runs.Plan, error) {
+func ResolveRun(ctx context.Context, store blob.Store, reg *benchmark.Registry, req runs.Request) (runs.Plan, error) {
 	name, _, _ := strings.Cut(req.Dataset, "@")
-	task, err := tasks.Get(name)
+	task, err := reg.Task(name)
 	if err != nil {
 		return runs.Plan{}, err
 	}
@@ -43,7 +42,7 @@ func ResolveRun(ctx context.Context, store blob.Store, tasks *scorers.Registry, 
 // StartEval resolves the run of a request against the registered
 // benchmarks and starts (or attaches to) its EvaluateModel workflow.
 func StartEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, in workflows.EvaluateModelInput) (client.WorkflowRun, runs.Plan, error) {
-	plan, err := ResolveRun(ctx, store, registry.Default().Tasks(benchmark.Deps{}), in.Request)
+	plan, err := ResolveRun(ctx, store, registry.Default(), in.Request)
 	if err != nil {
 		return nil, plan, err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/internal/app"
-	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -52,7 +51,7 @@ func TestResolveRunAgreesWithPlanRun(t *testing.T) {
 	ctx := context.Background()
 	store := blobtest.NewMemory()
 	m := publishSynthetic(t, store, 250)
-	tasks := registry.Default().Tasks(benchmark.Deps{})
+	tasks := registry.Default()
 	seed := 7
 	temp := float32(0.5)
 	cases := []runs.Request{
@@ -68,7 +67,7 @@ func TestResolveRunAgreesWithPlanRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &activities.Eval{Store: store, Tasks: tasks}
+		a := &activities.Eval{Store: store, Benchmarks: tasks}
 		res, err := a.PlanRun(ctx, activities.PlanRunInput{Request: req, CreatedAt: created})
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/gateway"
@@ -138,7 +139,7 @@ func (r *Running) startBaselines(port int, logger *slog.Logger) error {
 // stack's workers: each host resolved to that listener and allowed
 // (webfetch.Config.Resolve, AllowHosts). Cited URLs, Host headers and
 // cache keys stay the fixtures'.
-func (r *Running) startSources(reg *registry.Registry) (webfetch.Config, error) {
+func (r *Running) startSources(reg *benchmark.Registry) (webfetch.Config, error) {
 	hosts := map[string]http.Handler{}
 	for _, b := range reg.All() {
 		if b.Demo == nil {

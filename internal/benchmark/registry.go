@@ -1,30 +1,30 @@
-// Package registry holds the list of benchmarks (benchmarks.go, one line
-// each) and the lookups built from it: builders, evaluation tasks and line
-// scorers. A new benchmark declares its benchmark.Benchmark in
-// datasets/<name>/benchmark.go and adds one line to the list; the demo,
-// `dataset build`, `score`, the workers and the end-to-end tests all
-// iterate the list. Tests build their own Registry with New.
-package registry
+package benchmark
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
-// A Registry is a validated set of benchmarks, by name.
+// A Registry is a validated set of benchmarks, by name: the one lookup of
+// builders, evaluation tasks, line scorers and clusters. The list of
+// benchline's benchmarks is internal/registry (registry.Default()); tests
+// build their own Registry with New.
 type Registry struct {
-	list   []benchmark.Benchmark
+	list   []Benchmark
 	byName map[string]int
+	// tasks are the evaluation tasks built with the deps of WithDeps, by
+	// dataset; nil until then (Task builds with no deps).
+	tasks map[string]scorers.Task
 }
 
-// New validates the benchmarks and returns their registry; a duplicate
-// name, or a line scorer name used twice, is an error.
-func New(bs ...benchmark.Benchmark) (*Registry, error) {
+// NewRegistry validates the benchmarks and returns their registry; a
+// duplicate name, or a line scorer name used twice, is an error.
+func NewRegistry(bs ...Benchmark) (*Registry, error) {
 	r := &Registry{byName: map[string]int{}}
 	scorerNames := map[string]string{}
 	for _, b := range bs {
@@ -46,28 +46,42 @@ func New(bs ...benchmark.Benchmark) (*Registry, error) {
 	return r, nil
 }
 
-// With returns a registry of r's benchmarks and bs.
-func (r *Registry) With(bs ...benchmark.Benchmark) (*Registry, error) {
-	return New(append(append([]benchmark.Benchmark(nil), r.list...), bs...)...)
-}
-
-// Default is the registry of every benchmark in the list.
-func Default() *Registry {
-	r, err := New(benchmarks()...)
+// MustRegistry is NewRegistry for a list fixed in the code: a broken
+// registration is a programming error (caught by tests), so it panics.
+func MustRegistry(bs ...Benchmark) *Registry {
+	r, err := NewRegistry(bs...)
 	if err != nil {
-		panic(err) // a broken registration is a programming error caught by tests
+		panic(err)
 	}
 	return r
 }
 
+// With returns a registry of r's benchmarks and bs (with no deps bound).
+func (r *Registry) With(bs ...Benchmark) (*Registry, error) {
+	return NewRegistry(append(slices.Clone(r.list), bs...)...)
+}
+
+// WithDeps returns a registry of r's benchmarks whose evaluation tasks
+// (Task) are built once with deps: what a worker that provides deps
+// serves.
+func (r *Registry) WithDeps(deps Deps) *Registry {
+	out := &Registry{list: r.list, byName: r.byName, tasks: map[string]scorers.Task{}}
+	for _, b := range r.list {
+		if b.NewTask != nil {
+			out.tasks[b.Name()] = b.NewTask(deps)
+		}
+	}
+	return out
+}
+
 // All returns the benchmarks in list order (the order the demo runs them).
-func (r *Registry) All() []benchmark.Benchmark { return append([]benchmark.Benchmark(nil), r.list...) }
+func (r *Registry) All() []Benchmark { return slices.Clone(r.list) }
 
 // Get returns the benchmark called name.
-func (r *Registry) Get(name string) (benchmark.Benchmark, error) {
+func (r *Registry) Get(name string) (Benchmark, error) {
 	i, ok := r.byName[name]
 	if !ok {
-		return benchmark.Benchmark{}, fmt.Errorf("registry: no benchmark called %q (have %v)", name, r.Names())
+		return Benchmark{}, fmt.Errorf("registry: no benchmark called %q (have %v)", name, r.Names())
 	}
 	return r.list[i], nil
 }
@@ -82,15 +96,38 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// Builders returns the dataset builders.
-func (r *Registry) Builders() *datasets.Registry {
-	reg := datasets.NewRegistry()
+// Builder returns the dataset builder called name.
+func (r *Registry) Builder(name string) (datasets.Builder, error) {
+	i, ok := r.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("datasets: no builder called %q (have %v)", name, r.Names())
+	}
+	return r.list[i].Builder, nil
+}
+
+// Task returns the evaluation task of dataset, built with the deps of
+// WithDeps (with none on a registry without them).
+func (r *Registry) Task(dataset string) (scorers.Task, error) {
+	i, ok := r.byName[dataset]
+	if !ok || r.list[i].NewTask == nil {
+		return nil, fmt.Errorf("scorers: no evaluation task for dataset %q (have %v)", dataset, r.TaskNames())
+	}
+	if r.tasks != nil {
+		return r.tasks[dataset], nil
+	}
+	return r.list[i].NewTask(Deps{}), nil
+}
+
+// TaskNames lists the datasets with an evaluation task, sorted.
+func (r *Registry) TaskNames() []string {
+	var out []string
 	for _, b := range r.list {
-		if err := reg.Register(b.Builder); err != nil {
-			panic(err) // New rejected duplicates
+		if b.NewTask != nil {
+			out = append(out, b.Name())
 		}
 	}
-	return reg
+	sort.Strings(out)
+	return out
 }
 
 // Descriptions returns each benchmark's one-line description by dataset
@@ -103,22 +140,8 @@ func (r *Registry) Descriptions() map[string]string {
 	return out
 }
 
-// Tasks returns the evaluation tasks, built with deps.
-func (r *Registry) Tasks(deps benchmark.Deps) *scorers.Registry {
-	reg := scorers.NewRegistry()
-	for _, b := range r.list {
-		if b.NewTask == nil {
-			continue
-		}
-		if err := reg.Register(b.NewTask(deps)); err != nil {
-			panic(err) // Validate checked each task's dataset; New rejected duplicates
-		}
-	}
-	return reg
-}
-
 // Clusters returns the cluster function of every benchmark that declares
-// one (benchmark.Benchmark.Cluster), by dataset name.
+// one (Benchmark.Cluster), by dataset name.
 func (r *Registry) Clusters() map[string]func(schemas.ResultRow) string {
 	out := map[string]func(schemas.ResultRow) string{}
 	for _, b := range r.list {
@@ -130,8 +153,8 @@ func (r *Registry) Clusters() map[string]func(schemas.ResultRow) string {
 }
 
 // Scorers returns every line scorer, sorted by name.
-func (r *Registry) Scorers() []benchmark.LineScorer {
-	var out []benchmark.LineScorer
+func (r *Registry) Scorers() []LineScorer {
+	var out []LineScorer
 	for _, b := range r.list {
 		out = append(out, b.Scorers...)
 	}

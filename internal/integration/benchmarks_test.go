@@ -37,7 +37,7 @@ func TestEveryBenchmark(t *testing.T) {
 
 // checkBenchmark builds b's demo dataset on the workers of cfg's task
 // queue, evaluates its demo models there and checks the results.
-func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b benchmark.Benchmark) {
+func checkBenchmark(t *testing.T, cfg config.Config, reg *benchmark.Registry, b benchmark.Benchmark) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -50,7 +50,7 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 	if res.Rows == 0 || m.Rows != res.Rows {
 		t.Fatalf("%s@%s: built %d rows, manifest says %d", res.Dataset, res.Version, res.Rows, m.Rows)
 	}
-	tasks := reg.Tasks(benchmark.Deps{})
+	tasks := reg
 	var compared []leaderboard.Samples
 	for _, model := range b.Demo.Models {
 		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: b.Demo.Judges, ShardSize: 100}

@@ -20,6 +20,8 @@ import (
 	"github.com/benchline/benchline/datasets"
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/sandbox"
@@ -151,13 +153,11 @@ func pythonItems(t *testing.T, copies int) (string, int) {
 	return dir, n
 }
 
-func countingTasks(t *testing.T, task countingTask) *scorers.Registry {
+func countingTasks(t *testing.T, task countingTask) *benchmark.Registry {
 	t.Helper()
-	r := scorers.NewRegistry()
-	if err := r.Register(task); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	b := dsifevalcode.Benchmark
+	b.NewTask = func(benchmark.Deps) scorers.Task { return task }
+	return benchmarktest.Registry(t, b)
 }
 
 // TestScoreShardResumesAfterWorkerStop scores an IFEvalCode shard (15
@@ -199,7 +199,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	gen := worker.New(stack.Client, mainQueue, worker.Options{})
 	gen.RegisterWorkflow(workflows.EvaluateModel)
 	gen.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway,
-		Tasks: countingTasks(t, countingTask{Task: ifevalcode.NewTask(nil, ifevalcode.Options{}), queue: scoreQueue, log: log})})
+		Benchmarks: countingTasks(t, countingTask{Task: ifevalcode.NewTask(nil, ifevalcode.Options{}), queue: scoreQueue, log: log})})
 	if err := gen.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	startScorer := func() worker.Worker {
 		w := worker.New(stack.Client, scoreQueue, worker.Options{MaxConcurrentActivityExecutionSize: 1})
 		task := countingTask{Task: ifevalcode.NewTask(countingSandbox{Sandboxer: sb, log: log}, ifevalcode.Options{}), queue: scoreQueue, log: log}
-		w.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway, Tasks: countingTasks(t, task),
+		w.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway, Benchmarks: countingTasks(t, task),
 			ChunkSize: chunk, CheckpointInterval: time.Nanosecond})
 		if err := w.Start(); err != nil {
 			t.Fatal(err)

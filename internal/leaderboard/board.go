@@ -12,9 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
-	"github.com/benchline/benchline/internal/registry"
 )
 
 // A board file names what a leaderboard shows:
@@ -209,7 +209,7 @@ func knownKeys(n *yaml.Node, keys ...string) error {
 }
 
 // ReadBoard reads and parses a board file (see ParseBoard).
-func ReadBoard(path string, reg *registry.Registry) (Board, error) {
+func ReadBoard(path string, reg *benchmark.Registry) (Board, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Board{}, fmt.Errorf("leaderboard: board file: %w", err)
@@ -222,7 +222,7 @@ func ReadBoard(path string, reg *registry.Registry) (Board, error) {
 // names of the form PROVIDER/MODEL (whether their providers exist is
 // app.CheckBoard's check), and the settings' ranges. Errors wrap
 // ErrBadBoard and name the file and the key.
-func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error) {
+func ParseBoard(file string, data []byte, reg *benchmark.Registry) (Board, error) {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
 	}
@@ -389,7 +389,7 @@ func checkModelForm(name string) error {
 	return nil
 }
 
-func evaluated(reg *registry.Registry) []string {
+func evaluated(reg *benchmark.Registry) []string {
 	var out []string
 	for _, b := range reg.All() {
 		if b.NewTask != nil {
