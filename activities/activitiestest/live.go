@@ -1,4 +1,9 @@
-package datasetstest
+// Package activitiestest holds test helpers that need the engine: the
+// baseline model server over real HTTP, a gateway to it, and Live, which
+// builds a dataset with the real BuildDataset workflow and activities in
+// Temporal's test environment. Builder unit tests use datasets/datasetstest
+// instead, which links none of it.
+package activitiestest
 
 import (
 	"context"
