@@ -13,7 +13,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -234,8 +233,8 @@ func write(ctx context.Context, models datasets.Completer, id string, turns []sc
 	v, err := judge.Ask(ctx, models, req, &reply)
 	line.Verdict = v
 	switch {
-	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = gateway.ReasonOf(err)
+	case err != nil && errors.Is(err, modelapi.ErrModelFailure):
+		line.Skipped = modelapi.ReasonOf(err)
 		return line, nil
 	case err != nil:
 		return line, fmt.Errorf("medrubric: item %s turn %d: writer %s: %w", id, ti+1, writer, err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -287,8 +286,8 @@ func write(ctx context.Context, models datasets.Completer, c Caption, others []C
 	v, err := judge.Ask(ctx, models, req, &reply)
 	line.Verdict = v
 	switch {
-	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = gateway.ReasonOf(err)
+	case err != nil && errors.Is(err, modelapi.ErrModelFailure):
+		line.Skipped = modelapi.ReasonOf(err)
 		line.Check = Check{Reason: RejectRefused, Detail: line.Skipped}
 	case err != nil:
 		return line, fmt.Errorf("omnicloze: caption %s: writer %s: %w", c.ID, o.Writer, err)

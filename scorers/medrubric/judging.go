@@ -2,12 +2,12 @@ package medrubric
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -95,7 +95,7 @@ func (a *asker) ask(ctx context.Context, model, version string, msgs []openai.Ch
 	a.usage.Merge(verdict.Usage)
 	rec := JudgeRecord{Verdict: verdict}
 	if err != nil {
-		if !gateway.IsModelFailure(err) {
+		if !errors.Is(err, modelapi.ErrModelFailure) {
 			return rec, false, err
 		}
 		rec.CallError = err.Error()

@@ -12,7 +12,6 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -332,7 +331,7 @@ func (c *caller) simulate(ctx context.Context, model string, d dialogue, history
 		Params: greedy(), Seed: c.seed, NoCache: c.noCache, Oracle: UserOracle(d.char, d.spec, d.row.Language, history),
 	})
 	if err != nil {
-		if !gateway.IsModelFailure(err) {
+		if !errors.Is(err, modelapi.ErrModelFailure) {
 			return call, "", err
 		}
 		call.CallError = err.Error()
@@ -376,7 +375,7 @@ func (c *caller) judgeRound(ctx context.Context, judges []string, d dialogue, st
 		c.usage.Merge(verdict.Usage)
 		rec := JudgeRecord{Verdict: verdict}
 		switch {
-		case err != nil && !gateway.IsModelFailure(err):
+		case err != nil && !errors.Is(err, modelapi.ErrModelFailure):
 			return err
 		case err != nil:
 			rec.CallError = err.Error()
