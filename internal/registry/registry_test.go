@@ -55,7 +55,7 @@ func TestEveryTableHasColumns(t *testing.T) {
 		tbl := b.Builder.Schema()
 		cols, ok := schemas.Columns(tbl)
 		if !ok || len(cols) == 0 {
-			t.Errorf("%s: schemas.Columns(%s v%d) unknown: add its row type to schemas.rowTypes", b.Name(), tbl.Name, tbl.Version)
+			t.Errorf("%s: schemas.Columns(%s v%d) unknown: declare it with schemas.Declare beside its row type", b.Name(), tbl.Name, tbl.Version)
 		}
 	}
 }
