@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -105,7 +106,7 @@ func (b Board) ModelRefs() []ModelRef {
 		out = append(out, ModelRef{fmt.Sprintf("models[%d]", i), m.Model})
 	}
 	for i, bm := range b.Benchmarks {
-		for _, role := range sortedKeys(bm.Judges) {
+		for _, role := range slices.Sorted(maps.Keys(bm.Judges)) {
 			for _, m := range judge.Panel(bm.Judges, role) {
 				out = append(out, ModelRef{fmt.Sprintf("benchmarks[%d].judges.%s", i, role), m})
 			}
@@ -360,7 +361,7 @@ func resolveJudges(key string, in map[string]judgeValues) (map[string]string, *k
 		return nil, nil
 	}
 	out := map[string]string{}
-	for _, role := range sortedKeys(in) {
+	for _, role := range slices.Sorted(maps.Keys(in)) {
 		k := key + "." + role
 		if !roleRE.MatchString(role) {
 			return nil, &keyError{k, "want a role of letters, digits, _ and -"}
@@ -397,15 +398,6 @@ func evaluated(reg *benchmark.Registry) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // MarshalBoard writes b as a board file that ParseBoard reads back to b

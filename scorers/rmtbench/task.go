@@ -2,8 +2,6 @@ package rmtbench
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -423,12 +421,7 @@ func transcript(name string, history []Exchange) string {
 }
 
 func promptHash(r *schemas.RMTBenchDialogue) string {
-	h := sha256.New()
-	for _, s := range []string{r.ID, r.CharacterJSON, r.Motivation, r.DialogueJSON} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return scorers.PromptHash(r.ID, r.CharacterJSON, r.Motivation, r.DialogueJSON, "") // each part NUL-terminated
 }
 
 // References are the in-character replies of a fixed dialogue's turns, as
