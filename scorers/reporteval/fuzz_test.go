@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
 )
 
 // fuzzReport is a report long enough to be split, with sections that pass
