@@ -3,6 +3,7 @@ package medrubric
 import (
 	"errors"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"sort"
 	"strings"
 	"unicode"
@@ -69,7 +70,7 @@ func tokenSet(s string) map[string]bool {
 	}
 	for _, r := range strings.ToLower(s) {
 		switch {
-		case scorer.IsCJK(r):
+		case judge.IsCJK(r):
 			flushWord()
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):

@@ -175,7 +175,7 @@ func judgedByKeywords(t schemas.MedRubricTurn) []scorer.Judged {
 	out := make([]scorer.Judged, len(t.Rubrics))
 	for i, r := range t.Rubrics {
 		st := scorer.NotMet
-		if scorer.KeywordsMet(t.Reference, r.Keywords) {
+		if judge.KeywordsMet(t.Reference, r.Keywords) {
 			st = scorer.Met
 		}
 		out[i] = scorer.Judged{ID: r.ID, Category: scorer.Category(r.Category), Weight: r.Weight, Status: st}

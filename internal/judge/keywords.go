@@ -1,4 +1,4 @@
-package medrubric
+package judge
 
 import (
 	"strings"
@@ -67,4 +67,12 @@ func joins(k, n rune) bool {
 		return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !IsCJK(r)
 	}
 	return word(k) && word(n)
+}
+
+// IsCJK reports whether r belongs to a script written without spaces
+// between words: Han ideographs, Hiragana, Katakana and Hangul. Keywords
+// in these scripts match anywhere (ContainsKeyword); medrubric's
+// length-limited mode counts each such character as one word.
+func IsCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }

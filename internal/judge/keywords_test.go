@@ -1,4 +1,4 @@
-package medrubric
+package judge
 
 import "testing"
 

@@ -140,6 +140,8 @@ func TestLayering(t *testing.T) {
 			[]string{"./datasets/...", "./scorers/..."}, module + "/internal/registry", false, false},
 		{"builders and tasks do not link Temporal",
 			[]string{"./datasets/...", "./scorers/..."}, "go.temporal.io", false, false},
+		{"a benchmark's task links no other benchmark's (shared judge helpers live in internal/judge)",
+			[]string{"./scorers/rmtbench", "./scorers/omnicloze", "./scorers/reporteval"}, module + "/scorers/medrubric", false, false},
 		{"scorers import no datasets package",
 			[]string{"./scorers/..."}, module + "/datasets", false, false},
 		// A builder's unit tests (datasets/datasetstest) need none of the

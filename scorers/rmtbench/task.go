@@ -14,7 +14,6 @@ import (
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
-	"github.com/benchline/benchline/scorers/medrubric"
 )
 
 // Dataset is the dataset the task evaluates.
@@ -218,7 +217,7 @@ type UserCall struct {
 // Missing and Ignored name dimensions: asked but left out, and scored but
 // not asked; CallError is a call refused for its request, a judge error
 // of every dimension).
-type JudgeRecord = medrubric.JudgeRecord
+type JudgeRecord = judge.Record
 
 // caller makes a sample's judge and simulated-user calls.
 type caller struct {
