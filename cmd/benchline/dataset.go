@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"strings"
 	"text/tabwriter"
 
@@ -55,7 +56,7 @@ Datasets:
 				return err
 			}
 			defer c.Close()
-			res, err := app.BuildDataset(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
+			res, err := wfclient.BuildDataset(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"os"
 	"time"
 
@@ -47,13 +48,13 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if err != nil {
 				return err
 			}
-			js, names, err := app.ParseJudges(judges)
+			js, names, err := wfclient.ParseJudges(judges)
 			if err != nil {
 				return err
 			}
 			req.Judges = js
-			names = append([]app.ModelName{{Flag: "--model", Given: req.Model, Model: req.Model}}, names...)
-			if err := app.CheckModels(cfg, names...); err != nil {
+			names = append([]wfclient.ModelName{{Flag: "--model", Given: req.Model, Model: req.Model}}, names...)
+			if err := wfclient.CheckModels(cfg, names...); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("temperature") {
@@ -77,12 +78,12 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if scheduled {
 				in.Priority = workflows.PriorityScheduled
 			}
-			run, plan, err := app.StartEval(ctx, c, cfg, store, in)
+			run, plan, err := wfclient.StartEval(ctx, c, cfg, store, in)
 			if err != nil {
 				return err
 			}
 			errw := cmd.ErrOrStderr()
-			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, app.ModelLabel(plan.Model))
+			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, wfclient.ModelLabel(plan.Model))
 			if noWait {
 				fmt.Fprintln(cmd.OutOrStdout(), plan.RunID)
 				return nil
@@ -92,11 +93,11 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if tty {
 				every = time.Second
 			}
-			res, err := app.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
+			res, err := wfclient.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
 				if tty {
-					fmt.Fprintf(errw, "\r%s", app.ProgressLine(p, time.Now()))
+					fmt.Fprintf(errw, "\r%s", wfclient.ProgressLine(p, time.Now()))
 				} else {
-					fmt.Fprintln(errw, app.ProgressLine(p, time.Now()))
+					fmt.Fprintln(errw, wfclient.ProgressLine(p, time.Now()))
 				}
 			})
 			if tty {
@@ -110,7 +111,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(res.Summary)
 			}
-			app.PrintSummary(cmd.OutOrStdout(), res.Summary)
+			wfclient.PrintSummary(cmd.OutOrStdout(), res.Summary)
 			fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
 			return nil
 		},

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"io"
 	"log/slog"
 	"maps"
@@ -259,7 +260,7 @@ baselines: {enabled: true}
 	}
 	defer c.Close()
 	evalDone := func(share float64) bool {
-		p, err := app.QueryProgress(ctx, c, evalRun)
+		p, err := wfclient.QueryProgress(ctx, c, evalRun)
 		return (err == nil && p.SamplesDone >= int64(share*float64(evalRows))) || evalJob.done.Load()
 	}
 	injected := map[string]int{}

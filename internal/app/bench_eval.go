@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -46,25 +47,25 @@ type EvalBench struct {
 // references the baseline server answers from.
 func BenchEval(ctx context.Context, c client.Client, cfg config.Config, store blob.Store, gw *gateway.Gateway, n int64, shards, seed int) (EvalBench, error) {
 	res := EvalBench{Samples: n, Concurrency: shards * 16}
-	built, err := BuildDataset(ctx, c, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name,
+	built, err := wfclient.BuildDataset(ctx, c, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name,
 		Request: datasets.Request{Params: map[string]string{"rows": fmt.Sprint(n), "seed": fmt.Sprint(seed)}}})
 	if err != nil {
 		return res, err
 	}
 	ref := synthetic.Name + "@" + built.Version
-	plan, err := ResolveRun(ctx, store, registry.Default(), runs.Request{Dataset: ref, Model: "baseline/reference"})
+	plan, err := wfclient.ResolveRun(ctx, store, registry.Default(), runs.Request{Dataset: ref, Model: "baseline/reference"})
 	if err != nil {
 		return res, err
 	}
 	// A fresh seed makes a fresh run (the same plan would reuse a finished one).
 	nonce := int(time.Now().UnixNano() % (1 << 31))
 	start := time.Now()
-	run, p, err := StartEval(ctx, c, cfg, store, workflows.EvaluateModelInput{
+	run, p, err := wfclient.StartEval(ctx, c, cfg, store, workflows.EvaluateModelInput{
 		Request: runs.Request{Dataset: ref, Model: "baseline/reference", NoCache: true, Seed: &nonce}, MaxConcurrentShards: shards})
 	if err != nil {
 		return res, err
 	}
-	if _, err := WaitEval(ctx, c, run, p.RunID, time.Hour, nil); err != nil {
+	if _, err := wfclient.WaitEval(ctx, c, run, p.RunID, time.Hour, nil); err != nil {
 		return res, err
 	}
 	res.RunSeconds = time.Since(start).Seconds()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"io"
 	"log/slog"
 	"os"
@@ -79,7 +80,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		if demo.Note != "" {
 			fmt.Fprintln(out, demo.Note)
 		}
-		res, err := BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(), Request: datasets.Request{Source: src, Params: demo.Params}})
+		res, err := wfclient.BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(), Request: datasets.Request{Source: src, Params: demo.Params}})
 		if err != nil {
 			return err
 		}
@@ -96,14 +97,14 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 			return err
 		}
 		if demo.Describe != nil {
-			if err := demo.Describe(ctx, benchmark.DescribeEnv{Store: r.Store, Out: out, Label: ModelLabel}, m); err != nil {
+			if err := demo.Describe(ctx, benchmark.DescribeEnv{Store: r.Store, Out: out, Label: wfclient.ModelLabel}, m); err != nil {
 				return err
 			}
 		}
 		if i == 0 {
 			b, _ := json.MarshalIndent(m, "", "  ")
 			fmt.Fprintf(out, "manifest.json:\n%s\n", b)
-			again, err := BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src, Params: demo.Params}})
+			again, err := wfclient.BuildDataset(ctx, r.Client, cfg, workflows.BuildDatasetInput{Dataset: res.Dataset, Request: datasets.Request{Source: src, Params: demo.Params}})
 			if err != nil {
 				return err
 			}
@@ -139,7 +140,7 @@ func demoPublish(ctx context.Context, out io.Writer, r *Running, dir, ref string
 		return fmt.Errorf("demo: %w", err)
 	}
 	fmt.Fprintf(out, "publishing %s as a release (benchline dataset publish %s --to %s)\n", ref, ref, dest)
-	res, err := PublishDataset(ctx, r.Client, r.Stack.Config, workflows.PublishDatasetInput{Ref: ref, Dest: dest})
+	res, err := wfclient.PublishDataset(ctx, r.Client, r.Stack.Config, workflows.PublishDatasetInput{Ref: ref, Dest: dest})
 	if err != nil {
 		return err
 	}
@@ -157,26 +158,26 @@ const demoShardSize = 100
 func demoEval(ctx context.Context, out io.Writer, r *Running, dataset, version, model string, judges map[string]string) error {
 	cfg := r.Stack.Config
 	req := runs.Request{Dataset: dataset + "@" + version, Model: model, Judges: judges, ShardSize: demoShardSize}
-	plan, err := ResolveRun(ctx, r.Store, registry.Default(), req)
+	plan, err := wfclient.ResolveRun(ctx, r.Store, registry.Default(), req)
 	if err != nil {
 		return err
 	}
 	if done, err := blob.Exists(ctx, r.Store, runs.SummaryKey(plan.RunID)); err != nil {
 		return err
 	} else if done {
-		fmt.Fprintf(out, "\n-- %s on %s@%s: run %s finished in an earlier demo, reused\n", ModelLabel(model), dataset, version, plan.RunID)
+		fmt.Fprintf(out, "\n-- %s on %s@%s: run %s finished in an earlier demo, reused\n", wfclient.ModelLabel(model), dataset, version, plan.RunID)
 		return nil
 	}
-	fmt.Fprintf(out, "\n-- evaluating %s on %s@%s (run %s, %d samples)\n", ModelLabel(model), dataset, version, plan.RunID, plan.Samples)
-	run, err := StartPlanned(ctx, r.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
+	fmt.Fprintf(out, "\n-- evaluating %s on %s@%s (run %s, %d samples)\n", wfclient.ModelLabel(model), dataset, version, plan.RunID, plan.Samples)
+	run, err := wfclient.StartPlanned(ctx, r.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
 	if err != nil {
 		return err
 	}
-	ev, err := WaitEval(ctx, r.Client, run, plan.RunID, 1<<62, nil)
+	ev, err := wfclient.WaitEval(ctx, r.Client, run, plan.RunID, 1<<62, nil)
 	if err != nil {
 		return err
 	}
-	PrintSummary(out, ev.Summary)
+	wfclient.PrintSummary(out, ev.Summary)
 	return nil
 }
 
@@ -196,20 +197,20 @@ func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board
 	if err != nil {
 		return err
 	}
-	if err := CheckBoard(cfg, b); err != nil {
+	if err := wfclient.CheckBoard(cfg, b); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n== the demo board: %s (%d benchmarks, %d models)\n", path, len(b.Benchmarks), len(b.Models))
 	var last workflows.RefreshLeaderboardResult
 	for i, what := range []string{"refreshing it", "refreshing it again: everything is reused, nothing is paid twice"} {
 		fmt.Fprintf(out, "%s (benchline leaderboard refresh %s)\n", what, path)
-		run, err := StartRefresh(ctx, r.Client, cfg, workflows.RefreshLeaderboardInput{Board: b})
+		run, err := wfclient.StartRefresh(ctx, r.Client, cfg, workflows.RefreshLeaderboardInput{Board: b})
 		if err != nil {
 			return err
 		}
 		shown := ""
-		res, err := WatchRefresh(ctx, r.Client, run, 2*time.Second, func(p workflows.RefreshProgress) {
-			if line := RefreshProgressLine(p); line != shown {
+		res, err := wfclient.WatchRefresh(ctx, r.Client, run, 2*time.Second, func(p workflows.RefreshProgress) {
+			if line := wfclient.RefreshProgressLine(p); line != shown {
 				fmt.Fprintln(out, "  "+line)
 				shown = line
 			}
@@ -219,7 +220,7 @@ func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board
 		}
 		fmt.Fprintf(out, "refresh %d: stamp %s: %d runs started, %d reused, %d model calls paid\n", i+1, res.Stamp, res.RunsStarted, res.RunsReused, res.ModelCalls)
 		for _, f := range res.Failed {
-			fmt.Fprintf(out, "  failed: %s on %s: %s\n", ModelLabel(f.Model), f.Dataset, f.Error)
+			fmt.Fprintf(out, "  failed: %s on %s: %s\n", wfclient.ModelLabel(f.Model), f.Dataset, f.Error)
 		}
 		last = res
 		if i == 0 {
@@ -251,12 +252,12 @@ func demoBoard(ctx context.Context, out io.Writer, r *Running, dir string, board
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nThe board: %s/ (stamp %s: scores.json, scores.parquet, site/)\n", StoreURI(cfg, leaderboard.Prefix(b.Name, last.Stamp)), last.Stamp)
+	fmt.Fprintf(out, "\nThe board: %s/ (stamp %s: scores.json, scores.parquet, site/)\n", wfclient.StoreURI(cfg, leaderboard.Prefix(b.Name, last.Stamp)), last.Stamp)
 	fmt.Fprintf(out, "Its site, copied here (%d files): %s\n", n, filepath.Join(local, "index.html"))
 	fmt.Fprintf(out, "To serve every board from the demo's stack, start it again on the same state and point the server at it:\n")
 	fmt.Fprintf(out, "  bin/benchline dev --dir %s --temporal-port 0 --ui-port 0 --s3-port 0 --baseline-port 0 --env-file %s\n", dir, filepath.Join(dir, "dev.env"))
 	fmt.Fprintf(out, "  (another shell) set -a; . %s; set +a; bin/benchline leaderboard serve --addr 127.0.0.1:8080\n", filepath.Join(dir, "dev.env"))
-	fmt.Fprintf(out, "Runs are in %s (summary.json, summary.parquet, results/*.parquet).\n", StoreURI(cfg, "runs/"))
+	fmt.Fprintf(out, "Runs are in %s (summary.json, summary.parquet, results/*.parquet).\n", wfclient.StoreURI(cfg, "runs/"))
 	fmt.Fprintln(out, "benchline demo: done. Run it again: everything is reused.")
 	return nil
 }

@@ -2,13 +2,13 @@ package integration
 
 import (
 	"context"
+	"github.com/benchline/benchline/internal/wfclient"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
@@ -41,7 +41,7 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *benchmark.Registry, b 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res, err := app.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(),
+	res, err := wfclient.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(),
 		Request: datasets.Request{Source: "embedded://" + b.Name(), Params: b.Demo.Params}})
 	if err != nil {
 		t.Fatal(err)
@@ -54,15 +54,15 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *benchmark.Registry, b 
 	var compared []leaderboard.Samples
 	for _, model := range b.Demo.Models {
 		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: b.Demo.Judges, ShardSize: 100}
-		plan, err := app.ResolveRun(ctx, stack.Store, tasks, req)
+		plan, err := wfclient.ResolveRun(ctx, stack.Store, tasks, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := app.StartPlanned(ctx, stack.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
+		run, err := wfclient.StartPlanned(ctx, stack.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		ev, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", model, err)
 		}

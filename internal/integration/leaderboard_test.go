@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
@@ -114,7 +114,7 @@ settings:
 		t.Fatalf("latest is %s after the first refresh (stamp %s)", latestStamp(t, "it-twice"), first.Stamp)
 	}
 	if *update {
-		saveHistory(t, app.RefreshWorkflowID("it-twice"), "refresh_leaderboard.json")
+		saveHistory(t, wfclient.RefreshWorkflowID("it-twice"), "refresh_leaderboard.json")
 	}
 	checkStamp(t, first.Stamp)
 
@@ -148,7 +148,7 @@ settings:
 	// The schedule commands, through the CLI: create, the same again
 	// (updated in place), list, pause, delete; an unknown board is named.
 	t.Cleanup(func() {
-		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-twice")).Delete(context.Background())
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), wfclient.ScheduleID("it-twice")).Delete(context.Background())
 	})
 	for _, step := range []struct {
 		args []string
@@ -229,7 +229,7 @@ func TestLeaderboardUnknownProvider(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := stack.Client.DescribeWorkflowExecution(ctx, app.RefreshWorkflowID("it-badprov"), ""); err == nil {
+	if _, err := stack.Client.DescribeWorkflowExecution(ctx, wfclient.RefreshWorkflowID("it-badprov"), ""); err == nil {
 		t.Error("a refresh workflow was started")
 	}
 	if ok, _ := blob.Exists(ctx, stack.Store, leaderboard.LatestKey("it-badprov")); ok {
@@ -247,11 +247,11 @@ func refreshBoard(t *testing.T, text string) (workflows.RefreshLeaderboardResult
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	run, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: b})
+	run, err := wfclient.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return app.WaitRefresh(ctx, run)
+	return wfclient.WaitRefresh(ctx, run)
 }
 
 // TestLeaderboardFailedCells: a run that fails (a baseline model the
@@ -305,18 +305,18 @@ func TestLeaderboardSchedule(t *testing.T) {
 	defer cancel()
 	cfg := stack.Stack.Config
 	// Once a year: only triggers run it during the test.
-	created, err := app.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *")
+	created, err := wfclient.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *")
 	if err != nil || !created {
 		t.Fatalf("create: created=%v err=%v", created, err)
 	}
 	t.Cleanup(func() {
-		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-sched")).Delete(context.Background())
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), wfclient.ScheduleID("it-sched")).Delete(context.Background())
 	})
 	// Idempotent: the same again updates it in place.
-	if created, err := app.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *"); err != nil || created {
+	if created, err := wfclient.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *"); err != nil || created {
 		t.Fatalf("upsert again: created=%v err=%v", created, err)
 	}
-	list, err := app.ListSchedules(ctx, stack.Client)
+	list, err := wfclient.ListSchedules(ctx, stack.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 		t.Fatalf("list: %+v", list)
 	}
 
-	h, _, err := app.ScheduleHandle(ctx, stack.Client, "it-sched")
+	h, _, err := wfclient.ScheduleHandle(ctx, stack.Client, "it-sched")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 		})
 		var res workflows.RefreshLeaderboardResult
 		if err := stack.Client.GetWorkflow(ctx, wf, "").Get(ctx, &res); err != nil {
-			t.Fatalf("refresh %d (%s): %v", n, wf, app.Cause(err))
+			t.Fatalf("refresh %d (%s): %v", n, wf, wfclient.Cause(err))
 		}
 		return res
 	}
@@ -369,7 +369,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 	if d, err := h.Describe(ctx); err != nil || !d.Schedule.State.Paused {
 		t.Fatalf("not paused: %v", err)
 	}
-	if _, _, err := app.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
+	if _, _, err := wfclient.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
 		t.Fatalf("unknown board's schedule: %v", err)
 	}
 }
@@ -383,7 +383,7 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	req := runs.Request{Dataset: syn, Model: "baseline/reference", ShardSize: 500}
-	run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{Request: req, MaxConcurrentShards: 1})
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{Request: req, MaxConcurrentShards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 	// Which way it was reused: waited for (the eval still ran when the
 	// refresh resolved the board) or found finished.
 	waited := false
-	hist := stack.Client.GetWorkflowHistory(ctx, app.RefreshWorkflowID("it-attach"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hist := stack.Client.GetWorkflowHistory(ctx, wfclient.RefreshWorkflowID("it-attach"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for hist.HasNext() {
 		ev, err := hist.Next()
 		if err != nil {
@@ -409,10 +409,10 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 		}
 	}
 	t.Logf("the refresh waited for the running eval (WaitRun): %v", waited)
-	if _, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
+	if _, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
-	it, err := stack.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", app.EvalWorkflowID(plan.RunID))})
+	it, err := stack.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", wfclient.EvalWorkflowID(plan.RunID))})
 	if err != nil {
 		t.Fatal(err)
 	}

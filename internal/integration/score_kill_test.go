@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,6 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/pq"
@@ -219,7 +219,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = mainQueue
 	seed := 4242 // a run of its own, not the baseline test's
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
 		Request:               runs.Request{Dataset: dsifevalcode.Name + "@" + built.Version, Model: "baseline/reference", Seed: &seed},
 		ShardHeartbeatTimeout: 10 * time.Second})
 	if err != nil {
@@ -238,7 +238,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 		return log.held == chunk/2 && len(log.done[1]) == 2*chunk+chunk/2
 	})
 	pollUntil(ctx, t, "heartbeat with 2 chunks checkpointed", func() bool {
-		d, err := stack.Client.DescribeWorkflowExecution(ctx, app.EvalWorkflowID(plan.RunID), "")
+		d, err := stack.Client.DescribeWorkflowExecution(ctx, wfclient.EvalWorkflowID(plan.RunID), "")
 		if err != nil {
 			return false
 		}
@@ -257,7 +257,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	second := startScorer()
 	defer second.Stop()
 
-	res, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

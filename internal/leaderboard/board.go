@@ -92,7 +92,7 @@ func (b BoardBenchmark) Evaluates(model string) bool {
 func (b BoardBenchmark) Ref() string { return b.Dataset + "@" + b.Version }
 
 // A ModelRef is a model name in a board file with the key it sits at, for
-// the provider check (app.CheckBoard).
+// the provider check (wfclient.CheckBoard).
 type ModelRef struct {
 	Key   string // e.g. "models[1]" or "benchmarks[2].judges.judge"
 	Model string
@@ -221,7 +221,7 @@ func ReadBoard(path string, reg *benchmark.Registry) (Board, error) {
 // ParseBoard parses a board file and checks it: unknown keys, the name,
 // each benchmark a registered one with a task, versions, model and judge
 // names of the form PROVIDER/MODEL (whether their providers exist is
-// app.CheckBoard's check), and the settings' ranges. Errors wrap
+// wfclient.CheckBoard's check), and the settings' ranges. Errors wrap
 // ErrBadBoard and name the file and the key.
 func ParseBoard(file string, data []byte, reg *benchmark.Registry) (Board, error) {
 	bad := func(key, format string, args ...any) error {

@@ -1,4 +1,4 @@
-package app
+package wfclient
 
 import (
 	"fmt"
@@ -69,7 +69,7 @@ func PrintSummary(w io.Writer, s aggregate.Summary) {
 
 // ProgressLine renders a one-line progress bar of a running run (the
 // samples of finished shards and those running shards have done so far,
-// app.QueryProgress); a run that has ended gets no bar (runs show).
+// client.QueryProgress); a run that has ended gets no bar (runs show).
 func ProgressLine(p workflows.Progress, now time.Time) string {
 	const width = 30
 	frac := 0.0

@@ -1,8 +1,9 @@
-package app_test
+package wfclient_test
 
 import (
 	"errors"
 	"fmt"
+	"github.com/benchline/benchline/internal/wfclient"
 	"strings"
 	"testing"
 
@@ -11,7 +12,6 @@ import (
 
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/app"
 )
 
 // asClientSees sends err through Temporal's failure converter as an
@@ -43,7 +43,7 @@ func TestCauseSaysItOnce(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := fmt.Errorf("build of bfcl (workflow build-bfcl-1): %w", app.Cause(asClientSees(tc.err)))
+			err := fmt.Errorf("build of bfcl (workflow build-bfcl-1): %w", wfclient.Cause(asClientSees(tc.err)))
 			got := err.Error()
 			if want := "build of bfcl (workflow build-bfcl-1): " + tc.want; got != want {
 				t.Errorf("error reads\n  %s\nwant\n  %s", got, want)

@@ -1,8 +1,10 @@
-package app
+package wfclient
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"strings"
 
@@ -100,4 +102,28 @@ func checkModel(providers *gateway.Config, file, name, form string) error {
 		}
 	}
 	return nil
+}
+
+// LoadProviders reads the providers the gateway would use: the providers
+// file (or the environment alone) plus the implicit ones. baselineURL,
+// when set, points the built-in baseline provider at an embedded server.
+func LoadProviders(cfg config.Config, baselineURL string) (*gateway.Config, error) {
+	var r io.Reader
+	if cfg.Models.ProvidersFile != "" {
+		f, err := os.Open(cfg.Models.ProvidersFile)
+		if err != nil {
+			return nil, fmt.Errorf("providers file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	env := gateway.Env(os.LookupEnv)
+	if baselineURL != "" {
+		env = gateway.WithBaselineURL(baselineURL, env)
+	}
+	gcfg, err := gateway.LoadConfig(r, env)
+	if err != nil && cfg.Models.ProvidersFile != "" {
+		return nil, fmt.Errorf("providers file %s: %w", cfg.Models.ProvidersFile, err)
+	}
+	return gcfg, err
 }

@@ -1,7 +1,8 @@
-package app_test
+package wfclient_test
 
 import (
 	"context"
+	"github.com/benchline/benchline/internal/wfclient"
 	"strconv"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -63,7 +63,7 @@ func TestResolveRunAgreesWithPlanRun(t *testing.T) {
 	}
 	created := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for _, req := range cases {
-		client, err := app.ResolveRun(ctx, store, tasks, req)
+		resolved, err := wfclient.ResolveRun(ctx, store, tasks, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,12 +76,12 @@ func TestResolveRunAgreesWithPlanRun(t *testing.T) {
 		if err := blob.GetJSON(ctx, store, runs.PlanKey(res.RunID), &written); err != nil {
 			t.Fatal(err)
 		}
-		if client.RunID != res.RunID || client.RunID != written.RunID {
-			t.Errorf("%+v: client run %s, PlanRun %s, plan.json %s", req, client.RunID, res.RunID, written.RunID)
+		if resolved.RunID != res.RunID || resolved.RunID != written.RunID {
+			t.Errorf("%+v: client run %s, PlanRun %s, plan.json %s", req, resolved.RunID, res.RunID, written.RunID)
 		}
-		if client.Samples != written.Samples || client.Shards != written.Shards || client.DatasetVersion != written.DatasetVersion || len(client.Files) != len(written.Files) {
+		if resolved.Samples != written.Samples || resolved.Shards != written.Shards || resolved.DatasetVersion != written.DatasetVersion || len(resolved.Files) != len(written.Files) {
 			t.Errorf("%+v: client plan %d samples %d shards of %s, written %d samples %d shards of %s",
-				req, client.Samples, client.Shards, client.DatasetVersion, written.Samples, written.Shards, written.DatasetVersion)
+				req, resolved.Samples, resolved.Shards, resolved.DatasetVersion, written.Samples, written.Shards, written.DatasetVersion)
 		}
 		if !written.CreatedAt.Equal(created) {
 			t.Errorf("plan.json created_at %v, want %v", written.CreatedAt, created)

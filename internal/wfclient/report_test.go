@@ -1,13 +1,13 @@
-package app_test
+package wfclient_test
 
 import (
 	"bytes"
 	"context"
+	"github.com/benchline/benchline/internal/wfclient"
 	"strings"
 	"testing"
 
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
@@ -48,7 +48,7 @@ func TestPrintSummaryNoSamples(t *testing.T) {
 		row(1, "a", schemas.ErrorClassInfrastructure, nil, 0, 0, 0),
 	})
 	var out bytes.Buffer
-	app.PrintSummary(&out, s)
+	wfclient.PrintSummary(&out, s)
 	text := out.String()
 	rows := 0
 	for _, line := range strings.Split(text, "\n") {
@@ -88,7 +88,7 @@ func TestPrintSummaryUnknownUsage(t *testing.T) {
 				t.Errorf("UsageUnknown = %d, want %d", s.UsageUnknown, tc.unknown)
 			}
 			var out bytes.Buffer
-			app.PrintSummary(&out, s)
+			wfclient.PrintSummary(&out, s)
 			if tc.hint != "" && !strings.Contains(out.String(), tc.hint) {
 				t.Errorf("no %q in:\n%s", tc.hint, out.String())
 			}
@@ -108,13 +108,13 @@ func TestPrintSummaryClusters(t *testing.T) {
 		row(1, "b", "", map[string]float64{"accuracy": 0}, 1, 1, 1),
 	})
 	var out bytes.Buffer
-	app.PrintSummary(&out, s)
+	wfclient.PrintSummary(&out, s)
 	if strings.Contains(out.String(), "clustered") {
 		t.Errorf("unclustered summary says clustered:\n%s", out.String())
 	}
 	s.Metrics[0] = aggregate.ClusterStat("accuracy", []float64{1, 1, 0, 0, 1, 0}, []string{"x", "x", "y", "y", "z", "z"}, aggregate.Options{})
 	out.Reset()
-	app.PrintSummary(&out, s)
+	wfclient.PrintSummary(&out, s)
 	if want := "intervals and standard errors are clustered (cluster-bootstrap; accuracy: 6 samples in 3 clusters)"; !strings.Contains(out.String(), want) {
 		t.Errorf("want %q in:\n%s", want, out.String())
 	}

@@ -1,14 +1,14 @@
-package app_test
+package wfclient_test
 
 import (
 	"errors"
+	"github.com/benchline/benchline/internal/wfclient"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/config"
 )
 
@@ -61,9 +61,9 @@ func TestCheckModels(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			judges, names, err := app.ParseJudges(tc.judges)
+			judges, names, err := wfclient.ParseJudges(tc.judges)
 			if err == nil {
-				err = app.CheckModels(tc.cfg, append([]app.ModelName{{Flag: "--model", Given: tc.model, Model: tc.model}}, names...)...)
+				err = wfclient.CheckModels(tc.cfg, append([]wfclient.ModelName{{Flag: "--model", Given: tc.model, Model: tc.model}}, names...)...)
 			}
 			if tc.want == "" {
 				if err != nil {
@@ -77,7 +77,7 @@ func TestCheckModels(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
-			if !errors.Is(err, app.ErrBadModel) {
+			if !errors.Is(err, wfclient.ErrBadModel) {
 				t.Errorf("errors.Is(%v, ErrBadModel) is false", err)
 			}
 		})
@@ -98,14 +98,14 @@ func TestParseJudgesPanels(t *testing.T) {
 		{[]string{"proposer=baseline/judge", "checker=baseline/judge-yes"}, map[string]string{"proposer": "baseline/judge", "checker": "baseline/judge-yes"}},
 	}
 	for _, tc := range cases {
-		got, names, err := app.ParseJudges(tc.values)
+		got, names, err := wfclient.ParseJudges(tc.values)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.values, err)
 		}
 		if !maps.Equal(got, tc.want) {
 			t.Errorf("%v: judges %v, want %v", tc.values, got, tc.want)
 		}
-		if err := app.CheckModels(config.Config{}, names...); err != nil {
+		if err := wfclient.CheckModels(config.Config{}, names...); err != nil {
 			t.Errorf("%v: %v", tc.values, err)
 		}
 	}
