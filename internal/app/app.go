@@ -1,7 +1,10 @@
 // Package app wires benchline's parts together from a Config: the Temporal
-// client, the object store and the worker with every workflow and activity
-// registered. The commands in cmd/benchline and the integration tests share
-// it, so tests run the production wiring.
+// client, the object store, the model gateway (with the baseline models'
+// references) and the workers with every workflow and activity registered.
+// That is all it does: the workflow client is internal/wfclient, the
+// embedded stack and the demo internal/devstack, the benches internal/perf.
+// The commands in cmd/benchline and the integration tests share it, so
+// tests run the production wiring.
 package app
 
 import (

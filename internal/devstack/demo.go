@@ -1,4 +1,4 @@
-package app
+package devstack
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
@@ -32,13 +31,13 @@ type DemoOptions struct {
 	Dir string
 	// Fresh deletes the state directory first.
 	Fresh    bool
-	S3       devstack.S3Server
+	S3       S3Server
 	Headless bool
 }
 
 // DefaultDemoDir is where the demo keeps its state: $BENCHLINE_CACHE/demo
 // (~/.cache/benchline/demo).
-func DefaultDemoDir() string { return filepath.Join(devstack.CacheDir(), "demo") }
+func DefaultDemoDir() string { return filepath.Join(CacheDir(), "demo") }
 
 // DemoBoard is the name of the demo's board.
 const DemoBoard = "demo"
@@ -63,7 +62,7 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 		}
 	}
 	fmt.Fprintf(out, "benchline demo: starting the embedded stack in %s (kept: a second demo reuses its datasets and runs)\n", dir)
-	r, err := StartStack(ctx, StackOptions{Options: devstack.Options{Dir: dir, S3: o.S3, Headless: o.Headless}}, logger)
+	r, err := StartStack(ctx, StackOptions{Options: Options{Dir: dir, S3: o.S3, Headless: o.Headless}}, logger)
 	if err != nil {
 		return err
 	}

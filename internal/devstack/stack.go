@@ -1,4 +1,4 @@
-package app
+package devstack
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob/s3blob"
-	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/registry"
@@ -32,7 +32,7 @@ import (
 // Running is the embedded stack with a connected client, store, baseline
 // model server, gateway and worker.
 type Running struct {
-	Stack       *devstack.Stack
+	Stack       *Stack
 	Client      client.Client
 	Store       *s3blob.Store
 	Gateway     *gateway.Gateway
@@ -51,7 +51,7 @@ type Running struct {
 
 // StackOptions configure StartStack.
 type StackOptions struct {
-	devstack.Options
+	Options
 	// BaselinePort is the baseline model server's port (0: a free one).
 	BaselinePort int
 	// NoWorker starts no in-process worker (workers run as their own
@@ -66,7 +66,7 @@ type StackOptions struct {
 // StartStack starts the embedded stack, the baseline model server (serving
 // references from the store) and an in-process worker on it.
 func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Running, error) {
-	st, err := devstack.Start(ctx, o.Options)
+	st, err := Start(ctx, o.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +75,11 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	if o.Metrics != nil {
 		mh, r.metricsCloser = o.Metrics.SDKHandler(logger)
 	}
-	if r.Client, err = DialWith(st.Config, logger, mh); err != nil {
+	if r.Client, err = app.DialWith(st.Config, logger, mh); err != nil {
 		r.Stop()
 		return nil, err
 	}
-	if r.Store, err = OpenStore(ctx, st.Config); err != nil {
+	if r.Store, err = app.OpenStore(ctx, st.Config); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 		r.Stop()
 		return nil, err
 	}
-	if r.Gateway, err = OpenObservedGateway(st.Config, r.BaselineURL, logger, o.Metrics); err != nil {
+	if r.Gateway, err = app.OpenObservedGateway(st.Config, r.BaselineURL, logger, o.Metrics); err != nil {
 		r.Stop()
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 	if o.NoWorker {
 		return r, nil
 	}
-	ws, err := NewWorkers(r.Client, st.Config, r.Store, r.Gateway, WorkerOptions{Web: web, Metrics: o.Metrics, Logger: logger})
+	ws, err := app.NewWorkers(r.Client, st.Config, r.Store, r.Gateway, app.WorkerOptions{Web: web, Metrics: o.Metrics, Logger: logger})
 	if err != nil {
 		r.Stop()
 		return nil, err
@@ -115,7 +115,7 @@ func StartStack(ctx context.Context, o StackOptions, logger *slog.Logger) (*Runn
 }
 
 func (r *Running) startBaselines(port int, logger *slog.Logger) error {
-	srv, err := baseline.New(baseline.Options{References: &StoreReferences{Store: r.Store, Logger: logger}})
+	srv, err := baseline.New(baseline.Options{References: &app.StoreReferences{Store: r.Store, Logger: logger}})
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (r *Running) PrintAddresses(w io.Writer) {
 		providers = "providers file " + f
 	}
 	if len(r.Workers) > 0 {
-		fmt.Fprintf(w, "  workers       in-process on task queues %s and %s (%s)\n", cfg.Temporal.TaskQueue, QueueSandbox, providers)
+		fmt.Fprintf(w, "  workers       in-process on task queues %s and %s (%s)\n", cfg.Temporal.TaskQueue, app.QueueSandbox, providers)
 	} else {
 		fmt.Fprintf(w, "  workers       none in-process: run 'benchline worker'\n")
 	}

@@ -1,4 +1,4 @@
-package app_test
+package devstack_test
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
 )
@@ -30,7 +29,7 @@ func TestEnvFileSourcesBack(t *testing.T) {
 	base.Models.ProvidersFile = providers
 	base.Temporal.TaskQueue = "q1"
 	cfg := devstack.StackConfig(&base, 17233, 19000, "benchline")
-	r := &app.Running{Stack: &devstack.Stack{Config: cfg}, BaselineURL: "http://127.0.0.1:18400/v1"}
+	r := &devstack.Running{Stack: &devstack.Stack{Config: cfg}, BaselineURL: "http://127.0.0.1:18400/v1"}
 	path := filepath.Join(dir, "dev.env")
 	if err := r.WriteEnvFile(path); err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func TestEveryTableHasColumns(t *testing.T) {
 // TestNoOtherBenchmarkList checks that no non-test package outside the
 // benchmarks' own (datasets/<x>, scorers/<x>) and the list imports a
 // benchmark's package: the list is the only place that names them. The
-// pipeline benchmark (internal/app's bench commands) drives the synthetic
+// pipeline benchmark (internal/perf's bench commands) drives the synthetic
 // load, which is not a benchmark of models.
 func TestNoOtherBenchmarkList(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -75,8 +75,8 @@ func TestNoOtherBenchmarkList(t *testing.T) {
 	}
 	const mod = "github.com/benchline/benchline/"
 	allowed := map[string]bool{
-		"internal/app -> datasets/synthetic": true,
-		"internal/app -> scorers/synthetic":  true,
+		"internal/perf -> datasets/synthetic": true,
+		"internal/perf -> scorers/synthetic":  true,
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")
