@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/wfclient"
+	"go.temporal.io/sdk/client"
 	"os"
 	"time"
 
@@ -88,32 +90,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 				fmt.Fprintln(cmd.OutOrStdout(), plan.RunID)
 				return nil
 			}
-			tty := isTerminal(os.Stderr)
-			every := 5 * time.Second
-			if tty {
-				every = time.Second
-			}
-			res, err := wfclient.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
-				if tty {
-					fmt.Fprintf(errw, "\r%s", wfclient.ProgressLine(p, time.Now()))
-				} else {
-					fmt.Fprintln(errw, wfclient.ProgressLine(p, time.Now()))
-				}
-			})
-			if tty {
-				fmt.Fprintln(errw)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res.Summary)
-			}
-			wfclient.PrintSummary(cmd.OutOrStdout(), res.Summary)
-			fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
-			return nil
+			return waitAndReport(cmd, c, cfg, run, plan, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -134,6 +111,39 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	_ = cmd.MarkFlagRequired("dataset")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
+}
+
+// waitAndReport follows an evaluation until it ends, with a progress line
+// on stderr (rewritten in place on a terminal), then prints its summary,
+// as text or JSON, and where its results are.
+func waitAndReport(cmd *cobra.Command, c client.Client, cfg config.Config, run client.WorkflowRun, plan runs.Plan, asJSON bool) error {
+	ctx, errw := cmd.Context(), cmd.ErrOrStderr()
+	tty := isTerminal(os.Stderr)
+	every := 5 * time.Second
+	if tty {
+		every = time.Second
+	}
+	res, err := wfclient.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
+		if tty {
+			fmt.Fprintf(errw, "\r%s", wfclient.ProgressLine(p, time.Now()))
+		} else {
+			fmt.Fprintln(errw, wfclient.ProgressLine(p, time.Now()))
+		}
+	})
+	if tty {
+		fmt.Fprintln(errw)
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.Summary)
+	}
+	wfclient.PrintSummary(cmd.OutOrStdout(), res.Summary)
+	fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
+	return nil
 }
 
 func isTerminal(f *os.File) bool {
