@@ -9,7 +9,7 @@ STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup setup-demo build demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy test-deploy-short validate-deploy
+.PHONY: all setup setup-demo build build-bench demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy test-deploy-short validate-deploy
 
 all: build
 
@@ -23,6 +23,11 @@ setup-demo:
 build:
 	$(GO) build -o $(BIN) ./cmd/benchline
 
+## build-bench: the tool build of the binary, with `benchline bench` (docs/PERFORMANCE.md), which
+## runs go test -bench in this checkout; the product binary (make build) has no bench command.
+build-bench:
+	$(GO) build -tags bench -o $(BIN) ./cmd/benchline
+
 ## demo: set up, then start the embedded stack (state kept in $(BENCHLINE_CACHE)/demo), build the datasets,
 ## evaluate the baselines, refresh the demo board twice and print where to open it. A second run reuses everything.
 demo: setup-demo build
@@ -35,9 +40,10 @@ dev: setup build
 ## test: set up, then vet, staticcheck, unit tests and integration tests against the real stack
 ## (the bad-input corpus and the short fault suite among them), the short deployment test on a
 ## Temporal server with PostgreSQL (after the rest, so that it does not share the cores with the
-## integration tests), then every fuzz target briefly.
+## integration tests), then every fuzz target briefly; the bench command's tests run in the tool build (-tags bench).
 test: setup vet lint
 	$(GO) test $(TEST_FLAGS) ./...
+	$(GO) test $(TEST_FLAGS) -tags bench -run 'Bench|JSONOutputs' ./cmd/benchline/
 	$(MAKE) test-deploy-short
 	$(MAKE) fuzz-short
 
@@ -77,12 +83,13 @@ unit:
 integration: setup
 	$(GO) test $(TEST_FLAGS) ./internal/integration/...
 
-# vet and lint also read the tag-gated deployment test (deploy/realstack).
+# vet and lint also read the tag-gated deployment test (deploy/realstack) and the
+# tool build's bench command (cmd/benchline, -tags bench).
 vet:
-	$(GO) vet -tags deploytest ./...
+	$(GO) vet -tags deploytest,bench ./...
 
 lint: setup
-	$(STATICCHECK) -tags deploytest ./...
+	$(STATICCHECK) -tags deploytest,bench ./...
 
 ## bench: the Go micro-benchmarks quoted in docs/PERFORMANCE.md.
 bench:

@@ -9,11 +9,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
 )
 
 // TestAggregateClusters: the Aggregate activity computes a run's
@@ -43,9 +45,9 @@ func TestAggregateClusters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := &Eval{Store: store, Clusters: map[string]func(schemas.ResultRow) string{
-		"clustered": func(r schemas.ResultRow) string { return r.Category },
-	}}
+	clustered := benchmarktest.Task(namedTask{dataset: "clustered"}, schemas.Table{})
+	clustered.Cluster, clustered.ClusterBy = func(r schemas.ResultRow) string { return r.Category }, "category"
+	a := &Eval{Store: store, Benchmarks: benchmarktest.Registry(t, clustered, benchmarktest.Task(namedTask{dataset: "plain"}, schemas.Table{}))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
@@ -72,3 +74,11 @@ func TestAggregateClusters(t *testing.T) {
 		t.Errorf("plain: %+v", m)
 	}
 }
+
+// namedTask is a task only named: Aggregate reads no task.
+type namedTask struct {
+	scorers.Task
+	dataset string
+}
+
+func (t namedTask) Dataset() string { return t.dataset }

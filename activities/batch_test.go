@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/modelapi"
@@ -70,11 +71,7 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 	if err := a.Store.Delete(ctx, runs.ShardKey(run, 0)); err != nil {
 		t.Fatal(err)
 	}
-	reg := scorers.NewRegistry()
-	if err := reg.Register(task); err != nil {
-		t.Fatal(err)
-	}
-	a.Tasks = reg
+	a.Benchmarks = benchmarktest.Registry(t, benchmarktest.Task(task, schemas.Table{Name: "item", Version: 1}))
 	var plan runs.Plan
 	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &plan); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -183,7 +185,7 @@ func TestCorruptDataStopsTheRun(t *testing.T) {
 // published dataset d, in Temporal's activity test environment.
 type corruptionEnv struct {
 	store blob.Store
-	tasks *scorers.Registry
+	tasks *benchmark.Registry
 	gw    *gateway.Gateway
 	a     *Eval
 	env   *testsuite.TestActivityEnvironment
@@ -195,14 +197,11 @@ func newCorruptionEnv(t *testing.T, deferred bool, model string) *corruptionEnv 
 	t.Helper()
 	store := blobtest.NewMemory()
 	publishRows(t, store)
-	tasks := scorers.NewRegistry()
 	var task scorers.Task = rowsTask{}
 	if deferred {
 		task = deferredTask{rowsTask{deferred: true}}
 	}
-	if err := tasks.Register(task); err != nil {
-		t.Fatal(err)
-	}
+	tasks := benchmarktest.Registry(t, benchmarktest.Task(task, schemas.Table{Name: "item", Version: 1}))
 	gw, err := gateway.New(gateway.Options{Config: &gateway.Config{}})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +216,7 @@ func newCorruptionEnv(t *testing.T, deferred bool, model string) *corruptionEnv 
 func (e *corruptionEnv) newWorker() {
 	var s testsuite.WorkflowTestSuite
 	e.env = s.NewTestActivityEnvironment()
-	e.a = &Eval{Store: e.store, Tasks: e.tasks, Gateway: e.gw}
+	e.a = &Eval{Store: e.store, Benchmarks: e.tasks, Gateway: e.gw}
 	e.env.RegisterActivity(e.a)
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
@@ -37,9 +38,9 @@ const ErrTypeAuth = "Auth"
 
 // Datasets are the dataset-building activities.
 type Datasets struct {
-	Store    blob.Store
-	Builders *datasets.Registry
-	OpenS3   source.S3Opener
+	Store      blob.Store
+	Benchmarks *benchmark.Registry
+	OpenS3     source.S3Opener
 	// Gateway is the model gateway for builders that call models
 	// (datasets.Generator); nil on workers without one, where such builds
 	// fail at their first unit.
@@ -72,7 +73,7 @@ type PlanBuildResult struct {
 
 // PlanBuild stages and validates the sources and derives the version.
 func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildResult, error) {
-	b, err := a.Builders.Get(in.Dataset)
+	b, err := a.Benchmarks.Builder(in.Dataset)
 	if err != nil {
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
@@ -251,7 +252,7 @@ type GenerateInput struct {
 // unit (the workflow bounds the attempts). Generate must be called in an
 // activity context.
 func (a *Datasets) Generate(ctx context.Context, in GenerateInput) (datasets.Generated, error) {
-	b, err := a.Builders.Get(in.Plan.Dataset)
+	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
 	if err != nil {
 		return datasets.Generated{}, invalid(err)
 	}
@@ -300,7 +301,7 @@ type FinishPlanInput struct {
 // plan it returns has no units left (Generate is nil): the part and publish
 // activities do not need them.
 func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets.Plan, error) {
-	b, err := a.Builders.Get(in.Plan.Dataset)
+	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
 	if err != nil {
 		return datasets.Plan{}, invalid(err)
 	}
@@ -334,7 +335,7 @@ type WritePartInput struct {
 // WritePart writes one part to its deterministic key. A retry rewrites the
 // same object with the same bytes, so a killed worker leaves no duplicates.
 func (a *Datasets) WritePart(ctx context.Context, in WritePartInput) (catalog.File, error) {
-	b, err := a.Builders.Get(in.Plan.Dataset)
+	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
 	if err != nil {
 		return catalog.File{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
@@ -366,7 +367,7 @@ type PublishInput struct {
 // Publish checks the written files and writes the card, the manifest and the
 // latest pointer, in that order. A version already published is left as it is.
 func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manifest, error) {
-	b, err := a.Builders.Get(in.Plan.Dataset)
+	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
 	if err != nil {
 		return catalog.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}

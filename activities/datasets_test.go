@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -76,11 +77,7 @@ func TestPlanBuildSourceFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := datasets.NewRegistry()
-			if err := reg.Register(sourceBuilder{}); err != nil {
-				t.Fatal(err)
-			}
-			a := &Datasets{Store: blobtest.NewMemory(), Builders: reg}
+			a := &Datasets{Store: blobtest.NewMemory(), Benchmarks: benchmarktest.Registry(t, benchmarktest.Builder(sourceBuilder{}))}
 			_, err := a.PlanBuild(context.Background(), PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: tc.source}})
 			if err == nil {
 				t.Fatal("PlanBuild succeeded")
@@ -194,11 +191,7 @@ func TestFailedPlanBuildRemovesWhatItStaged(t *testing.T) {
 			if err := blob.PutBytes(ctx, mem, other, []byte("staged by another build")); err != nil {
 				t.Fatal(err)
 			}
-			reg := datasets.NewRegistry()
-			if err := reg.Register(stagingBuilder{err: tc.err}); err != nil {
-				t.Fatal(err)
-			}
-			a := &Datasets{Store: mem, Builders: reg}
+			a := &Datasets{Store: mem, Benchmarks: benchmarktest.Registry(t, benchmarktest.Builder(stagingBuilder{err: tc.err}))}
 			if _, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}}); err == nil {
 				t.Fatal("PlanBuild succeeded")
 			}
@@ -231,11 +224,7 @@ func TestPlanBuildRefusesAnEmptySource(t *testing.T) {
 		}
 	}
 	mem := blobtest.NewMemory()
-	reg := datasets.NewRegistry()
-	if err := reg.Register(stagingBuilder{rows: -1}); err != nil {
-		t.Fatal(err)
-	}
-	a := &Datasets{Store: mem, Builders: reg}
+	a := &Datasets{Store: mem, Benchmarks: benchmarktest.Registry(t, benchmarktest.Builder(stagingBuilder{rows: -1}))}
 	_, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}})
 	if !isNonRetryable(err) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "yields no rows") {
 		t.Fatalf("err = %v, want a non-retryable error naming %s", err, dir)
@@ -266,11 +255,7 @@ func TestPlanBuildReportsWhatItStaged(t *testing.T) {
 	if err := blob.PutBytes(ctx, mem, key(bodies["a.json"]), []byte(bodies["a.json"])); err != nil { // staged by another build
 		t.Fatal(err)
 	}
-	reg := datasets.NewRegistry()
-	if err := reg.Register(stagingBuilder{}); err != nil {
-		t.Fatal(err)
-	}
-	a := &Datasets{Store: mem, Builders: reg}
+	a := &Datasets{Store: mem, Benchmarks: benchmarktest.Registry(t, benchmarktest.Builder(stagingBuilder{}))}
 	res, err := a.PlanBuild(ctx, PlanBuildInput{Dataset: "src", Request: datasets.Request{Source: dir}})
 	if err != nil {
 		t.Fatal(err)

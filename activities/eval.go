@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/gateway"
@@ -33,11 +33,13 @@ import (
 type Eval struct {
 	Store   blob.Store
 	Gateway *gateway.Gateway
-	Tasks   *scorers.Registry
-	// Builders, when set, are the dataset builders: PlanRun refuses a
+	// Benchmarks are the benchmarks served, their tasks built with the
+	// worker's deps (benchmark.Registry.WithDeps). PlanRun refuses a
 	// version whose manifest names another table or schema version than
-	// its builder writes (a task would read it wrongly, or as empty rows).
-	Builders *datasets.Registry
+	// its builder writes (a task would read it wrongly, or as empty rows);
+	// Aggregate computes the statistics of a benchmark that declares a
+	// cluster function (benchmark.Benchmark.Cluster) by cluster.
+	Benchmarks *benchmark.Registry
 	// SampleConcurrency bounds samples in flight per shard [16]; the
 	// gateway's per-provider limiter bounds what reaches each endpoint.
 	SampleConcurrency int
@@ -58,10 +60,6 @@ type Eval struct {
 	SampleAttempts int
 	// CacheTTL ignores cached answers older than this [0: forever].
 	CacheTTL time.Duration
-	// Clusters are the cluster functions of the benchmarks that declare
-	// one (registry.Registry.Clusters), by dataset: Aggregate computes
-	// those runs' statistics by cluster. nil: no clusters anywhere.
-	Clusters map[string]func(schemas.ResultRow) string
 	// Observer is told of every finished sample and shard attempt
 	// (metrics); nil: none.
 	Observer Observer
@@ -166,7 +164,7 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 	defer heartbeatEvery(ctx, 5*time.Second, nil)() // writing references can take minutes
 	req := in.Request
 	name, _, _ := strings.Cut(req.Dataset, "@")
-	task, err := a.Tasks.Get(name)
+	task, err := a.Benchmarks.Task(name)
 	if err != nil {
 		return PlanRunResult{}, invalid(err)
 	}
@@ -180,11 +178,9 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 		}
 		return PlanRunResult{}, err
 	}
-	if a.Builders != nil {
-		if b, err := a.Builders.Get(m.Name); err == nil && m.Schema != b.Schema() {
-			return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s: %w: the manifest says table %s v%d, the %s builder writes %s v%d",
-				m.Name, m.Version, catalog.ErrMismatch, m.Schema.Name, m.Schema.Version, m.Name, b.Schema().Name, b.Schema().Version))
-		}
+	if b, err := a.Benchmarks.Builder(m.Name); err == nil && m.Schema != b.Schema() {
+		return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s: %w: the manifest says table %s v%d, the %s builder writes %s v%d",
+			m.Name, m.Version, catalog.ErrMismatch, m.Schema.Name, m.Schema.Version, m.Name, b.Schema().Name, b.Schema().Version))
 	}
 	if err := catalog.VerifyFiles(ctx, a.Store, m); err != nil {
 		if errors.Is(err, catalog.ErrMismatch) {
@@ -275,7 +271,7 @@ func (a *Eval) shard(ctx context.Context, run string, shard int) (runs.Plan, sco
 	if err != nil {
 		return plan, nil, runs.Range{}, err
 	}
-	task, err := a.Tasks.Get(plan.Dataset)
+	task, err := a.Benchmarks.Task(plan.Dataset)
 	if err != nil {
 		return plan, nil, runs.Range{}, invalid(err)
 	}
@@ -929,7 +925,7 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Su
 	if plan.Seed != nil {
 		seed = uint64(*plan.Seed) + 1
 	}
-	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed, Cluster: a.Clusters[plan.Dataset]})
+	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed, Cluster: a.cluster(plan.Dataset)})
 	if errors.Is(err, aggregate.ErrBadShard) || errors.Is(err, blob.ErrNotFound) {
 		// A shard that does not match the schema, or is missing after every
 		// shard activity succeeded, will not fix itself: stop with its name.
@@ -1007,4 +1003,14 @@ func (a *Eval) CleanupRun(ctx context.Context, in CleanupRunInput) (CleanupRunRe
 
 func invalid(err error) error {
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
+}
+
+// cluster is the cluster function of dataset's benchmark, nil if it has
+// none.
+func (a *Eval) cluster(dataset string) func(schemas.ResultRow) string {
+	b, err := a.Benchmarks.Get(dataset)
+	if err != nil {
+		return nil
+	}
+	return b.Cluster
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -116,11 +117,8 @@ func generatedShard(t *testing.T, task *fakeTask, n int64, chunk int) (*Eval, st
 	if err := writeRows(ctx, store, runs.ShardKey(plan.RunID, 0), rows); err != nil {
 		t.Fatal(err)
 	}
-	reg := scorers.NewRegistry()
-	if err := reg.Register(task); err != nil {
-		t.Fatal(err)
-	}
-	return &Eval{Store: store, Tasks: reg, ChunkSize: chunk, CheckpointInterval: time.Nanosecond, SampleConcurrency: 1}, plan.RunID
+	reg := benchmarktest.Registry(t, benchmarktest.Task(task, schemas.Table{Name: "item", Version: 1}))
+	return &Eval{Store: store, Benchmarks: reg, ChunkSize: chunk, CheckpointInterval: time.Nanosecond, SampleConcurrency: 1}, plan.RunID
 }
 
 // activityEnv returns a test activity environment running a's activities

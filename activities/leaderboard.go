@@ -18,7 +18,6 @@ import (
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
-	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/site"
 	"github.com/benchline/benchline/schemas"
@@ -30,7 +29,7 @@ type Leaderboard struct {
 	Store blob.Store
 	// Benchmarks are the registered benchmarks: their tasks fix run plans
 	// (versions, metrics), their descriptions go on the board.
-	Benchmarks *registry.Registry
+	Benchmarks *benchmark.Registry
 	// Client waits for a run another workflow started (WaitRun).
 	Client client.Client
 	// HTTP posts the boards' webhooks [http.DefaultClient].
@@ -63,10 +62,9 @@ type ResolveBoardInput struct {
 func (a *Leaderboard) ResolveBoard(ctx context.Context, in ResolveBoardInput) (_ []BoardCell, err error) {
 	defer func() { err = classify(err) }()
 	b := in.Board
-	tasks := a.Benchmarks.Tasks(benchmark.Deps{})
 	var cells []BoardCell
 	for i, bm := range b.Benchmarks {
-		task, err := tasks.Get(bm.Dataset)
+		task, err := a.Benchmarks.Task(bm.Dataset)
 		if err != nil {
 			return nil, invalid(fmt.Errorf("board %s: benchmarks[%d]: %w", b.Name, i, err))
 		}
@@ -242,7 +240,6 @@ func (a *Leaderboard) assemble(ctx context.Context, in WriteBoardInput) (leaderb
 		m.Baseline = strings.HasPrefix(m.Model, "baseline/")
 		s.Models = append(s.Models, m)
 	}
-	tasks := a.Benchmarks.Tasks(benchmark.Deps{})
 	byDataset := map[string][]CellOutcome{}
 	var order []string
 	for _, c := range in.Cells {
@@ -252,7 +249,7 @@ func (a *Leaderboard) assemble(ctx context.Context, in WriteBoardInput) (leaderb
 		byDataset[c.Dataset] = append(byDataset[c.Dataset], c)
 	}
 	for _, dataset := range order {
-		task, err := tasks.Get(dataset)
+		task, err := a.Benchmarks.Task(dataset)
 		if err != nil {
 			return s, invalid(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -49,11 +50,8 @@ func TestNoLocalPathsPublished(t *testing.T) {
 	buildDir := filepath.Join(t.TempDir(), "my-private-build-dir")
 	copyTree(t, "../datasets/bfcl/testdata/upstream/data", buildDir)
 	store := blobtest.NewMemory()
-	reg := datasets.NewRegistry()
-	if err := reg.Register(bfcl.Builder{}); err != nil {
-		t.Fatal(err)
-	}
-	d := &Datasets{Store: store, Builders: reg}
+	reg := benchmarktest.Registry(t, benchmarktest.Builder(bfcl.Builder{}))
+	d := &Datasets{Store: store, Benchmarks: reg}
 	planned, err := d.PlanBuild(ctx, PlanBuildInput{Dataset: bfcl.Name, Request: datasets.Request{Source: buildDir}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +93,7 @@ func TestNoLocalPathsPublished(t *testing.T) {
 		}
 	}
 	dest := filepath.Join(t.TempDir(), "rel")
-	p := &Publish{Store: store, Builders: reg}
+	p := &Publish{Store: store, Benchmarks: reg}
 	if _, err := publishAll(t, p, PlanPublishInput{Ref: bfcl.Name, Dest: dest}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // NewPlan derives a run's plan from the request, the pinned dataset version
 // and the task. It is the one derivation of a plan: the client calls it to
-// learn the run id it will attach to (app.ResolveRun) and PlanRun calls it
+// learn the run id it will attach to (wfclient.ResolveRun) and PlanRun calls it
 // to write plan.json, so the two cannot disagree on the run id. Judge
 // panels are normalized (judge.Panel: trimmed, deduplicated, sorted), so a
 // panel listed in another order, from flags or a board file, is the same

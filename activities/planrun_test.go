@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -75,15 +76,12 @@ func TestPlanRunManifestMismatch(t *testing.T) {
 			if err := catalog.Publish(ctx, mem, m, "# card", catalog.PublishOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			tasks := scorers.NewRegistry()
-			if err := tasks.Register(planTask{}); err != nil {
-				t.Fatal(err)
-			}
+			tasks := benchmarktest.Registry(t, benchmarktest.Task(planTask{}, m.Schema))
 			var store blob.Store = mem
 			if tc.down {
 				store = headDown{mem}
 			}
-			a := &Eval{Store: store, Tasks: tasks}
+			a := &Eval{Store: store, Benchmarks: tasks}
 			_, err = a.PlanRun(ctx, PlanRunInput{Request: runs.Request{Dataset: "d", Model: "baseline/reference"}, CreatedAt: time.Now()})
 			if !tc.invalid && !tc.down {
 				if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/names"
@@ -32,8 +33,8 @@ import (
 // location (internal/release): plan the layout, copy and verify each file,
 // then write the card and move latest.
 type Publish struct {
-	Store    blob.Store
-	Builders *datasets.Registry
+	Store      blob.Store
+	Benchmarks *benchmark.Registry
 	// OpenS3 opens the destination bucket of an s3:// release with the
 	// worker's S3 endpoint and credentials.
 	OpenS3 source.S3Opener
@@ -216,10 +217,10 @@ func (a *Publish) planRun(ctx context.Context, run string) (release.Layout, erro
 // configOf is the builder's part-to-config mapping (datasets.Configured),
 // or nil for one config.
 func (a *Publish) configOf(dataset string) func(string) string {
-	if a.Builders == nil {
+	if a.Benchmarks == nil {
 		return nil
 	}
-	b, err := a.Builders.Get(dataset)
+	b, err := a.Benchmarks.Builder(dataset)
 	if err != nil {
 		return nil
 	}

@@ -32,7 +32,7 @@ type shardProgress struct {
 
 // ShardCounts are a running shard's counts so far, sent with every
 // heartbeat: the client reads them from the workflow's pending activities
-// (app.QueryProgress) so that progress moves within a shard, which the
+// (wfclient.QueryProgress) so that progress moves within a shard, which the
 // workflow, counting only finished shards, cannot see.
 type ShardCounts struct {
 	// Samples are the samples of the shard done so far (by this attempt,

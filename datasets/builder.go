@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
@@ -146,43 +145,6 @@ func (e *InputError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
-
-// Registry holds the builders by name. Registration is explicit (see
-// internal/registry); a duplicate name is an error.
-type Registry struct {
-	builders map[string]Builder
-}
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{builders: map[string]Builder{}} }
-
-// Register adds b.
-func (r *Registry) Register(b Builder) error {
-	if _, dup := r.builders[b.Name()]; dup {
-		return fmt.Errorf("datasets: builder %q registered twice", b.Name())
-	}
-	r.builders[b.Name()] = b
-	return nil
-}
-
-// Get returns the builder called name.
-func (r *Registry) Get(name string) (Builder, error) {
-	b, ok := r.builders[name]
-	if !ok {
-		return nil, fmt.Errorf("datasets: no builder called %q (have %v)", name, r.Names())
-	}
-	return b, nil
-}
-
-// Names lists the registered builders, sorted.
-func (r *Registry) Names() []string {
-	names := make([]string, 0, len(r.builders))
-	for n := range r.builders {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // Configured is an optional capability of a Builder whose parts are the

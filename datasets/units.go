@@ -128,3 +128,39 @@ func FinishSources(ctx context.Context, env Env, plan Plan, isGenerated func(nam
 	}
 	return out, nil
 }
+
+// PlanUnits plans a generated build, the skeleton every Generator shares:
+// the plan of b over srcs with params norm (the version id is derived now,
+// before any model call), unitItems recorded as a runtime setting when it
+// is not the builder's default (it does not change the version), and n
+// items split into units of unitItems named by the generation id gid.
+func PlanUnits(b Builder, srcs []catalog.Source, norm map[string]string, gid string, n, unitItems, defaultUnitItems int) Plan {
+	plan := NewPlan(b, srcs, norm, nil)
+	if unitItems != defaultUnitItems {
+		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(unitItems)}
+	}
+	plan.Generate = Units(gid, n, unitItems)
+	return plan
+}
+
+// WriteUnit is the rest of a Generator's Generate: it makes the unit's n
+// calls (EachCall; call returns the line of call i), counts each line into
+// the unit's summary (count) and saves the lines (SaveLines, each named by
+// name).
+func WriteUnit[L any](ctx context.Context, env Env, plan Plan, u Part, prefix string, n int, progress func(done int64),
+	call func(ctx context.Context, i int) (L, error), count func(l L, g *Generated), name func(L) string) (Generated, error) {
+	lines := make([]L, n)
+	err := EachCall(ctx, n, progress, func(ctx context.Context, i int) error {
+		var err error
+		lines[i], err = call(ctx, i)
+		return err
+	})
+	if err != nil {
+		return Generated{}, err
+	}
+	var gen Generated
+	for _, l := range lines {
+		count(l, &gen)
+	}
+	return SaveLines(ctx, env, plan, u, prefix, lines, name, gen)
+}

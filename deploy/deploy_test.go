@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
@@ -484,7 +483,7 @@ func TestComposeFile(t *testing.T) {
 	}
 	// Workers get every variable `benchline dev --env-file` writes.
 	keys := []string{}
-	for _, kv := range (&app.Running{Stack: &devstack.Stack{}}).EnvVars() {
+	for _, kv := range (&devstack.Running{Stack: &devstack.Stack{}}).EnvVars() {
 		keys = append(keys, kv[0])
 	}
 	keys = append(keys, "BENCHLINE_WORKER_SHARE")

@@ -1,7 +1,7 @@
 package schemas
 
 // BFCLItemTable is the table written by the bfcl dataset builder.
-var BFCLItemTable = Table{Name: "bfcl_item", Version: 1}
+var BFCLItemTable = Declare[BFCLItem]("bfcl_item", 1)
 
 // BFCLItem is one Berkeley Function Calling Leaderboard test item.
 type BFCLItem struct {

@@ -1,28 +1,33 @@
 package schemas
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
 )
 
-// rowTypes maps every table a dataset builder writes (and the engine's own
-// tables) to its row type, so a reader can check a file's columns against
-// the table its manifest promises (Columns). A table a builder writes must
-// be listed: internal/registry's tests check every registered builder's.
-var rowTypes = map[Table]reflect.Type{
-	BFCLItemTable:         reflect.TypeFor[BFCLItem](),
-	IFEvalCodeItemTable:   reflect.TypeFor[IFEvalCodeItem](),
-	MedRubricItemTable:    reflect.TypeFor[MedRubricItem](),
-	OmniClozeItemTable:    reflect.TypeFor[OmniClozeItem](),
-	ReportEvalTopicTable:  reflect.TypeFor[ReportEvalTopic](),
-	RMTBenchDialogueTable: reflect.TypeFor[RMTBenchDialogue](),
-	SyntheticRowTable:     reflect.TypeFor[SyntheticRow](),
-	ToolPrefPairTable:     reflect.TypeFor[ToolPrefPair](),
-	TRBenchPairTable:      reflect.TypeFor[TRBenchPair](),
-	ResultRowTable:        reflect.TypeFor[ResultRow](),
-	SummaryRowTable:       reflect.TypeFor[SummaryRow](),
+// rowTypes maps every declared table (Declare) to its row type, so a
+// reader can check a file's columns against the table its manifest
+// promises (Columns).
+var rowTypes = map[Table]reflect.Type{}
+
+// Declare declares table name at version, whose rows are T, and returns
+// it: Columns then knows its columns, so every reader of a dataset version
+// checks its files have exactly them (catalog.Checked). A benchmark
+// declares its table where its row type lives, as a package variable
+// (var ItemTable = schemas.Declare[Item]("x_item", 1)), so nothing else
+// lists it; internal/registry's tests check every registered builder's
+// table is declared. Declaring one table with two row types panics.
+func Declare[T any](name string, version int) Table {
+	t := Table{Name: name, Version: version}
+	typ := reflect.TypeFor[T]()
+	if prev, dup := rowTypes[t]; dup && prev != typ {
+		panic(fmt.Sprintf("schemas: table %s v%d declared with %s and %s", name, version, prev, typ))
+	}
+	rowTypes[t] = typ
+	return t
 }
 
 // Columns returns the sorted names of the top-level columns of table t, as

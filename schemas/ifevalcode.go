@@ -1,7 +1,7 @@
 package schemas
 
 // IFEvalCodeItemTable is the table written by the ifevalcode dataset builder.
-var IFEvalCodeItemTable = Table{Name: "ifevalcode_item", Version: 1}
+var IFEvalCodeItemTable = Declare[IFEvalCodeItem]("ifevalcode_item", 1)
 
 // IFEvalCodeItem is one IFEvalCode item: a programming question in English
 // and in Chinese, a correctness test in the target language and a Python

@@ -1,7 +1,7 @@
 package schemas
 
 // MedRubricItemTable is the table written by the medrubric dataset builder.
-var MedRubricItemTable = Table{Name: "medrubric_item", Version: 1}
+var MedRubricItemTable = Declare[MedRubricItem]("medrubric_item", 1)
 
 // MedRubricItem is one QuarkMedBench-style medical query, or one multi-turn
 // session, with the rubrics its answers are judged against. A session's

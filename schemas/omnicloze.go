@@ -1,7 +1,7 @@
 package schemas
 
 // OmniClozeItemTable is the table written by the omnicloze dataset builder.
-var OmniClozeItemTable = Table{Name: "omnicloze_item", Version: 1}
+var OmniClozeItemTable = Declare[OmniClozeItem]("omnicloze_item", 1)
 
 // Media kinds of an Omni-Cloze item: what a captioner perceives of the clip.
 const (

@@ -2,7 +2,7 @@ package schemas
 
 // ReportEvalTopicTable is the table written by the reporteval dataset
 // builder.
-var ReportEvalTopicTable = Table{Name: "reporteval_topic", Version: 2}
+var ReportEvalTopicTable = Declare[ReportEvalTopic]("reporteval_topic", 2)
 
 // ReportEvalTopic is one DeepResearch-ReportEval topic: a research task
 // for a deep-research system, with the report to score, or the reference

@@ -2,7 +2,7 @@ package schemas
 
 // ResultRowTable is the per-sample result table of an evaluation run,
 // written as runs/<run-id>/results/shard-NNNNN.parquet.
-var ResultRowTable = Table{Name: "result_row", Version: 1}
+var ResultRowTable = Declare[ResultRow]("result_row", 1)
 
 // Error classes of a result row beyond the model failures a task reports.
 const (
@@ -49,7 +49,7 @@ type ResultRow struct {
 
 // SummaryRowTable is the aggregate of a run, runs/<run-id>/summary.parquet:
 // one row per (scope, metric).
-var SummaryRowTable = Table{Name: "summary_row", Version: 1}
+var SummaryRowTable = Declare[SummaryRow]("summary_row", 1)
 
 // SummaryRow is one metric over one scope ("overall" or "category:<name>").
 type SummaryRow struct {

@@ -2,7 +2,7 @@ package schemas
 
 // RMTBenchDialogueTable is the table written by the rmtbench dataset
 // builder.
-var RMTBenchDialogueTable = Table{Name: "rmtbench_dialogue", Version: 1}
+var RMTBenchDialogueTable = Declare[RMTBenchDialogue]("rmtbench_dialogue", 1)
 
 // Dialogue modes of an RMTBench dialogue.
 const (

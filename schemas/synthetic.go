@@ -2,7 +2,7 @@ package schemas
 
 // SyntheticRowTable is the table written by the synthetic dataset builder,
 // used to measure the build pipeline at any size.
-var SyntheticRowTable = Table{Name: "synthetic_row", Version: 1}
+var SyntheticRowTable = Declare[SyntheticRow]("synthetic_row", 1)
 
 // SyntheticRow is a generated benchmark-like row: an id, a category, a prompt
 // of a few hundred bytes and a reference answer.

@@ -3,7 +3,7 @@ package schemas
 // ToolPrefPairTable is the table written by the toolpref dataset builder.
 //
 // Version 2 added chosen_temperature and rejected_temperature.
-var ToolPrefPairTable = Table{Name: "toolpref_pair", Version: 2}
+var ToolPrefPairTable = Declare[ToolPrefPair]("toolpref_pair", 2)
 
 // ToolPrefPair is one preference pair over function-calling responses: two
 // candidate replies to the same BFCL-format item, the better-scored one

@@ -2,7 +2,7 @@ package schemas
 
 // TRBenchPairTable is the table written by the trbench dataset builder.
 // Version 2 added reference_response.
-var TRBenchPairTable = Table{Name: "trbench_pair", Version: 2}
+var TRBenchPairTable = Declare[TRBenchPair]("trbench_pair", 2)
 
 // TRBenchPair is one pairwise critique task of TRBench-style reward-model
 // evaluation. TRBench holds every pair twice, with the two responses

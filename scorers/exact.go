@@ -2,8 +2,6 @@ package scorers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -13,8 +11,7 @@ import (
 // match: metric is 1 when the reply, trimmed of surrounding white space,
 // equals want, else 0. The prompt hash is that of the first message.
 func AskExact(ctx context.Context, env Env, msgs []openai.ChatCompletionMessage, want, metric string) (Outcome, error) {
-	sum := sha256.Sum256([]byte(msgs[0].Content))
-	out := Outcome{PromptHash: hex.EncodeToString(sum[:8])}
+	out := Outcome{PromptHash: PromptHash(msgs[0].Content)}
 	resp, err := env.Models.Complete(ctx, env.Request(msgs, nil))
 	if err != nil {
 		return out, err

@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sort"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -171,40 +169,4 @@ func ReferencesOf(p ReferenceProvider, s Sample) []Reference {
 		return []Reference{r}
 	}
 	return nil
-}
-
-// Registry holds the tasks by dataset name.
-type Registry struct {
-	tasks map[string]Task
-}
-
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{tasks: map[string]Task{}} }
-
-// Register adds t; a second task for the same dataset is an error.
-func (r *Registry) Register(t Task) error {
-	if _, dup := r.tasks[t.Dataset()]; dup {
-		return fmt.Errorf("scorers: task for %q registered twice", t.Dataset())
-	}
-	r.tasks[t.Dataset()] = t
-	return nil
-}
-
-// Get returns the task for a dataset.
-func (r *Registry) Get(dataset string) (Task, error) {
-	t, ok := r.tasks[dataset]
-	if !ok {
-		return nil, fmt.Errorf("scorers: no evaluation task for dataset %q (have %v)", dataset, r.Names())
-	}
-	return t, nil
-}
-
-// Names lists the datasets with a task, sorted.
-func (r *Registry) Names() []string {
-	out := make([]string, 0, len(r.tasks))
-	for n := range r.tasks {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -78,7 +78,7 @@ type Progress struct {
 	CostUSD     float64
 	StartedAt   time.Time
 	Finished    bool
-	// ShardsRunning is filled by the client (app.QueryProgress), which also
+	// ShardsRunning is filled by the client (wfclient.QueryProgress), which also
 	// adds the running shards' counts so far to the counts above; the
 	// workflow answers 0 and counts finished shards only. It counts shard
 	// activities: a group of fast shards (ShardGroup) counts once.

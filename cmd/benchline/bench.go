@@ -1,3 +1,5 @@
+//go:build bench
+
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/perf"
 )
+
+func init() { toolCommands = append(toolCommands, newBenchCmd) }
 
 func newBenchCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -45,7 +49,7 @@ Example: benchline bench build synthetic --param rows=1000000`,
 			if err != nil {
 				return err
 			}
-			res, err := app.BenchBuild(cmd.Context(), store, datasets.Env{Store: store, OpenS3: app.S3Opener(cfg)}, args[0], req, parallel)
+			res, err := perf.BenchBuild(cmd.Context(), store, datasets.Env{Store: store, OpenS3: app.S3Opener(cfg)}, args[0], req, parallel)
 			if err != nil {
 				return err
 			}
@@ -72,7 +76,7 @@ counts), and prints both rates and their ratio.`,
 				return err
 			}
 			defer c.Close()
-			res, err := app.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards, seed)
+			res, err := perf.BenchEval(cmd.Context(), c, cfg, store, gw, rows, shards, seed)
 			if err != nil {
 				return err
 			}

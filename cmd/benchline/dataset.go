@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/datasets"
@@ -69,11 +71,11 @@ Datasets:
 				return err
 			}
 			defer c.Close()
-			run, err := app.StartBuild(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
+			run, err := wfclient.StartBuild(cmd.Context(), c, cfg, workflows.BuildDatasetInput{Dataset: args[0], Request: req, MaxParallel: maxPar})
 			if err != nil {
 				return err
 			}
-			res, err := app.WatchBuild(cmd.Context(), c, run, args[0], 2*time.Second, func(line string) {
+			res, err := wfclient.WatchBuild(cmd.Context(), c, run, args[0], 2*time.Second, func(line string) {
 				fmt.Fprintln(cmd.ErrOrStderr(), line)
 			})
 			if err != nil {

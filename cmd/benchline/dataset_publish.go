@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/spf13/cobra"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/release"
 	"github.com/benchline/benchline/workflows"
@@ -106,7 +107,7 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	}
 	defer c.Close()
 	in.Dest, in.MaxParallel = dest, maxPar
-	res, err := app.PublishDataset(cmd.Context(), c, cfg, in)
+	res, err := wfclient.PublishDataset(cmd.Context(), c, cfg, in)
 	if err != nil {
 		return err
 	}

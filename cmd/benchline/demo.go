@@ -3,12 +3,11 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/devstack"
 )
 
 func newDemoCmd(g *globals) *cobra.Command {
-	var o app.DemoOptions
+	var o devstack.DemoOptions
 	var s3 string
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -23,10 +22,10 @@ every dataset version, run and cached answer, so it is fast; --fresh starts over
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.S3 = devstack.S3Server(s3)
-			return app.RunDemo(cmd.Context(), cmd.OutOrStdout(), o, g.logger())
+			return devstack.RunDemo(cmd.Context(), cmd.OutOrStdout(), o, g.logger())
 		},
 	}
-	cmd.Flags().StringVar(&o.Dir, "dir", app.DefaultDemoDir(), "state directory, kept between demos (Temporal SQLite file, S3 data, the board file and site)")
+	cmd.Flags().StringVar(&o.Dir, "dir", devstack.DefaultDemoDir(), "state directory, kept between demos (Temporal SQLite file, S3 data, the board file and site)")
 	cmd.Flags().BoolVar(&o.Fresh, "fresh", false, "delete the state directory first")
 	cmd.Flags().StringVar(&s3, "s3", string(devstack.MinIO), "S3 server: minio or moto")
 	cmd.Flags().BoolVar(&o.Headless, "headless", true, "do not start the Temporal Web UI")

@@ -10,13 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/metrics"
 )
 
 func newDevCmd(g *globals) *cobra.Command {
-	var o app.StackOptions
+	var o devstack.StackOptions
 	var s3, envFile, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -68,7 +67,7 @@ environment, the providers file included (its task queue and namespace too). A s
 				defer ln.Close()
 				o.Metrics = metrics.New()
 			}
-			r, err := app.StartStack(ctx, o, g.logger())
+			r, err := devstack.StartStack(ctx, o, g.logger())
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/wfclient"
+	"go.temporal.io/sdk/client"
+
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/internal/app"
@@ -52,13 +56,13 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if err != nil {
 				return err
 			}
-			js, names, err := app.ParseJudges(judges)
+			js, names, err := wfclient.ParseJudges(judges)
 			if err != nil {
 				return err
 			}
 			req.Judges = js
-			names = append([]app.ModelName{{Flag: "--model", Given: req.Model, Model: req.Model}}, names...)
-			if err := app.CheckModels(cfg, names...); err != nil {
+			names = append([]wfclient.ModelName{{Flag: "--model", Given: req.Model, Model: req.Model}}, names...)
+			if err := wfclient.CheckModels(cfg, names...); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("temperature") {
@@ -85,43 +89,18 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if scheduled {
 				in.Priority = workflows.PriorityScheduled
 			}
-			run, plan, err := app.StartEval(ctx, c, cfg, store, in)
+			run, plan, err := wfclient.StartEval(ctx, c, cfg, store, in)
 			if err != nil {
 				return err
 			}
 			errw := cmd.ErrOrStderr()
 			fmt.Fprintln(errw, resolvedLine(ctx, store, req.Dataset, plan.Dataset, plan.DatasetVersion))
-			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, app.ModelLabel(plan.Model))
+			fmt.Fprintf(errw, "run %s: %s@%s (%d samples in %d shards), model %s\n", plan.RunID, plan.Dataset, plan.DatasetVersion, plan.Samples, plan.Shards, wfclient.ModelLabel(plan.Model))
 			if noWait {
 				fmt.Fprintln(cmd.OutOrStdout(), plan.RunID)
 				return nil
 			}
-			tty := isTerminal(os.Stderr)
-			every := 5 * time.Second
-			if tty {
-				every = time.Second
-			}
-			res, err := app.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
-				if tty {
-					fmt.Fprintf(errw, "\r%s", app.ProgressLine(p, time.Now()))
-				} else {
-					fmt.Fprintln(errw, app.ProgressLine(p, time.Now()))
-				}
-			})
-			if tty {
-				fmt.Fprintln(errw)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res.Summary)
-			}
-			app.PrintSummary(cmd.OutOrStdout(), res.Summary)
-			fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
-			return nil
+			return waitAndReport(cmd, c, cfg, run, plan, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -143,6 +122,39 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	_ = cmd.MarkFlagRequired("dataset")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
+}
+
+// waitAndReport follows an evaluation until it ends, with a progress line
+// on stderr (rewritten in place on a terminal), then prints its summary,
+// as text or JSON, and where its results are.
+func waitAndReport(cmd *cobra.Command, c client.Client, cfg config.Config, run client.WorkflowRun, plan runs.Plan, asJSON bool) error {
+	ctx, errw := cmd.Context(), cmd.ErrOrStderr()
+	tty := isTerminal(os.Stderr)
+	every := 5 * time.Second
+	if tty {
+		every = time.Second
+	}
+	res, err := wfclient.WaitEval(ctx, c, run, plan.RunID, every, func(p workflows.Progress) {
+		if tty {
+			fmt.Fprintf(errw, "\r%s", wfclient.ProgressLine(p, time.Now()))
+		} else {
+			fmt.Fprintln(errw, wfclient.ProgressLine(p, time.Now()))
+		}
+	})
+	if tty {
+		fmt.Fprintln(errw)
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.Summary)
+	}
+	wfclient.PrintSummary(cmd.OutOrStdout(), res.Summary)
+	fmt.Fprintf(cmd.OutOrStdout(), "results: s3://%s/%s\n", cfg.S3.Bucket, runs.Dir(plan.RunID))
+	return nil
 }
 
 func isTerminal(f *os.File) bool {

@@ -9,9 +9,7 @@ import (
 	"unicode"
 
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/perf"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -24,9 +22,6 @@ var jsonOutputs = map[string]any{
 	"eval --json":          aggregate.Summary{},
 	"runs ls --json":       []runListing{},
 	"runs show --json":     runReport{},
-	"bench build":          app.BuildBench{},
-	"bench eval":           app.EvalBench{},
-	"bench --json":         []perf.Row{},
 	"sandbox run":          sandboxRunOutput{},
 }
 

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
@@ -38,7 +40,7 @@ func loadBoard(cfg config.Config, path string) (leaderboard.Board, error) {
 	if err != nil {
 		return b, err
 	}
-	return b, app.CheckBoard(cfg, b)
+	return b, wfclient.CheckBoard(cfg, b)
 }
 
 func newLeaderboardRefreshCmd(g *globals) *cobra.Command {
@@ -78,7 +80,7 @@ count 0).`,
 			defer c.Close()
 			errw := cmd.ErrOrStderr()
 			fmt.Fprintf(errw, "refreshing board %s: %d benchmarks x %d models\n", b.Name, len(b.Benchmarks), len(b.Models))
-			run, err := app.StartRefresh(ctx, c, cfg, workflows.RefreshLeaderboardInput{Board: b, MaxConcurrentRuns: parallel})
+			run, err := wfclient.StartRefresh(ctx, c, cfg, workflows.RefreshLeaderboardInput{Board: b, MaxConcurrentRuns: parallel})
 			if err != nil {
 				return err
 			}
@@ -87,8 +89,8 @@ count 0).`,
 				every = time.Second
 			}
 			last := ""
-			res, err := app.WatchRefresh(ctx, c, run, every, func(p workflows.RefreshProgress) {
-				if line := app.RefreshProgressLine(p); line != last {
+			res, err := wfclient.WatchRefresh(ctx, c, run, every, func(p workflows.RefreshProgress) {
+				if line := wfclient.RefreshProgressLine(p); line != last {
 					fmt.Fprintln(errw, line)
 					last = line
 				}
@@ -96,7 +98,7 @@ count 0).`,
 			if err != nil {
 				return err
 			}
-			rep := app.Report(cfg, res)
+			rep := wfclient.Report(cfg, res)
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
 			}
@@ -107,7 +109,7 @@ count 0).`,
 				fmt.Fprintf(out, "webhook: %s\n", rep.Webhook)
 			}
 			for _, f := range res.Failed {
-				fmt.Fprintf(out, "failed: %s on %s (run %s): %s\n", app.ModelLabel(f.Model), f.Dataset, f.RunID, f.Error)
+				fmt.Fprintf(out, "failed: %s on %s (run %s): %s\n", wfclient.ModelLabel(f.Model), f.Dataset, f.RunID, f.Error)
 			}
 			fmt.Fprintf(out, "site: %s\n", rep.Site)
 			return nil
@@ -129,7 +131,7 @@ checked, and carried in the schedule's workflow input: to change the board, run 
 again with the edited file. Refreshes run at scheduled priority (behind on-demand runs).
 A refresh due while the previous one still runs is skipped (overlap policy skip). After
 downtime, scheduled times missed by less than %v are caught up, older ones dropped; with
-overlap skip, several missed times start at most one refresh.`, app.ScheduleID("BOARD"), app.ScheduleCatchupWindow),
+overlap skip, several missed times start at most one refresh.`, wfclient.ScheduleID("BOARD"), wfclient.ScheduleCatchupWindow),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cron == "" || file == "" {
@@ -151,7 +153,7 @@ overlap skip, several missed times start at most one refresh.`, app.ScheduleID("
 				return err
 			}
 			defer c.Close()
-			created, err := app.UpsertSchedule(cmd.Context(), c, cfg, b, cron)
+			created, err := wfclient.UpsertSchedule(cmd.Context(), c, cfg, b, cron)
 			if err != nil {
 				return err
 			}
@@ -159,7 +161,7 @@ overlap skip, several missed times start at most one refresh.`, app.ScheduleID("
 			if created {
 				verb = "created"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s: board %s at %q (overlap: skip; catch-up window %v)\n", verb, app.ScheduleID(b.Name), b.Name, cron, app.ScheduleCatchupWindow)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s schedule %s: board %s at %q (overlap: skip; catch-up window %v)\n", verb, wfclient.ScheduleID(b.Name), b.Name, cron, wfclient.ScheduleCatchupWindow)
 			return nil
 		},
 	}
@@ -194,7 +196,7 @@ func scheduleOp(g *globals, name, short string, do func(*cobra.Command, client.S
 				return err
 			}
 			defer c.Close()
-			h, _, err := app.ScheduleHandle(cmd.Context(), c, args[0])
+			h, _, err := wfclient.ScheduleHandle(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -219,7 +221,7 @@ func newScheduleListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			list, err := app.ListSchedules(cmd.Context(), c)
+			list, err := wfclient.ListSchedules(cmd.Context(), c)
 			if err != nil {
 				return err
 			}

@@ -182,15 +182,23 @@ credential chain.`,
 		newDemoCmd(g),
 		newWorkerCmd(g),
 		newDatasetCmd(g),
-		newBenchCmd(g),
 		newEvalCmd(g),
 		newLeaderboardCmd(g),
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
 	)
+	for _, c := range toolCommands {
+		root.AddCommand(c(g))
+	}
 	return root
 }
+
+// toolCommands are added by build-tagged files: `benchline bench` is the
+// real command in the tool build (`go build -tags bench`, make
+// build-bench; bench.go), which runs go test -bench in a source checkout,
+// and in the product binary a stub saying how to get it (bench_stub.go).
+var toolCommands []func(*globals) *cobra.Command
 
 // exitError ends the command with its exit code (documented in the
 // command's --help), after printing err when not nil.

@@ -10,11 +10,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/names"
 	"github.com/benchline/benchline/internal/runs"
@@ -84,18 +85,18 @@ func newProgressReport(p workflows.Progress) *progressReport {
 }
 
 // stateExit returns the exit error of a run that ended in st, or nil.
-func stateExit(runID string, st app.RunStatus) error {
+func stateExit(runID string, st wfclient.RunStatus) error {
 	msg := fmt.Sprintf("run %s %s", runID, st.State)
 	if st.Reason != "" {
 		msg += ": " + st.Reason
 	}
 	switch {
-	case st.State == app.StateCancelled:
+	case st.State == wfclient.StateCancelled:
 		return &exitError{code: exitRunCancelled, err: errors.New(msg)}
 	case st.State.Ended():
 		return &exitError{code: exitRunFailed, err: errors.New(msg)}
-	case st.State == app.StateUnknown:
-		return &exitError{code: exitRunUnknown, err: errors.New(msg + ": Temporal has no workflow " + app.EvalWorkflowID(runID) + " and there is no summary")}
+	case st.State == wfclient.StateUnknown:
+		return &exitError{code: exitRunUnknown, err: errors.New(msg + ": Temporal has no workflow " + wfclient.EvalWorkflowID(runID) + " and there is no summary")}
 	}
 	return nil
 }
@@ -175,7 +176,7 @@ model answers already paid for stay: the same eval started again resumes from th
 				return err
 			}
 			defer c.Close()
-			if err := c.CancelWorkflow(cmd.Context(), app.EvalWorkflowID(args[0]), ""); err != nil {
+			if err := c.CancelWorkflow(cmd.Context(), wfclient.EvalWorkflowID(args[0]), ""); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested for %s; `benchline runs show %s` says when it has stopped\n", args[0], args[0])
@@ -200,14 +201,14 @@ func listRuns(ctx context.Context, c client.Client, store blob.Store) ([]runList
 		if err := blob.GetJSON(ctx, store, info.Key, &p); err != nil {
 			return nil, err
 		}
-		st, err := app.Status(ctx, c, store, p.RunID)
+		st, err := wfclient.Status(ctx, c, store, p.RunID)
 		if err != nil {
 			return nil, err
 		}
 		l := runListing{RunID: p.RunID, Dataset: p.Dataset, DatasetVersion: p.DatasetVersion, Model: p.Model, Samples: p.Samples,
 			State: string(st.State), Reason: st.Reason, CreatedAt: p.CreatedAt}
 		switch st.State {
-		case app.StateCompleted:
+		case wfclient.StateCompleted:
 			var s aggregate.Summary
 			if err := blob.GetJSON(ctx, store, runs.SummaryKey(p.RunID), &s); err == nil {
 				l.SamplesDone = s.Samples
@@ -215,9 +216,9 @@ func listRuns(ctx context.Context, c client.Client, store blob.Store) ([]runList
 					l.Headline = s.Metrics[0].Name + " " + s.Metrics[0].MeanText()
 				}
 			}
-		case app.StateRunning:
+		case wfclient.StateRunning:
 			qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if pr, err := app.QueryProgress(qctx, c, p.RunID); err == nil {
+			if pr, err := wfclient.QueryProgress(qctx, c, p.RunID); err == nil {
 				l.SamplesDone = pr.SamplesDone
 			}
 			cancel()
@@ -232,7 +233,7 @@ func printRuns(w io.Writer, list []runListing) error {
 	fmt.Fprintln(tw, "RUN\tDATASET\tMODEL\tSAMPLES\tSTATE\tHEADLINE\tCREATED")
 	for _, l := range list {
 		state := l.State
-		if l.State == string(app.StateRunning) {
+		if l.State == string(wfclient.StateRunning) {
 			state = fmt.Sprintf("running %d/%d", l.SamplesDone, l.Samples)
 		}
 		if l.Reason != "" {
@@ -247,8 +248,8 @@ func printRuns(w io.Writer, list []runListing) error {
 func listExit(list []runListing) error {
 	failed, cancelled := 0, 0
 	for _, l := range list {
-		switch s := app.RunState(l.State); {
-		case s == app.StateCancelled:
+		switch s := wfclient.RunState(l.State); {
+		case s == wfclient.StateCancelled:
 			cancelled++
 		case s.Ended():
 			failed++
@@ -265,28 +266,28 @@ func listExit(list []runListing) error {
 
 // showRun prints one run's state (see `runs show --help`).
 func showRun(ctx context.Context, w io.Writer, c client.Client, store blob.Store, runID string, asJSON bool) error {
-	st, err := app.Status(ctx, c, store, runID)
+	st, err := wfclient.Status(ctx, c, store, runID)
 	if err != nil {
 		return err
 	}
-	if st.State == app.StateUnknown {
+	if st.State == wfclient.StateUnknown {
 		if ok, err := blob.Exists(ctx, store, runs.PlanKey(runID)); err != nil {
 			return err
 		} else if !ok {
-			return fmt.Errorf("no run %s: no plan at %s and no workflow %s", runID, runs.PlanKey(runID), app.EvalWorkflowID(runID))
+			return fmt.Errorf("no run %s: no plan at %s and no workflow %s", runID, runs.PlanKey(runID), wfclient.EvalWorkflowID(runID))
 		}
 	}
 	rep := runReport{RunID: runID, State: string(st.State), Reason: st.Reason, Checkpoints: st.Checkpoints}
 	var progress workflows.Progress
 	switch st.State {
-	case app.StateCompleted:
+	case wfclient.StateCompleted:
 		var s aggregate.Summary
 		if err := blob.GetJSON(ctx, store, runs.SummaryKey(runID), &s); err != nil {
 			return fmt.Errorf("run %s completed, but its summary: %w", runID, err)
 		}
 		rep.Summary = &s
-	case app.StateRunning:
-		progress, err = app.QueryProgress(ctx, c, runID)
+	case wfclient.StateRunning:
+		progress, err = wfclient.QueryProgress(ctx, c, runID)
 		if err != nil {
 			return fmt.Errorf("run %s is running, but its workflow did not answer the progress query: %w", runID, err)
 		}
@@ -302,19 +303,19 @@ func showRun(ctx context.Context, w io.Writer, c client.Client, store blob.Store
 	}
 	switch {
 	case rep.Summary != nil:
-		app.PrintSummary(w, *rep.Summary)
+		wfclient.PrintSummary(w, *rep.Summary)
 	case rep.Progress != nil:
-		fmt.Fprintf(w, "run %s: running\n%s\n", runID, app.ProgressLine(progress, time.Now()))
+		fmt.Fprintf(w, "run %s: running\n%s\n", runID, wfclient.ProgressLine(progress, time.Now()))
 	default:
 		fmt.Fprintf(w, "run %s: %s\n", runID, st.State)
 		if st.Reason != "" {
 			fmt.Fprintf(w, "reason: %s\n", st.Reason)
 		}
-		if st.State == app.StateCancelled {
+		if st.State == wfclient.StateCancelled {
 			fmt.Fprintln(w, "finished shards are kept: the same eval started again resumes from them")
 		}
 	}
-	if st.State != app.StateCompleted || st.Checkpoints > 0 {
+	if st.State != wfclient.StateCompleted || st.Checkpoints > 0 {
 		fmt.Fprintf(w, "checkpoint files left under %spartial/: %d\n", runs.Dir(runID), st.Checkpoints)
 	}
 	return stateExit(runID, st)

@@ -10,14 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/internal/benchmark"
-	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/sandbox"
 )
 
 // newScoreCmd is `benchline score <name>`: one subcommand per line scorer a
 // benchmark registers (JSON lines in, one JSON line out per input, in
 // order; no model calls).
-func newScoreCmd(reg *registry.Registry) *cobra.Command {
+func newScoreCmd(reg *benchmark.Registry) *cobra.Command {
 	score := &cobra.Command{Use: "score", Short: "Score given model outputs with a benchmark's deterministic checker (no model calls)"}
 	for _, ls := range reg.Scorers() {
 		score.AddCommand(newLineScorerCmd(ls))

@@ -13,7 +13,6 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
-	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/catalog"
@@ -48,13 +47,13 @@ func engineReferences(t *testing.T, rows int) (blob.Store, catalog.Manifest, sco
 	if err := catalog.Publish(ctx, store, m, "card", catalog.PublishOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tasks := registry.Default().Tasks(benchmark.Deps{})
-	a := &activities.Eval{Store: store, Tasks: tasks}
+	tasks := registry.Default()
+	a := &activities.Eval{Store: store, Benchmarks: tasks}
 	res, err := a.PlanRun(ctx, activities.PlanRunInput{Request: runs.Request{Dataset: m.Name + "@" + m.Version, Model: "baseline/reference"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, err := tasks.Get(res.Dataset)
+	task, err := tasks.Task(res.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package medrubric
 import (
 	"errors"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"sort"
 	"strings"
 	"unicode"
@@ -69,7 +70,7 @@ func tokenSet(s string) map[string]bool {
 	}
 	for _, r := range strings.ToLower(s) {
 		switch {
-		case scorer.IsCJK(r):
+		case judge.IsCJK(r):
 			flushWord()
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
@@ -128,11 +129,37 @@ func Consensus(proposals [][]Proposal, k int, sim func(a, b string) float64, thr
 	if sim == nil {
 		sim = Similarity
 	}
-	type prop struct {
-		writer int
-		Proposal
+	all, err := flatten(proposals)
+	if err != nil {
+		return nil, err
 	}
-	var all []prop
+	// 1. Connected components by union-find over every pair.
+	groups, simm := components(all, sim, threshold)
+	var out []keptRubric
+	for _, members := range groups {
+		if r, ok := resolve(proposals, all, simm, members, k); ok {
+			out = append(out, r)
+		}
+	}
+	return number(out), nil
+}
+
+// writerProp is one proposal with the index of its writer.
+type writerProp struct {
+	writer int
+	Proposal
+}
+
+// keptRubric is a group's rubric with its number of supporting writers.
+type keptRubric struct {
+	r       schemas.MedRubric
+	writers int
+}
+
+// flatten checks every writer's proposals (one writer name each, distinct
+// names, text, a known category) and lists them all.
+func flatten(proposals [][]Proposal) ([]writerProp, error) {
+	var all []writerProp
 	names := map[string]int{}
 	for i, ps := range proposals {
 		for j, p := range ps {
@@ -148,7 +175,7 @@ func Consensus(proposals [][]Proposal, k int, sim func(a, b string) float64, thr
 			if _, err := scorer.ParseCategory(string(p.Category)); err != nil {
 				return nil, fmt.Errorf("%w: writer %s, proposal %d: %w", ErrConsensus, p.Writer, j, err)
 			}
-			all = append(all, prop{i, p})
+			all = append(all, writerProp{i, p})
 		}
 		if len(ps) > 0 {
 			if prev, dup := names[ps[0].Writer]; dup {
@@ -157,8 +184,13 @@ func Consensus(proposals [][]Proposal, k int, sim func(a, b string) float64, thr
 			names[ps[0].Writer] = i
 		}
 	}
+	return all, nil
+}
 
-	// 1. Connected components by union-find over every pair.
+// components groups the proposals whose similarity reaches threshold,
+// transitively (union-find over every pair), and returns the groups and
+// the similarity matrix.
+func components(all []writerProp, sim func(a, b string) float64, threshold float64) (map[int][]int, [][]float64) {
 	parent := make([]int, len(all))
 	for i := range parent {
 		parent[i] = i
@@ -187,63 +219,64 @@ func Consensus(proposals [][]Proposal, k int, sim func(a, b string) float64, thr
 	for a := range all {
 		groups[find(a)] = append(groups[find(a)], a)
 	}
+	return groups, simm
+}
 
-	type kept struct {
-		r       schemas.MedRubric
-		writers int
-	}
-	var out []kept
-	for _, members := range groups {
-		// 2. Support: distinct writers; 3. one vote each, its most severe.
-		vote := map[int]scorer.Category{}
-		for _, m := range members {
-			w, c := all[m].writer, all[m].Category
-			if c.Severity() > vote[w].Severity() {
-				vote[w] = c
-			}
+// resolve is one group's rubric: kept when at least k distinct writers
+// support it (2); its category is the writers' vote, each voting their
+// most severe (3); its text the medoid among that category's proposals (4).
+func resolve(proposals [][]Proposal, all []writerProp, simm [][]float64, members []int, k int) (keptRubric, bool) {
+	vote := map[int]scorer.Category{}
+	for _, m := range members {
+		w, c := all[m].writer, all[m].Category
+		if c.Severity() > vote[w].Severity() {
+			vote[w] = c
 		}
-		if len(vote) < k {
+	}
+	if len(vote) < k {
+		return keptRubric{}, false
+	}
+	counts := map[scorer.Category]int{}
+	for _, c := range vote {
+		counts[c]++
+	}
+	var cat scorer.Category
+	for c, v := range counts {
+		if v > counts[cat] || (v == counts[cat] && c.Severity() > cat.Severity()) {
+			cat = c
+		}
+	}
+	best, bestSum := -1, -1.0
+	for _, m := range members {
+		if all[m].Category != cat {
 			continue
 		}
-		counts := map[scorer.Category]int{}
-		for _, c := range vote {
-			counts[c]++
-		}
-		var cat scorer.Category
-		for c, v := range counts {
-			if v > counts[cat] || (v == counts[cat] && c.Severity() > cat.Severity()) {
-				cat = c
+		sum := 0.0
+		for _, o := range members {
+			if o != m {
+				sum += simm[m][o]
 			}
 		}
-		// 4. The medoid among the proposals of that category.
-		best, bestSum := -1, -1.0
-		for _, m := range members {
-			if all[m].Category != cat {
-				continue
-			}
-			sum := 0.0
-			for _, o := range members {
-				if o != m {
-					sum += simm[m][o]
-				}
-			}
-			// Sums within 1e-9 are equal: the order of the additions
-			// follows the input and must not decide.
-			if best < 0 || sum > bestSum+1e-9 || (sum >= bestSum-1e-9 && textBefore(all[m].Proposal, all[best].Proposal)) {
-				best, bestSum = m, sum
-			}
+		// Sums within 1e-9 are equal: the order of the additions
+		// follows the input and must not decide.
+		if best < 0 || sum > bestSum+1e-9 || (sum >= bestSum-1e-9 && textBefore(all[m].Proposal, all[best].Proposal)) {
+			best, bestSum = m, sum
 		}
-		writers := make([]string, 0, len(vote))
-		for w := range vote {
-			writers = append(writers, proposals[w][0].Writer)
-		}
-		sort.Strings(writers)
-		out = append(out, kept{schemas.MedRubric{
-			Category: string(cat), Weight: scorer.DefaultWeight(cat), Text: all[best].Text,
-			Keywords: all[best].Keywords, ProposedBy: writers,
-		}, len(vote)})
 	}
-	// 5. Order and number.
+	writers := make([]string, 0, len(vote))
+	for w := range vote {
+		writers = append(writers, proposals[w][0].Writer)
+	}
+	sort.Strings(writers)
+	return keptRubric{schemas.MedRubric{
+		Category: string(cat), Weight: scorer.DefaultWeight(cat), Text: all[best].Text,
+		Keywords: all[best].Keywords, ProposedBy: writers,
+	}, len(vote)}, true
+}
+
+// number orders the kept rubrics (5: by category, then support, text and
+// keywords) and numbers them r1, r2, ...
+func number(out []keptRubric) []schemas.MedRubric {
 	rank := map[string]int{string(scorer.Essential): 0, string(scorer.Important): 1, string(scorer.Highlight): 2, string(scorer.Pitfall): 3}
 	sort.Slice(out, func(a, b int) bool {
 		ra, rb := out[a].r, out[b].r
@@ -262,7 +295,7 @@ func Consensus(proposals [][]Proposal, k int, sim func(a, b string) float64, thr
 		o.r.ID = fmt.Sprintf("r%d", i+1)
 		rubrics[i] = o.r
 	}
-	return rubrics, nil
+	return rubrics
 }
 
 // textBefore orders proposals for the medoid tie-break: shorter text (in

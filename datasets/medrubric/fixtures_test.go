@@ -3,6 +3,7 @@ package medrubric
 import (
 	"context"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,12 +61,12 @@ func TestFixtures(t *testing.T) {
 				}
 				switch cat {
 				case scorer.Essential, scorer.Important:
-					if !scorer.KeywordsMet(turn.Reference, r.Keywords) {
+					if !judge.KeywordsMet(turn.Reference, r.Keywords) {
 						t.Errorf("%s rubric %s (%s): reference lacks a keyword of %q", where, r.ID, cat, r.Keywords)
 					}
 				case scorer.Pitfall:
 					for _, k := range r.Keywords {
-						if scorer.ContainsKeyword(turn.Reference, k) {
+						if judge.ContainsKeyword(turn.Reference, k) {
 							t.Errorf("%s rubric %s: reference contains pitfall keyword %q", where, r.ID, k)
 						}
 					}
@@ -89,7 +90,7 @@ func TestFixtures(t *testing.T) {
 }
 
 // TestFixturesScoreFullMarks judges every reference answer lexically
-// (scorer.KeywordsMet) and scores it: the reference meets every essential and
+// (judge.KeywordsMet) and scores it: the reference meets every essential and
 // important rubric and trips no pitfall, so its coverage is 1 and, with
 // highlights possibly missed, its score is at least the essential and
 // important share of the positive weight.
@@ -104,7 +105,7 @@ func TestFixturesScoreFullMarks(t *testing.T) {
 			var judged []scorer.Judged
 			for _, r := range turn.Rubrics {
 				st := scorer.NotMet
-				if scorer.KeywordsMet(turn.Reference, r.Keywords) {
+				if judge.KeywordsMet(turn.Reference, r.Keywords) {
 					st = scorer.Met
 				}
 				judged = append(judged, scorer.Judged{ID: r.ID, Category: scorer.Category(r.Category), Weight: r.Weight, Status: st})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -78,13 +77,7 @@ func (b Builder) planGeneration(ctx context.Context, env datasets.Env, srcs []ca
 	if _, err := readEvidence(ctx, env, srcs, items); err != nil {
 		return datasets.Plan{}, err
 	}
-	plan := datasets.NewPlan(b, srcs, norm, nil)
-	if o.UnitItems != defaultUnitItems {
-		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(o.UnitItems)}
-	}
-	gid := generationID(srcs, norm, o.UnitItems)
-	plan.Generate = datasets.Units(gid, len(items), o.UnitItems)
-	return plan, nil
+	return datasets.PlanUnits(b, srcs, norm, generationID(srcs, norm, o.UnitItems), len(items), o.UnitItems, defaultUnitItems), nil
 }
 
 // planOptions parses a plan's parameters with its runtime settings.
@@ -196,27 +189,20 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 			}
 		}
 	}
-	lines := make([]writtenLine, len(jobs))
-	err = datasets.EachCall(ctx, len(jobs), progress, func(ctx context.Context, i int) error {
+	call := func(ctx context.Context, i int) (writtenLine, error) {
 		jb := jobs[i]
-		var err error
-		lines[i], err = write(ctx, env.Models, jb.item.ID, jb.turns, jb.turn, jb.writer, evidence[jb.item.ID], o)
-		return err
-	})
-	if err != nil {
-		return datasets.Generated{}, err
+		return write(ctx, env.Models, jb.item.ID, jb.turns, jb.turn, jb.writer, evidence[jb.item.ID], o)
 	}
-	var gen datasets.Generated
-	for _, l := range lines {
+	count := func(l writtenLine, gen *datasets.Generated) {
 		gen.Usage.Merge(l.Verdict.Usage)
 		if l.Skipped != "" {
 			gen.Skipped++
-			continue
+			return
 		}
 		gen.Outputs += int64(len(l.Proposals))
 	}
 	name := func(l writtenLine) string { return l.Writer + "'s rubrics for " + l.ID }
-	return datasets.SaveLines(ctx, env, plan, u, GeneratedPrefix, lines, name, gen)
+	return datasets.WriteUnit(ctx, env, plan, u, GeneratedPrefix, len(jobs), progress, call, count, name)
 }
 
 // write asks one writer for its rubrics for turn ti of an item.
@@ -234,8 +220,8 @@ func write(ctx context.Context, models datasets.Completer, id string, turns []sc
 	v, err := judge.Ask(ctx, models, req, &reply)
 	line.Verdict = v
 	switch {
-	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = gateway.ReasonOf(err)
+	case err != nil && errors.Is(err, modelapi.ErrModelFailure):
+		line.Skipped = modelapi.ReasonOf(err)
 		return line, nil
 	case err != nil:
 		return line, fmt.Errorf("medrubric: item %s turn %d: writer %s: %w", id, ti+1, writer, err)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/medrubric"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob/blobtest"
@@ -19,11 +19,11 @@ import (
 // newGenStack is what a worker has for a generated build: a store, the
 // baseline server over real HTTP (the writers answer from their oracles)
 // and a gateway pointing at it.
-func newGenStack(t *testing.T) *datasetstest.Live {
-	return datasetstest.NewLive(t, medrubric.Builder{}, blobtest.NewMemory(), baseline.Options{})
+func newGenStack(t *testing.T) *activitiestest.Live {
+	return activitiestest.NewLive(t, medrubric.Builder{}, blobtest.NewMemory(), baseline.Options{})
 }
 
-func build(t *testing.T, s *datasetstest.Live, params map[string]string) (workflows.BuildDatasetResult, error) {
+func build(t *testing.T, s *activitiestest.Live, params map[string]string) (workflows.BuildDatasetResult, error) {
 	return s.Build(t, datasets.Request{Source: medrubric.Embedded, Params: params})
 }
 
@@ -40,7 +40,7 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 	if g := res.Generated; g.Units != 4 || g.Calls != 117 || g.Skipped != 0 {
 		t.Fatalf("generation %+v, want 4 units and 117 writer calls", g)
 	}
-	m, rows := datasetstest.Version[schemas.MedRubricItem](t, s.Store, res)
+	m, rows := activitiestest.Version[schemas.MedRubricItem](t, s.Store, res)
 	if m.Params["writers"] != "baseline/judge,baseline/judge-noisy-0.2,baseline/judge-yes" || m.Params["k"] != "2" || m.Params["seed"] != "0" {
 		t.Errorf("params %v: writers sorted, defaults filled", m.Params)
 	}
@@ -92,7 +92,7 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 	}
 	// Every call is recorded for audit, with its prompt version and reply,
 	// and near-duplicates (reworded texts) were proposed.
-	lines := datasetstest.SourceLines(t, s.Store, m, medrubric.IsGenerated)
+	lines := activitiestest.SourceLines(t, s.Store, m, medrubric.IsGenerated)
 	reworded := 0
 	for _, l := range lines {
 		v, _ := l["verdict"].(map[string]any)
@@ -163,7 +163,7 @@ func TestGenerateResumesFromCache(t *testing.T) {
 	if err := s.Store.Delete(ctx, datasets.GeneratedKey(plan.Dataset, plan.Generate[0])); err != nil {
 		t.Fatal(err)
 	}
-	s.Gateway = datasetstest.NewGateway(t, s.URL) // a new worker process
+	s.Gateway = activitiestest.NewGateway(t, s.URL) // a new worker process
 	second := s.RunUnit(t, plan, plan.Generate[0])
 	if n := s.Server.Stats().Requests; n != calls || second.Source != first.Source || second.Usage.CacheHits != 8 {
 		t.Fatalf("retried unit: %+v after %d new calls; want the same output from the cache", second, n-calls)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets/medrubric"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/judge"
@@ -37,8 +37,8 @@ func newFixtureRun(t *testing.T) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	_, url := datasetstest.ServeBaseline(t, baseline.Options{References: refs})
-	r.env = scorers.Env{Models: datasetstest.NewGateway(t, url)}
+	_, url := activitiestest.ServeBaseline(t, baseline.Options{References: refs})
+	r.env = scorers.Env{Models: activitiestest.NewGateway(t, url)}
 	return r
 }
 
@@ -175,7 +175,7 @@ func judgedByKeywords(t schemas.MedRubricTurn) []scorer.Judged {
 	out := make([]scorer.Judged, len(t.Rubrics))
 	for i, r := range t.Rubrics {
 		st := scorer.NotMet
-		if scorer.KeywordsMet(t.Reference, r.Keywords) {
+		if judge.KeywordsMet(t.Reference, r.Keywords) {
 			st = scorer.Met
 		}
 		out[i] = scorer.Judged{ID: r.ID, Category: scorer.Category(r.Category), Weight: r.Weight, Status: st}

@@ -208,7 +208,7 @@ func WriterOracle(item string, turn int, writer string, seed uint64, rubrics []s
 // reword prefixes a rubric text the way a writer might phrase it.
 func reword(text string) string {
 	first, size := utf8.DecodeRuneInString(text)
-	if scorer.IsCJK(first) {
+	if judge.IsCJK(first) {
 		return "答案" + text
 	}
 	return "The answer " + strings.ToLower(string(first)) + text[size:]

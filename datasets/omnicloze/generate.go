@@ -13,7 +13,6 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -181,12 +180,7 @@ func generationID(srcs []catalog.Source, norm map[string]string, unitItems int) 
 // planGeneration plans the units: the version id is derived now, before
 // any model call.
 func (b Builder) planGeneration(srcs []catalog.Source, captions []Caption, norm map[string]string, o Options) datasets.Plan {
-	plan := datasets.NewPlan(b, srcs, norm, nil)
-	if o.UnitItems != defaultUnitItems {
-		plan.Runtime = map[string]string{"unit_items": fmt.Sprint(o.UnitItems)}
-	}
-	plan.Generate = datasets.Units(generationID(srcs, norm, o.UnitItems), len(captions), o.UnitItems)
-	return plan
+	return datasets.PlanUnits(b, srcs, norm, generationID(srcs, norm, o.UnitItems), len(captions), o.UnitItems, defaultUnitItems)
 }
 
 // planOptions parses a plan's parameters with its runtime settings.
@@ -234,18 +228,11 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	for _, c := range captions {
 		byDomain[c.Domain] = append(byDomain[c.Domain], c)
 	}
-	lines := make([]writtenLine, len(unit))
-	err = datasets.EachCall(ctx, len(unit), progress, func(ctx context.Context, i int) error {
+	call := func(ctx context.Context, i int) (writtenLine, error) {
 		c := unit[i]
-		var err error
-		lines[i], err = write(ctx, env.Models, c, othersOf(c, byDomain[c.Domain]), o)
-		return err
-	})
-	if err != nil {
-		return datasets.Generated{}, err
+		return write(ctx, env.Models, c, othersOf(c, byDomain[c.Domain]), o)
 	}
-	var gen datasets.Generated
-	for _, l := range lines {
+	count := func(l writtenLine, gen *datasets.Generated) {
 		gen.Usage.Merge(l.Verdict.Usage)
 		switch {
 		case l.Skipped != "":
@@ -255,7 +242,7 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 		}
 	}
 	name := func(l writtenLine) string { return l.Writer + "'s item for " + l.ID }
-	return datasets.SaveLines(ctx, env, plan, u, GeneratedPrefix, lines, name, gen)
+	return datasets.WriteUnit(ctx, env, plan, u, GeneratedPrefix, len(unit), progress, call, count, name)
 }
 
 // othersOf is the captions of c's domain but c.
@@ -287,8 +274,8 @@ func write(ctx context.Context, models datasets.Completer, c Caption, others []C
 	v, err := judge.Ask(ctx, models, req, &reply)
 	line.Verdict = v
 	switch {
-	case err != nil && gateway.IsModelFailure(err):
-		line.Skipped = gateway.ReasonOf(err)
+	case err != nil && errors.Is(err, modelapi.ErrModelFailure):
+		line.Skipped = modelapi.ReasonOf(err)
 		line.Check = Check{Reason: RejectRefused, Detail: line.Skipped}
 	case err != nil:
 		return line, fmt.Errorf("omnicloze: caption %s: writer %s: %w", c.ID, o.Writer, err)

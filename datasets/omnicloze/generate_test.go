@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/omnicloze"
@@ -20,20 +21,20 @@ import (
 	"github.com/benchline/benchline/workflows"
 )
 
-func newGenStack(t *testing.T) *datasetstest.Live {
-	return datasetstest.NewLive(t, omnicloze.Builder{}, blobtest.NewMemory(), baseline.Options{})
+func newGenStack(t *testing.T) *activitiestest.Live {
+	return activitiestest.NewLive(t, omnicloze.Builder{}, blobtest.NewMemory(), baseline.Options{})
 }
 
 // build builds the embedded fixtures with params through the real workflow.
-func build(t *testing.T, s *datasetstest.Live, params map[string]string) (workflows.BuildDatasetResult, error) {
+func build(t *testing.T, s *activitiestest.Live, params map[string]string) (workflows.BuildDatasetResult, error) {
 	t.Helper()
 	return s.Build(t, datasets.Request{Source: omnicloze.Embedded, Params: params})
 }
 
 // published reads a built version's manifest, card and rows.
-func published(t *testing.T, s *datasetstest.Live, res workflows.BuildDatasetResult) (catalog.Manifest, string, []schemas.OmniClozeItem) {
+func published(t *testing.T, s *activitiestest.Live, res workflows.BuildDatasetResult) (catalog.Manifest, string, []schemas.OmniClozeItem) {
 	t.Helper()
-	m, rows := datasetstest.Version[schemas.OmniClozeItem](t, s.Store, res)
+	m, rows := activitiestest.Version[schemas.OmniClozeItem](t, s.Store, res)
 	card, err := blob.GetBytes(context.Background(), s.Store, catalog.Dir(m.Name, m.Version)+"README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestGenerateWithBaselineWriters(t *testing.T) {
 			t.Errorf("%s: origin %s, %d blanks, from %s", r.ID, r.Origin, r.NumBlanks, r.SourceFile)
 		}
 	}
-	lines := datasetstest.SourceLines(t, s.Store, m, omnicloze.IsGenerated)
+	lines := activitiestest.SourceLines(t, s.Store, m, omnicloze.IsGenerated)
 	for _, l := range lines {
 		v, _ := l["verdict"].(map[string]any)
 		if v["prompt_version"] != omnicloze.WriterPromptVersion || v["reply"] == "" || v["judge"] != l["writer"] {
@@ -186,7 +187,7 @@ func TestGenerateResumesFromCache(t *testing.T) {
 	if err := s.Store.Delete(ctx, datasets.GeneratedKey(plan.Dataset, plan.Generate[0])); err != nil {
 		t.Fatal(err)
 	}
-	s.Gateway = datasetstest.NewGateway(t, s.URL) // a new worker process
+	s.Gateway = activitiestest.NewGateway(t, s.URL) // a new worker process
 	second := s.RunUnit(t, plan, plan.Generate[0])
 	if n := s.Server.Stats().Requests; n != calls || second.Source != first.Source || second.Usage.CacheHits != 4 {
 		t.Fatalf("retried unit: %+v after %d new calls; want the same output from the cache", second, n-calls)

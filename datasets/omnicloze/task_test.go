@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets/omnicloze"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/judge"
@@ -55,8 +55,8 @@ func newFixtureRun(t *testing.T) *fixtureRun {
 		}
 		refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 	}
-	_, url := datasetstest.ServeBaseline(t, baseline.Options{References: refs})
-	r.env = scorers.Env{Models: datasetstest.NewGateway(t, url)}
+	_, url := activitiestest.ServeBaseline(t, baseline.Options{References: refs})
+	r.env = scorers.Env{Models: activitiestest.NewGateway(t, url)}
 	return r
 }
 

@@ -302,7 +302,7 @@ func readRows(ctx context.Context, env datasets.Env, in inputs, reference bool) 
 	if err != nil {
 		return nil, err
 	}
-	topics, err := scorer.ReadTopics(rc, in.topics.URI)
+	topics, err := ReadTopics(rc, in.topics.URI)
 	rc.Close()
 	if err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ type Report struct {
 // scorer.MaxLineBytes, names no topic or repeats a topic is a
 // *datasets.InputError naming the file and line. The result maps each
 // topic with a report to it.
-func ReadReports(r io.Reader, name string, topics []scorer.Topic, topicsName string) (map[string]Report, error) {
+func ReadReports(r io.Reader, name string, topics []Topic, topicsName string) (map[string]Report, error) {
 	known := make(map[string]bool, len(topics))
 	for _, t := range topics {
 		known[t.Topic] = true

@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/reporteval"
@@ -54,7 +55,7 @@ func newFixtureRun(t *testing.T, params map[string]string) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	_, r.baselineURL = datasetstest.ServeBaseline(t, baseline.Options{References: refs})
+	_, r.baselineURL = activitiestest.ServeBaseline(t, baseline.Options{References: refs})
 	r.sources = httptest.NewServer(reporteval.SourcesHandler())
 	t.Cleanup(r.sources.Close)
 	f, err := webfetch.New(blobtest.NewMemory(), webfetch.Config{

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets/rmtbench"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/judge"
@@ -42,7 +42,7 @@ func newFixtureRun(t testing.TB) *fixtureRun {
 			refs.Add(ref.Messages, baseline.Reference{Content: ref.Content})
 		}
 	}
-	r.env = scorers.Env{Models: datasetstest.NewLive(t, rmtbench.Builder{}, nil, baseline.Options{References: refs}).Gateway}
+	r.env = scorers.Env{Models: activitiestest.NewLive(t, rmtbench.Builder{}, nil, baseline.Options{References: refs}).Gateway}
 	return r
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/toolcall"
 	scorer "github.com/benchline/benchline/scorers/bfcl"
@@ -214,8 +213,8 @@ func sample(ctx context.Context, models datasets.Completer, it *Item, p scorer.P
 	line := sampledLine{ID: it.ID, Model: sp.Model, Temperature: sp.Temperature, Sample: k}
 	resp, err := models.Complete(ctx, req)
 	if err != nil {
-		if gateway.IsModelFailure(err) {
-			line.Skipped = gateway.ReasonOf(err)
+		if errors.Is(err, modelapi.ErrModelFailure) {
+			line.Skipped = modelapi.ReasonOf(err)
 			return line, modelapi.Usage{}, nil
 		}
 		return line, modelapi.Usage{}, fmt.Errorf("toolpref: item %s: model %s (temperature %s, sample %d): %w", it.ID, sp.Model, formatTemp(sp.Temperature), k, err)
@@ -267,7 +266,7 @@ func ReferencesKey(u datasets.Part) string { return "references/" + Name + "/" +
 func writeReferences(ctx context.Context, env datasets.Env, samplers []Sampler, u datasets.Part, unit []*Item, prompts []scorer.Prompt) error {
 	baselines := false
 	for _, sp := range samplers {
-		if p, _, _ := gateway.ParseModel(sp.Model); p == gateway.BaselineProvider {
+		if p, _, _ := modelapi.ParseModel(sp.Model); p == modelapi.BaselineProvider {
 			baselines = true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/benchline/benchline/activities/activitiestest"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/toolpref"
@@ -26,23 +27,23 @@ import (
 // object store, the baseline model server over real HTTP answering from
 // the references in that store (app.StoreReferences, as `benchline dev`
 // and the demo run it), and a gateway pointing at it.
-func newLiveStack(t *testing.T) *datasetstest.Live { return newLiveStackWith(t, baseline.Options{}) }
+func newLiveStack(t *testing.T) *activitiestest.Live { return newLiveStackWith(t, baseline.Options{}) }
 
 // newLiveStackWith starts the baseline server with opts (its references
 // always come from the store).
-func newLiveStackWith(t *testing.T, opts baseline.Options) *datasetstest.Live {
+func newLiveStackWith(t *testing.T, opts baseline.Options) *activitiestest.Live {
 	t.Helper()
 	store := blobtest.NewMemory()
 	opts.References = &app.StoreReferences{Store: store}
-	return datasetstest.NewLive(t, toolpref.Builder{}, store, opts)
+	return activitiestest.NewLive(t, toolpref.Builder{}, store, opts)
 }
 
-func rows(t *testing.T, s *datasetstest.Live, res workflows.BuildDatasetResult) (catalog.Manifest, []schemas.ToolPrefPair) {
-	return datasetstest.Version[schemas.ToolPrefPair](t, s.Store, res)
+func rows(t *testing.T, s *activitiestest.Live, res workflows.BuildDatasetResult) (catalog.Manifest, []schemas.ToolPrefPair) {
+	return activitiestest.Version[schemas.ToolPrefPair](t, s.Store, res)
 }
 
-func sampledLines(t *testing.T, s *datasetstest.Live, m catalog.Manifest) []map[string]any {
-	return datasetstest.SourceLines(t, s.Store, m, toolpref.IsSampled)
+func sampledLines(t *testing.T, s *activitiestest.Live, m catalog.Manifest) []map[string]any {
+	return activitiestest.SourceLines(t, s.Store, m, toolpref.IsSampled)
 }
 
 // itemsOnly copies the fixtures without candidates.jsonl, so every sampled
@@ -298,7 +299,7 @@ func TestGenerateResumesFromCache(t *testing.T) {
 	if err := s.Store.Delete(ctx, datasets.GeneratedKey(plan.Dataset, plan.Generate[0])); err != nil {
 		t.Fatal(err)
 	}
-	s.Gateway = datasetstest.NewGateway(t, s.URL) // a new worker process: nothing in memory
+	s.Gateway = activitiestest.NewGateway(t, s.URL) // a new worker process: nothing in memory
 	second := s.RunUnit(t, plan, plan.Generate[0])
 	if n := s.Server.Stats().Requests; n != calls {
 		t.Fatalf("the retried unit made %d new model calls, want 0", n-calls)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // A Sampler asks one model for Count candidate replies per item at one
@@ -62,7 +62,7 @@ func ParseSamplers(s string) ([]Sampler, error) {
 			return nil, fmt.Errorf("%q: no @TEMPERATURE: want %s", e, samplerSyntax)
 		}
 		sp := Sampler{Model: strings.TrimSpace(e[:at]), Count: 1}
-		if _, _, err := gateway.ParseModel(sp.Model); err != nil || strings.ContainsAny(sp.Model, " \t") {
+		if _, _, err := modelapi.ParseModel(sp.Model); err != nil || strings.ContainsAny(sp.Model, " \t") {
 			return nil, fmt.Errorf("%q: model %q is not <provider>/<model>: want %s", e, sp.Model, samplerSyntax)
 		}
 		if sp.Model == SyntheticSource {

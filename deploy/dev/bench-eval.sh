@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-eval.sh ROWS SEED: runs `benchline bench eval` against a running dev
+# bench-eval.sh ROWS SEED: runs `benchline bench eval` (the tool build: make build-bench) against a running dev
 # stack (`bin/benchline dev --dir DIR --no-worker`) with a fresh worker, and
 # prints the bench's JSON line, the worker's peak RSS, and the CPU seconds
 # each process of the stack spent during the bench (the worker, the dev

@@ -22,6 +22,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
@@ -259,7 +261,7 @@ baselines: {enabled: true}
 	}
 	defer c.Close()
 	evalDone := func(share float64) bool {
-		p, err := app.QueryProgress(ctx, c, evalRun)
+		p, err := wfclient.QueryProgress(ctx, c, evalRun)
 		return (err == nil && p.SamplesDone >= int64(share*float64(evalRows))) || evalJob.done.Load()
 	}
 	injected := map[string]int{}

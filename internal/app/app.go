@@ -1,7 +1,10 @@
 // Package app wires benchline's parts together from a Config: the Temporal
-// client, the object store and the worker with every workflow and activity
-// registered. The commands in cmd/benchline and the integration tests share
-// it, so tests run the production wiring.
+// client, the object store, the model gateway (with the baseline models'
+// references) and the workers with every workflow and activity registered.
+// That is all it does: the workflow client is internal/wfclient, the
+// embedded stack and the demo internal/devstack, the benches internal/perf.
+// The commands in cmd/benchline and the integration tests share it, so
+// tests run the production wiring.
 package app
 
 import (
@@ -101,7 +104,7 @@ type WorkerOptions struct {
 	// each activity runs up to one program per CPU.
 	SandboxConcurrency int
 	// Benchmarks are the benchmarks served [registry.Default()].
-	Benchmarks *registry.Registry
+	Benchmarks *benchmark.Registry
 	// Web configures the fetcher of cited web pages the tasks get
 	// (benchmark.Deps.Web), cached in the store [webfetch's defaults:
 	// public addresses only]. The embedded stack resolves the fixtures'
@@ -149,10 +152,10 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			w.RegisterWorkflow(workflows.BuildDataset)
 			w.RegisterWorkflow(workflows.EvaluateModel)
 			w.RegisterWorkflow(workflows.RefreshLeaderboard)
-			w.RegisterActivity(&activities.Datasets{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
+			w.RegisterActivity(&activities.Datasets{Store: store, Benchmarks: o.Benchmarks, OpenS3: S3Opener(cfg), Gateway: gw, CacheTTL: cfg.Models.CacheTTL})
 			w.RegisterWorkflow(workflows.PublishDataset)
-			w.RegisterActivity(&activities.Publish{Store: store, Builders: o.Benchmarks.Builders(), OpenS3: S3Opener(cfg), Descriptions: o.Benchmarks.Descriptions()})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Store: store, Web: web}), Builders: o.Benchmarks.Builders(), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Clusters: o.Benchmarks.Clusters(), Observer: obs, Logger: o.Logger})
+			w.RegisterActivity(&activities.Publish{Store: store, Benchmarks: o.Benchmarks, OpenS3: S3Opener(cfg), Descriptions: o.Benchmarks.Descriptions()})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Benchmarks: o.Benchmarks.WithDeps(benchmark.Deps{Store: store, Web: web}), SampleConcurrency: o.SampleConcurrency, CheckpointInterval: o.CheckpointInterval, CacheTTL: cfg.Models.CacheTTL, Observer: obs, Logger: o.Logger})
 			w.RegisterActivity(&activities.Leaderboard{Store: store, Benchmarks: o.Benchmarks, Client: c})
 			out = append(out, w)
 		case QueueSandbox:
@@ -165,7 +168,7 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 				sbx = observedSandbox{Sandboxer: sb, m: o.Metrics}
 			}
 			w := worker.New(c, QueueSandbox, worker.Options{MaxConcurrentActivityExecutionSize: o.SandboxConcurrency, MaxHeartbeatThrottleInterval: HeartbeatThrottle})
-			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Tasks: o.Benchmarks.Tasks(benchmark.Deps{Sandbox: sbx, Store: store}), Builders: o.Benchmarks.Builders(), CheckpointInterval: o.CheckpointInterval, Clusters: o.Benchmarks.Clusters(), Observer: obs, Logger: o.Logger})
+			w.RegisterActivity(&activities.Eval{Store: store, Gateway: gw, Benchmarks: o.Benchmarks.WithDeps(benchmark.Deps{Sandbox: sbx, Store: store}), CheckpointInterval: o.CheckpointInterval, Observer: obs, Logger: o.Logger})
 			out = append(out, closingWorker{Worker: w, close: sb.Close})
 		default:
 			return nil, fmt.Errorf("unknown queue %q (main, sandbox)", q)

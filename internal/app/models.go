@@ -1,22 +1,19 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchline/benchline/internal/wfclient"
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/gateway"
-	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/metrics"
 )
 
@@ -30,7 +27,7 @@ func OpenGateway(cfg config.Config, baselineURL string, logger *slog.Logger) (*g
 // OpenObservedGateway is OpenGateway with every call counted in m (nil:
 // none), and each provider's adaptive limit and calls in flight exported.
 func OpenObservedGateway(cfg config.Config, baselineURL string, logger *slog.Logger, m *metrics.Metrics) (*gateway.Gateway, error) {
-	gcfg, err := LoadProviders(cfg, baselineURL)
+	gcfg, err := wfclient.LoadProviders(cfg, baselineURL)
 	if err != nil {
 		return nil, err
 	}
@@ -53,34 +50,6 @@ func OpenObservedGateway(cfg config.Config, baselineURL string, logger *slog.Log
 	// Ride out short outages inside a sample; longer ones go back to
 	// Temporal, which retries the shard from its last checkpoint.
 	return g.WithRetry(gateway.RetryPolicy{MaxAttempts: 6, MaxElapsed: 2 * time.Minute}), nil
-}
-
-// LoadProviders reads the providers the gateway would use: the providers
-// file (or the environment alone) plus the implicit ones. baselineURL,
-// when set, points the built-in baseline provider at an embedded server.
-func LoadProviders(cfg config.Config, baselineURL string) (*gateway.Config, error) {
-	var r io.Reader
-	if cfg.Models.ProvidersFile != "" {
-		f, err := os.Open(cfg.Models.ProvidersFile)
-		if err != nil {
-			return nil, fmt.Errorf("providers file: %w", err)
-		}
-		defer f.Close()
-		b, err := limits.ReadFile(f, cfg.Models.ProvidersFile, limits.FileBytes)
-		if err != nil {
-			return nil, fmt.Errorf("providers file: %w", err)
-		}
-		r = bytes.NewReader(b)
-	}
-	env := gateway.Env(os.LookupEnv)
-	if baselineURL != "" {
-		env = gateway.WithBaselineURL(baselineURL, env)
-	}
-	gcfg, err := gateway.LoadConfig(r, env)
-	if err != nil && cfg.Models.ProvidersFile != "" {
-		return nil, fmt.Errorf("providers file %s: %w", cfg.Models.ProvidersFile, err)
-	}
-	return gcfg, err
 }
 
 // StoreReferences serves baseline/reference answers (and the reward

@@ -12,22 +12,19 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/refkey"
+	"github.com/benchline/benchline/scorers"
 )
 
 // A Reference is the answer a dataset expects for one prompt: reply text,
-// tool calls, or both. baseline/reference replies with it verbatim and
-// baseline/noisy-<p> corrupts it.
-type Reference struct {
-	Content   string     `json:"content,omitempty"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-}
+// tool calls, or both (its Content and ToolCalls; the prompt it answers is
+// the key it is found by). baseline/reference replies with it verbatim and
+// baseline/noisy-<p> corrupts it. It is the tasks' scorers.Reference: one
+// type for what the engine writes and the server reads.
+type Reference = scorers.Reference
 
-// A ToolCall is one function call of a reference answer. Arguments is a JSON
-// object.
-type ToolCall struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
+// A ToolCall is one function call of a reference answer. Arguments is a
+// JSON object.
+type ToolCall = scorers.ToolCall
 
 // References finds the reference answer for a conversation. Benchmarks fill
 // an implementation from their datasets; key is refkey.Conversation(messages) of the prompt as
@@ -96,13 +93,7 @@ type referenceLine struct {
 // engineLine is one line of a references file in the conversation form
 // the evaluation engine wrote before it wrote keys (the JSON of
 // scorers.Reference); such files still load.
-type engineLine struct {
-	Messages  []openai.ChatCompletionMessage `json:"messages"`
-	Reward    bool                           `json:"reward,omitempty"`
-	ToolsHash string                         `json:"tools_hash,omitempty"`
-	Content   string                         `json:"content,omitempty"`
-	ToolCalls []ToolCall                     `json:"tool_calls,omitempty"`
-}
+type engineLine = scorers.Reference
 
 // ErrBadReferences is wrapped by every error about a references file's
 // contents.
@@ -174,7 +165,7 @@ func (r *MemoryReferences) addLine(line []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := l.Reference.check(); err != nil {
+		if err := checkReference(l.Reference); err != nil {
 			return err
 		}
 		r.AddKey(key, l.Reference)
@@ -188,7 +179,7 @@ func (r *MemoryReferences) addLine(line []byte) error {
 		return errors.New("no messages (and no \"reference\": not a references line)")
 	}
 	ref := Reference{Content: l.Content, ToolCalls: l.ToolCalls}
-	if err := ref.check(); err != nil {
+	if err := checkReference(ref); err != nil {
 		return err
 	}
 	switch {
@@ -211,7 +202,7 @@ func strictJSON(line []byte, v any) error {
 }
 
 // check rejects an answer baseline/reference could not give.
-func (ref Reference) check() error {
+func checkReference(ref Reference) error {
 	if ref.Content == "" && len(ref.ToolCalls) == 0 {
 		return errors.New("the answer has neither content nor tool calls")
 	}

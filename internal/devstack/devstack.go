@@ -1,8 +1,9 @@
 // Package devstack runs benchline's embedded stack on loopback: a Temporal
 // dev server (SQLite file), an S3-protocol server with a bucket, and the
-// processes' lifecycle. `benchline dev`, `benchline demo` and the integration
-// tests all use it, so they exercise the production code paths against real
-// servers.
+// processes' lifecycle; StartStack adds the baseline model server and
+// in-process workers wired by internal/app, and RunDemo is `benchline
+// demo`. `benchline dev`, `benchline demo` and the integration tests all
+// use it, so they exercise the production code paths against real servers.
 package devstack
 
 import (

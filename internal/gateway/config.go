@@ -23,7 +23,7 @@ const (
 	DefaultOpenAIBaseURL  = "https://api.openai.com/v1"
 	DefaultBaselineURL    = "http://127.0.0.1:8400/v1"
 	// BaselineProvider is the built-in provider serving internal/baseline.
-	BaselineProvider = "baseline"
+	BaselineProvider = modelapi.BaselineProvider
 )
 
 // Env looks up environment variables. os.LookupEnv satisfies it; tests
@@ -334,9 +334,8 @@ func (c *Config) Names() []string {
 // ParseModel splits "<provider>/<model>". The model part may itself contain
 // slashes ("vllm/Qwen/Qwen3-8B").
 func ParseModel(name string) (provider, model string, err error) {
-	provider, model, ok := strings.Cut(name, "/")
-	if !ok || provider == "" || model == "" {
-		return "", "", fmt.Errorf("gateway: model %q: want <provider>/<model>", name)
+	if provider, model, err = modelapi.ParseModel(name); err != nil {
+		return "", "", fmt.Errorf("gateway: %w", err)
 	}
 	return provider, model, nil
 }

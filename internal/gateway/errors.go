@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // Class says why a call failed and whether trying again can help. Do not
@@ -150,22 +151,19 @@ func ClassOf(err error) Class {
 }
 
 // IsModelFailure reports whether err means the model itself failed on the
-// sample (a permanent error the request caused), as opposed to an
-// infrastructure failure that must be retried and never scored.
-func IsModelFailure(err error) bool {
-	c := ClassOf(err)
-	return err != nil && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
+// sample: errors.Is(err, modelapi.ErrModelFailure) (see Error.Is).
+func IsModelFailure(err error) bool { return errors.Is(err, modelapi.ErrModelFailure) }
+
+// Is matches modelapi.ErrModelFailure when the class is a permanent error
+// the request caused (not auth, quota, not-found or a cancellation, which
+// say nothing about the model).
+func (e *Error) Is(target error) bool {
+	c := e.Class
+	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
 }
 
-// ReasonOf is what a record keeps of err: an *Error's Reason, else err's
-// text (e.g. why a build skipped a call the model refused).
-func ReasonOf(err error) string {
-	var ge *Error
-	if errors.As(err, &ge) {
-		return ge.Reason()
-	}
-	return err.Error()
-}
+// ReasonOf is what a record keeps of err (modelapi.ReasonOf).
+func ReasonOf(err error) string { return modelapi.ReasonOf(err) }
 
 // ToTemporal converts an error from Complete into a Temporal application
 // error for an activity to return: the type is the class name, permanent

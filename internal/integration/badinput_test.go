@@ -17,12 +17,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/datasetstest"
 	"github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/datasets/trbench"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
@@ -99,9 +100,9 @@ func copyCorpus(t *testing.T, name string) string {
 
 // buildAction builds dataset from req on the shared worker.
 func buildAction(t *testing.T, dataset string, req datasets.Request) func(context.Context) error {
-	terminateOnCleanup(t, app.BuildWorkflowID(dataset, req))
+	terminateOnCleanup(t, wfclient.BuildWorkflowID(dataset, req))
 	return func(ctx context.Context) error {
-		_, err := app.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
+		_, err := wfclient.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
 		return err
 	}
 }
@@ -145,13 +146,13 @@ func randomBytes(seed uint64, n int) []byte {
 // checks, whatever the outcome, that the run wrote no summary.
 func evalAction(t *testing.T, h *badHarness, ds string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{
 			Request: runs.Request{Dataset: ds, Model: "baseline/reference"}})
 		if err != nil {
 			return err
 		}
-		terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
-		_, err = app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
+		_, err = wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 		if ok, _ := blob.Exists(context.Background(), stack.Store, runs.SummaryKey(plan.RunID)); ok {
 			t.Errorf("run %s on bad data wrote %s", plan.RunID, runs.SummaryKey(plan.RunID))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/internal/wfclient"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -46,18 +47,18 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	seed := 26
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: shardSize, Batch: true, Seed: &seed},
 		ShardHeartbeatTimeout: 5 * time.Second}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+	terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
 	type result struct {
 		res workflows.EvaluateModelResult
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		r, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 		done <- result{r, err}
 	}()
 
@@ -67,7 +68,7 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	startProcWorker(t, bin, env, "worker", "--queues", "main")
 	// Restart Temporal once every shard has its batch, before they answer.
 	pollUntil(ctx, t, "a batch per shard", func() bool { return srv.BatchStats().Created >= int64(plan.Shards) })
-	if p, err := app.QueryProgress(ctx, stack.Client, plan.RunID); err == nil && p.Batches.Submitted == 0 && p.ShardsDone < plan.Shards {
+	if p, err := wfclient.QueryProgress(ctx, stack.Client, plan.RunID); err == nil && p.Batches.Submitted == 0 && p.ShardsDone < plan.Shards {
 		t.Errorf("progress %+v shows no batches while they are in progress", p)
 	}
 	if err := stack.Stack.RestartTemporal(ctx); err != nil {
@@ -91,7 +92,7 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	}
 	checkAllExact(t, r.res, n)
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(r.res.RunID), "evaluate_model_batch.json")
+		saveHistory(t, wfclient.EvalWorkflowID(r.res.RunID), "evaluate_model_batch.json")
 	}
 	if !r.res.Summary.Batch {
 		t.Error("the summary does not say batch")
@@ -179,12 +180,12 @@ func TestBatchEvalNeverCompletesAndCancel(t *testing.T) {
 
 	t.Run("runs cancel", func(t *testing.T) {
 		before := srv.BatchStats()
-		run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
 			Request: runs.Request{Dataset: ds, Model: "slow/reference", ShardSize: shardSize, Batch: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+		terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
 		pollUntil(ctx, t, "a batch per shard", func() bool { return srv.BatchStats().Created-before.Created >= int64(plan.Shards) })
 		if out, code := runsCmd(t, bin, queue, "cancel", plan.RunID); code != 0 {
 			t.Fatalf("runs cancel: exit %d: %s", code, out)

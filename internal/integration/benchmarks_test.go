@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/config"
@@ -37,11 +38,11 @@ func TestEveryBenchmark(t *testing.T) {
 
 // checkBenchmark builds b's demo dataset on the workers of cfg's task
 // queue, evaluates its demo models there and checks the results.
-func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b benchmark.Benchmark) {
+func checkBenchmark(t *testing.T, cfg config.Config, reg *benchmark.Registry, b benchmark.Benchmark) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res, err := app.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(),
+	res, err := wfclient.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: b.Name(),
 		Request: datasets.Request{Source: "embedded://" + b.Name(), Params: b.Demo.Params}})
 	if err != nil {
 		t.Fatal(err)
@@ -50,19 +51,19 @@ func checkBenchmark(t *testing.T, cfg config.Config, reg *registry.Registry, b b
 	if res.Rows == 0 || m.Rows != res.Rows {
 		t.Fatalf("%s@%s: built %d rows, manifest says %d", res.Dataset, res.Version, res.Rows, m.Rows)
 	}
-	tasks := reg.Tasks(benchmark.Deps{})
+	tasks := reg
 	var compared []leaderboard.Samples
 	for _, model := range b.Demo.Models {
 		req := runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: b.Demo.Judges, ShardSize: 100}
-		plan, err := app.ResolveRun(ctx, stack.Store, tasks, req)
+		plan, err := wfclient.ResolveRun(ctx, stack.Store, tasks, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := app.StartPlanned(ctx, stack.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
+		run, err := wfclient.StartPlanned(ctx, stack.Client, cfg, plan, workflows.EvaluateModelInput{Request: req})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		ev, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", model, err)
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/internal/wfclient"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -39,7 +39,7 @@ func sparseLineDir(t *testing.T, size int64) string {
 // the names and the destination itself, whatever the client did).
 func publishAction(t *testing.T, in workflows.PublishDatasetInput) func(context.Context) error {
 	return func(ctx context.Context) error {
-		_, err := app.PublishDataset(ctx, stack.Client, stack.Stack.Config, in)
+		_, err := wfclient.PublishDataset(ctx, stack.Client, stack.Stack.Config, in)
 		return err
 	}
 }
@@ -113,13 +113,13 @@ func boundedCases() []badInput {
 					cfg := stack.Stack.Config
 					cfg.Temporal.TaskQueue = queue
 					seed := 23
-					run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
+					run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
 						Request: runs.Request{Dataset: bfcl.Name + "@" + res.Version, Model: "baseline/reference", Seed: &seed}})
 					if err != nil {
 						return err
 					}
-					terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
-					_, err = app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+					terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
+					_, err = wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 					if err != nil {
 						// runs show must say failed, with the cause.
 						cmd := exec.Command(h.binary(t), "runs", "show", plan.RunID)
@@ -131,7 +131,9 @@ func boundedCases() []badInput {
 					}
 					return err
 				}
-			}, want: func(h *badHarness) []string { return []string{h.last["file"], "access denied", "SignatureDoesNotMatch"} }},
+			}, want: func(h *badHarness) []string {
+				return []string{h.last["file"], "access denied", "SignatureDoesNotMatch"}
+			}},
 	}
 }
 

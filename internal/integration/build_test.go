@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/devstack"
@@ -24,7 +25,7 @@ func buildVia(t *testing.T, dataset string, req datasets.Request) (workflows.Bui
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return app.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
+	return wfclient.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
 }
 
 // verifiedManifest reads a published version's manifest and checks every
@@ -122,7 +123,7 @@ func TestBuildBFCLFixtures(t *testing.T) {
 		t.Fatalf("rows = %d, want 14", m.Rows)
 	}
 	if *update && !res.Reused {
-		saveHistory(t, app.BuildWorkflowID(bfcl.Name, datasets.Request{Source: bfcl.Embedded}), "build_dataset_bfcl.json")
+		saveHistory(t, wfclient.BuildWorkflowID(bfcl.Name, datasets.Request{Source: bfcl.Embedded}), "build_dataset_bfcl.json")
 	}
 	// Building the same sources again names the same version and rewrites nothing.
 	ctx := context.Background()

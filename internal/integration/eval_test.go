@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/synthetic"
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/config"
@@ -34,11 +35,11 @@ func evalVia(t *testing.T, queue string, in workflows.EvaluateModelInput) (workf
 	if queue != "" {
 		cfg.Temporal.TaskQueue = queue
 	}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		return workflows.EvaluateModelResult{}, err
 	}
-	return app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	return wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 }
 
 func metric(s aggregate.Summary, name string) aggregate.MetricStat {
@@ -65,7 +66,7 @@ func TestEvalBFCLBaselines(t *testing.T) {
 		t.Fatalf("baseline/reference: %+v (baseline=%v)", a, ref.Summary.Baseline)
 	}
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(ref.RunID), "evaluate_model_bfcl.json")
+		saveHistory(t, wfclient.EvalWorkflowID(ref.RunID), "evaluate_model_bfcl.json")
 	}
 	noisy, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/noisy-0.5"}})
 	if err != nil {
@@ -181,7 +182,7 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 	worker := startEvalWorker(t, bin, queue)
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 250},
 		MaxConcurrentShards: 4, ShardHeartbeatTimeout: 5 * time.Second}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 	t.Logf("killing the worker after %v samples", points)
 	for _, at := range points {
 		pollUntil(ctx, t, fmt.Sprintf("%d samples done", at), func() bool {
-			p, err := app.QueryProgress(ctx, stack.Client, plan.RunID)
+			p, err := wfclient.QueryProgress(ctx, stack.Client, plan.RunID)
 			if err == nil && p.SamplesDone >= at {
 				return true
 			}
@@ -203,7 +204,7 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 		_ = worker.Wait()
 		worker = startEvalWorker(t, bin, queue)
 	}
-	res, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,18 +228,18 @@ func TestEvalSurvivesServerRestarts(t *testing.T) {
 			defer cancel()
 			in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 200},
 				MaxConcurrentShards: 2, ShardHeartbeatTimeout: 5 * time.Second}
-			run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, in)
+			run, plan, err := wfclient.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			pollUntil(ctx, t, "400 samples done", func() bool {
-				p, err := app.QueryProgress(ctx, stack.Client, plan.RunID)
+				p, err := wfclient.QueryProgress(ctx, stack.Client, plan.RunID)
 				return err == nil && p.SamplesDone >= 400
 			})
 			if err := restart.fn(ctx); err != nil {
 				t.Fatal(err)
 			}
-			res, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+			res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/runs"
@@ -36,7 +37,7 @@ func buildFailsAtOnce(t *testing.T, dataset string, req datasets.Request, says .
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := app.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
+	_, err := wfclient.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
 	if err == nil {
 		t.Fatal("build succeeded")
 	}
@@ -52,7 +53,7 @@ func buildFailsAtOnce(t *testing.T, dataset string, req datasets.Request, says .
 			t.Errorf("build error %q does not say %q", err, s)
 		}
 	}
-	desc, err := stack.Client.DescribeWorkflowExecution(context.Background(), app.BuildWorkflowID(dataset, req), "")
+	desc, err := stack.Client.DescribeWorkflowExecution(context.Background(), wfclient.BuildWorkflowID(dataset, req), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,11 +194,11 @@ func TestEvalCorruptPartFailsAtOnce(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl@" + m.Version, Model: "baseline/reference", Limit: 5}}
-	run, plan, err := app.StartEval(wctx, stack.Client, stack.Stack.Config, stack.Store, in)
+	run, plan, err := wfclient.StartEval(wctx, stack.Client, stack.Stack.Config, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = app.WaitEval(wctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	_, err = wfclient.WaitEval(wctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err == nil {
 		t.Fatal("evaluation of a corrupt version succeeded")
 	}

@@ -20,6 +20,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/benchline/benchline/datasets"
@@ -260,14 +262,14 @@ func TestFaultSuite(t *testing.T) {
 	startEval := func(name, ds string, shard int) *evalJob {
 		in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: shard},
 			MaxConcurrentShards: sz.maxShards, ShardHeartbeatTimeout: 5 * time.Second}
-		run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+		terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
 		j := &evalJob{job: &job{name: name + " " + ds, start: time.Now()}, plan: plan}
 		go func() {
-			j.result, j.err = app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+			j.result, j.err = wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 			j.wall = time.Since(j.start)
 			j.done.Store(true)
 		}()
@@ -282,7 +284,7 @@ func TestFaultSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buildRun, err := app.StartBuild(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name, Request: buildReq, MaxParallel: 2})
+	buildRun, err := wfclient.StartBuild(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name, Request: buildReq, MaxParallel: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +309,7 @@ func TestFaultSuite(t *testing.T) {
 			infos, err := stack.Store.List(ctx, catalog.Dir(synthetic.Name, buildPlan.Version)+"data/")
 			return (err == nil && len(infos) > 0) || buildJob.done.Load()
 		}
-		p, err := app.QueryProgress(ctx, stack.Client, synthJob.plan.RunID)
+		p, err := wfclient.QueryProgress(ctx, stack.Client, synthJob.plan.RunID)
 		return (err == nil && p.SamplesDone >= int64(f.share*float64(sz.syntheticN))) || synthJob.done.Load()
 	}
 	injected := map[string]int{}
@@ -404,7 +406,7 @@ func TestFaultSuite(t *testing.T) {
 			t.Errorf("%s: summary %d samples, %d calls, %d+%d tokens, $%v; the shards hold %d, %d, %d+%d, $%v", j.name,
 				s.Samples, s.Calls, s.PromptTokens, s.CompletionTokens, s.CostUSD, len(rows), sum.Calls, sum.PromptTokens, sum.CompletionTokens, sum.CostUSD)
 		}
-		if p, err := app.QueryProgress(ctx, stack.Client, j.plan.RunID); err != nil {
+		if p, err := wfclient.QueryProgress(ctx, stack.Client, j.plan.RunID); err != nil {
 			t.Errorf("%s: progress of the finished run: %v", j.name, err)
 		} else if p.SamplesDone != s.Samples || p.InfraFailed != s.InfraFailed || p.ModelFailed != s.ModelFailed || !near(p.CostUSD, s.CostUSD) {
 			t.Errorf("%s: the workflow counted %d samples (%d infra, %d model failures), $%v; the summary %d (%d, %d), $%v", j.name,
@@ -421,7 +423,7 @@ func TestFaultSuite(t *testing.T) {
 		}
 		costSum += s.CostUSD
 		samples += len(rows)
-		lines = append(lines, line{j.name, j.faults, retriedActivities(ctx, t, app.EvalWorkflowID(j.plan.RunID)), int(j.plan.Samples), len(rows), dups, lost, left, s.CostUSD, j.wall})
+		lines = append(lines, line{j.name, j.faults, retriedActivities(ctx, t, wfclient.EvalWorkflowID(j.plan.RunID)), int(j.plan.Samples), len(rows), dups, lost, left, s.CostUSD, j.wall})
 	}
 	retried := 0
 	for _, l := range lines {

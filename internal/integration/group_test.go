@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/benchline/benchline/activities"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -46,7 +47,7 @@ func TestEvalGroupsFastShards(t *testing.T) {
 		t.Fatalf("the last workflow run's RunShard activities had %v shards (want 14 in all, some grouped)", sizes)
 	}
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_grouped.json")
+		saveHistory(t, wfclient.EvalWorkflowID(res.RunID), "evaluate_model_grouped.json")
 	}
 }
 
@@ -77,7 +78,7 @@ func TestEvalHintGroupsFirstWave(t *testing.T) {
 		t.Fatalf("the second run's RunShard activities had %v shards: want the first two grouped alike", sizes)
 	}
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(res.RunID), "evaluate_model_hinted.json")
+		saveHistory(t, wfclient.EvalWorkflowID(res.RunID), "evaluate_model_hinted.json")
 	}
 }
 
@@ -86,7 +87,7 @@ func TestEvalHintGroupsFirstWave(t *testing.T) {
 // and whether that workflow run continued another.
 func runShardSizes(t *testing.T, runID string) (sizes []int, continued bool) {
 	t.Helper()
-	iter := stack.Client.GetWorkflowHistory(context.Background(), app.EvalWorkflowID(runID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := stack.Client.GetWorkflowHistory(context.Background(), wfclient.EvalWorkflowID(runID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		if err != nil {

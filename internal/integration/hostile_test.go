@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -136,12 +137,12 @@ func replyAction(t *testing.T, h *badHarness, seed int, body []byte) func(contex
 		cfg := stack.Stack.Config
 		cfg.Temporal.TaskQueue = m.queue
 		in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: m.dataset, Model: "baseline/reference", Seed: &seed}}
-		run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 		if err != nil {
 			return err
 		}
-		terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
-		if _, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
+		terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
+		if _, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
 			if m.worker.Exited() {
 				return fmt.Errorf("the worker died: %w", err)
 			}

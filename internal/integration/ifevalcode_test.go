@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/benchline/benchline/datasets"
@@ -21,18 +23,18 @@ import (
 )
 
 // ifcEval evaluates model on the ifevalcode dataset through the shared
-// stack (app.StartEval + app.WaitEval, as `benchline eval` does) and
+// stack (wfclient.StartEval + wfclient.WaitEval, as `benchline eval` does) and
 // returns the result and the plan.
 func ifcEval(t *testing.T, model string) (workflows.EvaluateModelResult, runs.Plan) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store,
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store,
 		workflows.EvaluateModelInput{Request: runs.Request{Dataset: dsifevalcode.Name, Model: model}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", model, err)
 	}
@@ -52,7 +54,7 @@ func ifcMetrics(ms []aggregate.MetricStat) map[string]aggregate.MetricStat {
 // were scheduled on.
 func ifcScoreQueues(t *testing.T, runID string) map[string]int {
 	t.Helper()
-	iter := stack.Client.GetWorkflowHistory(context.Background(), app.EvalWorkflowID(runID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := stack.Client.GetWorkflowHistory(context.Background(), wfclient.EvalWorkflowID(runID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	queues := map[string]int{}
 	for iter.HasNext() {
 		ev, err := iter.Next()

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/synthetic"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/workflows"
@@ -84,7 +85,7 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 	first := startWorker(t, bin, queue)
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = queue
-	run, err := app.StartBuild(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name, Request: datasets.Request{Params: params}, MaxParallel: 3})
+	run, err := wfclient.StartBuild(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: synthetic.Name, Request: datasets.Request{Params: params}, MaxParallel: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -19,8 +21,6 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/aggregate"
-	"github.com/benchline/benchline/internal/app"
-	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
@@ -117,7 +117,7 @@ settings:
 		t.Fatalf("latest is %s after the first refresh (stamp %s)", latestStamp(t, "it-twice"), first.Stamp)
 	}
 	if *update {
-		saveHistory(t, app.RefreshWorkflowID("it-twice"), "refresh_leaderboard.json")
+		saveHistory(t, wfclient.RefreshWorkflowID("it-twice"), "refresh_leaderboard.json")
 	}
 	checkStamp(t, first.Stamp)
 
@@ -154,7 +154,7 @@ settings:
 	// The schedule commands, through the CLI: create, the same again
 	// (updated in place), list, pause, delete; an unknown board is named.
 	t.Cleanup(func() {
-		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-twice")).Delete(context.Background())
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), wfclient.ScheduleID("it-twice")).Delete(context.Background())
 	})
 	for _, step := range []struct {
 		args []string
@@ -235,7 +235,7 @@ func TestLeaderboardUnknownProvider(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := stack.Client.DescribeWorkflowExecution(ctx, app.RefreshWorkflowID("it-badprov"), ""); err == nil {
+	if _, err := stack.Client.DescribeWorkflowExecution(ctx, wfclient.RefreshWorkflowID("it-badprov"), ""); err == nil {
 		t.Error("a refresh workflow was started")
 	}
 	if ok, _ := blob.Exists(ctx, stack.Store, leaderboard.LatestKey("it-badprov")); ok {
@@ -253,11 +253,11 @@ func refreshBoard(t *testing.T, text string) (workflows.RefreshLeaderboardResult
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	run, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: b})
+	run, err := wfclient.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return app.WaitRefresh(ctx, run)
+	return wfclient.WaitRefresh(ctx, run)
 }
 
 // TestLeaderboardFailedCells: a run that fails (a baseline model the
@@ -311,18 +311,18 @@ func TestLeaderboardSchedule(t *testing.T) {
 	defer cancel()
 	cfg := stack.Stack.Config
 	// Once a year: only triggers run it during the test.
-	created, err := app.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *")
+	created, err := wfclient.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *")
 	if err != nil || !created {
 		t.Fatalf("create: created=%v err=%v", created, err)
 	}
 	t.Cleanup(func() {
-		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-sched")).Delete(context.Background())
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), wfclient.ScheduleID("it-sched")).Delete(context.Background())
 	})
 	// Idempotent: the same again updates it in place.
-	if created, err := app.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *"); err != nil || created {
+	if created, err := wfclient.UpsertSchedule(ctx, stack.Client, cfg, b, "0 0 1 1 *"); err != nil || created {
 		t.Fatalf("upsert again: created=%v err=%v", created, err)
 	}
-	list, err := app.ListSchedules(ctx, stack.Client)
+	list, err := wfclient.ListSchedules(ctx, stack.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 		t.Fatalf("list: %+v", list)
 	}
 
-	h, _, err := app.ScheduleHandle(ctx, stack.Client, "it-sched")
+	h, _, err := wfclient.ScheduleHandle(ctx, stack.Client, "it-sched")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestLeaderboardSchedule(t *testing.T) {
 	if d, err := h.Describe(ctx); err != nil || !d.Schedule.State.Paused {
 		t.Fatalf("not paused: %v", err)
 	}
-	if _, _, err := app.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
+	if _, _, err := wfclient.ScheduleHandle(ctx, stack.Client, "it-nosuch"); err == nil || !strings.Contains(err.Error(), "it-nosuch") {
 		t.Fatalf("unknown board's schedule: %v", err)
 	}
 }
@@ -380,7 +380,7 @@ func triggerRefresh(ctx context.Context, t *testing.T, h client.ScheduleHandle, 
 	})
 	var res workflows.RefreshLeaderboardResult
 	if err := stack.Client.GetWorkflow(ctx, wf, "").Get(ctx, &res); err != nil {
-		t.Fatalf("refresh %d (%s): %v", n, wf, app.Cause(err))
+		t.Fatalf("refresh %d (%s): %v", n, wf, wfclient.Cause(err))
 	}
 	return res
 }
@@ -401,13 +401,13 @@ func TestLeaderboardScheduleBatch(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if _, err := app.UpsertSchedule(ctx, stack.Client, stack.Stack.Config, b, "0 0 1 1 *"); err != nil {
+	if _, err := wfclient.UpsertSchedule(ctx, stack.Client, stack.Stack.Config, b, "0 0 1 1 *"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), app.ScheduleID("it-batch")).Delete(context.Background())
+		_ = stack.Client.ScheduleClient().GetHandle(context.Background(), wfclient.ScheduleID("it-batch")).Delete(context.Background())
 	})
-	h, _, err := app.ScheduleHandle(ctx, stack.Client, "it-batch")
+	h, _, err := wfclient.ScheduleHandle(ctx, stack.Client, "it-batch")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestLeaderboardScheduleBatch(t *testing.T) {
 	var calls int64
 	for _, m := range b.Models {
 		seed := 9126
-		plan, err := app.ResolveRun(ctx, stack.Store, registry.Default().Tasks(benchmark.Deps{}),
+		plan, err := wfclient.ResolveRun(ctx, stack.Store, registry.Default(),
 			runs.Request{Dataset: "bfcl@" + built.Version, Model: m.Model, Seed: &seed, Limit: 8})
 		if err != nil {
 			t.Fatal(err)
@@ -447,7 +447,7 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	req := runs.Request{Dataset: syn, Model: "baseline/reference", ShardSize: 500}
-	run, plan, err := app.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{Request: req, MaxConcurrentShards: 1})
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, stack.Stack.Config, stack.Store, workflows.EvaluateModelInput{Request: req, MaxConcurrentShards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +462,7 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 	// Which way it was reused: waited for (the eval still ran when the
 	// refresh resolved the board) or found finished.
 	waited := false
-	hist := stack.Client.GetWorkflowHistory(ctx, app.RefreshWorkflowID("it-attach"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hist := stack.Client.GetWorkflowHistory(ctx, wfclient.RefreshWorkflowID("it-attach"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for hist.HasNext() {
 		ev, err := hist.Next()
 		if err != nil {
@@ -473,10 +473,10 @@ func TestLeaderboardAttachesToARunningEval(t *testing.T) {
 		}
 	}
 	t.Logf("the refresh waited for the running eval (WaitRun): %v", waited)
-	if _, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
+	if _, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
-	it, err := stack.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", app.EvalWorkflowID(plan.RunID))})
+	it, err := stack.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", wfclient.EvalWorkflowID(plan.RunID))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,16 +510,16 @@ func TestLeaderboardSameNameOtherBoard(t *testing.T) {
 		return b
 	}
 	a, other := parse("  - baseline/reference\n"), parse("  - baseline/noisy-0.5\n")
-	run, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
+	run, err := wfclient.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
 	if err != nil {
 		t.Fatal(err)
 	}
 	terminateOnCleanup(t, run.GetID())
-	_, err = app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: other})
+	_, err = wfclient.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: other})
 	if err == nil || !strings.Contains(err.Error(), "another board with this name is running") || !strings.Contains(err.Error(), other.Digest()[:12]) {
 		t.Errorf("a second board with the same name while the first refreshes: %v", err)
 	}
-	same, err := app.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
+	same, err := wfclient.StartRefresh(ctx, stack.Client, stack.Stack.Config, workflows.RefreshLeaderboardInput{Board: a})
 	if err != nil {
 		t.Errorf("the same board again: %v", err)
 	} else if same.GetRunID() != run.GetRunID() {
@@ -527,7 +527,7 @@ func TestLeaderboardSameNameOtherBoard(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if _, err := app.WaitRefresh(wctx, run); err != nil {
+	if _, err := wfclient.WaitRefresh(wctx, run); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,14 +12,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/devstack"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (workflow histories for replay tests)")
 
 // stack is the shared embedded stack with an in-process worker.
-var stack *app.Running
+var stack *devstack.Running
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -33,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	stack, err = app.StartStack(context.Background(), app.StackOptions{Options: devstack.Options{Dir: dir, Headless: true}}, logger)
+	stack, err = devstack.StartStack(context.Background(), devstack.StackOptions{Options: devstack.Options{Dir: dir, Headless: true}}, logger)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration: cannot start the embedded stack: %v\n(run `make setup` first; `make test` does)\n", err)
 		os.RemoveAll(dir)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.temporal.io/api/serviceerror"
@@ -165,12 +167,12 @@ func TestWorkerMetrics(t *testing.T) {
 	}
 	defer c.Close()
 	seed := int(time.Now().UnixNano() % 1e9) // a fresh run: no answer from an earlier run's cache
-	run, plan, err := app.StartEval(ctx, c, cfg, stack.Store, workflows.EvaluateModelInput{
+	run, plan, err := wfclient.StartEval(ctx, c, cfg, stack.Store, workflows.EvaluateModelInput{
 		Request: runs.Request{Dataset: dsifevalcode.Name + "@" + built.Version, Model: "baseline/reference", Seed: &seed}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.WaitEval(ctx, c, run, plan.RunID, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, c, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	_ "github.com/marcboeker/go-duckdb" // DuckDB, in this test binary only
 	"gopkg.in/yaml.v3"
 
@@ -33,7 +35,7 @@ func publishVia(t *testing.T, ref, dest string) (workflows.PublishDatasetResult,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	return app.PublishDataset(ctx, stack.Client, stack.Stack.Config, workflows.PublishDatasetInput{Ref: ref, Dest: dest})
+	return wfclient.PublishDataset(ctx, stack.Client, stack.Stack.Config, workflows.PublishDatasetInput{Ref: ref, Dest: dest})
 }
 
 // releaseStore opens an s3:// destination the way the workers do.
@@ -229,7 +231,7 @@ func TestPublishDataset(t *testing.T) {
 			t.Errorf("staging left: %v", left)
 		}
 		if *update {
-			saveHistory(t, app.PublishWorkflowID("bfcl@"+res.Version, dest), "publish_dataset_bfcl.json")
+			saveHistory(t, wfclient.PublishWorkflowID("bfcl@"+res.Version, dest), "publish_dataset_bfcl.json")
 		}
 
 		before := modTimes(t, dest)
@@ -421,7 +423,7 @@ func TestPublishRunDetails(t *testing.T) {
 	dest := t.TempDir()
 	ctx2, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	pub, err := app.PublishDataset(ctx2, stack.Client, stack.Stack.Config, workflows.PublishDatasetInput{Run: ev.RunID, Dest: dest})
+	pub, err := wfclient.PublishDataset(ctx2, stack.Client, stack.Stack.Config, workflows.PublishDatasetInput{Run: ev.RunID, Dest: dest})
 	if err != nil {
 		t.Fatal(err)
 	}

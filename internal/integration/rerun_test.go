@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/config"
@@ -66,11 +68,11 @@ func TestEvalRerunErrors(t *testing.T) {
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = queue
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: 10}}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	first, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +84,11 @@ func TestEvalRerunErrors(t *testing.T) {
 
 	startWorkerWithBaseline(t, bin, queue, stack.BaselineURL)
 	in.RerunErrors = true
-	run, _, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, _, err = wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	second, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

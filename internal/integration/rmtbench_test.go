@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/rmtbench"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/pq"
@@ -148,7 +149,7 @@ func TestRMTBenchDialogueSurvivesWorkerKill(t *testing.T) {
 	cfg.Temporal.TaskQueue = queue
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: rmtbench.Name + "@" + res.Version, Model: "baseline/persona",
 		Judges: map[string]string{scorer.RoleJudge: "baseline/judge", scorer.RoleUser: "baseline/user"}}, ShardHeartbeatTimeout: 5 * time.Second}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestRMTBenchDialogueSurvivesWorkerKill(t *testing.T) {
 		t.Fatalf("killed after %d calls with %d flushed: not mid-dialogue", paidBefore, flushed)
 	}
 	startWorkerWithBaseline(t, bin, queue, url)
-	ev, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	ev, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func BenchmarkRMTBenchThroughput(b *testing.B) {
 	bin := buildBinary(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	built, err := app.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: rmtbench.Name,
+	built, err := wfclient.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: rmtbench.Name,
 		Request: datasets.Request{Source: rmtSource(b, dialogues, turns)}})
 	if err != nil {
 		b.Fatal(err)
@@ -254,11 +255,11 @@ func BenchmarkRMTBenchThroughput(b *testing.B) {
 		in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: rmtbench.Name + "@" + built.Version, Model: "baseline/persona",
 			Judges: map[string]string{scorer.RoleJudge: "baseline/judge"}, Seed: &s, ShardSize: 8}}
 		cpu0, self0, start := procCPU(b, w.Process.Pid), procCPU(b, os.Getpid()), time.Now()
-		run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		ev, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+		ev, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -19,7 +21,8 @@ import (
 	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/datasets"
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
-	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/benchmark"
+	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/sandbox"
@@ -151,13 +154,11 @@ func pythonItems(t *testing.T, copies int) (string, int) {
 	return dir, n
 }
 
-func countingTasks(t *testing.T, task countingTask) *scorers.Registry {
+func countingTasks(t *testing.T, task countingTask) *benchmark.Registry {
 	t.Helper()
-	r := scorers.NewRegistry()
-	if err := r.Register(task); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	b := dsifevalcode.Benchmark
+	b.NewTask = func(benchmark.Deps) scorers.Task { return task }
+	return benchmarktest.Registry(t, b)
 }
 
 // TestScoreShardResumesAfterWorkerStop scores an IFEvalCode shard (15
@@ -199,7 +200,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	gen := worker.New(stack.Client, mainQueue, worker.Options{})
 	gen.RegisterWorkflow(workflows.EvaluateModel)
 	gen.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway,
-		Tasks: countingTasks(t, countingTask{Task: ifevalcode.NewTask(nil, ifevalcode.Options{}), queue: scoreQueue, log: log})})
+		Benchmarks: countingTasks(t, countingTask{Task: ifevalcode.NewTask(nil, ifevalcode.Options{}), queue: scoreQueue, log: log})})
 	if err := gen.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	startScorer := func() worker.Worker {
 		w := worker.New(stack.Client, scoreQueue, worker.Options{MaxConcurrentActivityExecutionSize: 1})
 		task := countingTask{Task: ifevalcode.NewTask(countingSandbox{Sandboxer: sb, log: log}, ifevalcode.Options{}), queue: scoreQueue, log: log}
-		w.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway, Tasks: countingTasks(t, task),
+		w.RegisterActivity(&activities.Eval{Store: stack.Store, Gateway: stack.Gateway, Benchmarks: countingTasks(t, task),
 			ChunkSize: chunk, CheckpointInterval: time.Nanosecond})
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
@@ -219,7 +220,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = mainQueue
 	seed := 4242 // a run of its own, not the baseline test's
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{
 		Request:               runs.Request{Dataset: dsifevalcode.Name + "@" + built.Version, Model: "baseline/reference", Seed: &seed},
 		ShardHeartbeatTimeout: 10 * time.Second})
 	if err != nil {
@@ -238,7 +239,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 		return log.held == chunk/2 && len(log.done[1]) == 2*chunk+chunk/2
 	})
 	pollUntil(ctx, t, "heartbeat with 2 chunks checkpointed", func() bool {
-		d, err := stack.Client.DescribeWorkflowExecution(ctx, app.EvalWorkflowID(plan.RunID), "")
+		d, err := stack.Client.DescribeWorkflowExecution(ctx, wfclient.EvalWorkflowID(plan.RunID), "")
 		if err != nil {
 			return false
 		}
@@ -257,7 +258,7 @@ func TestScoreShardResumesAfterWorkerStop(t *testing.T) {
 	second := startScorer()
 	defer second.Stop()
 
-	res, err := app.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

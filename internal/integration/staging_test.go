@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/benchmark"
@@ -77,12 +79,12 @@ func TestFailedBuildDiscardsStagedSources(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, err = app.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: "latefail", Request: datasets.Request{Source: dir}})
+	_, err = wfclient.BuildDataset(ctx, stack.Client, cfg, workflows.BuildDatasetInput{Dataset: "latefail", Request: datasets.Request{Source: dir}})
 	if err == nil || !strings.Contains(err.Error(), "items.jsonl:1") {
 		t.Fatalf("build: %v; want the part's error naming items.jsonl:1", err)
 	}
 	if *update {
-		saveHistory(t, app.BuildWorkflowID("latefail", datasets.Request{Source: dir}), "build_dataset_failed_discard.json")
+		saveHistory(t, wfclient.BuildWorkflowID("latefail", datasets.Request{Source: dir}), "build_dataset_failed_discard.json")
 	}
 	if ok, err := blob.Exists(ctx, stack.Store, staged); err != nil || ok {
 		t.Errorf("the failed build left its staged source %s (%v)", staged, err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
@@ -76,11 +78,11 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	// A run that fails: a provider nobody configured (the CLI's eval would
 	// refuse it before starting; a worker configured apart may not).
 	bad := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "nosuch/model-x", Limit: 10}}
-	run, plan, err := app.StartEval(ctx, stack.Client, cfg, stack.Store, bad)
+	run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, bad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+	terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
 	if err := run.Get(ctx, nil); err == nil {
 		t.Fatal("a run with an unknown provider succeeded")
 	}
@@ -98,11 +100,11 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	// per shard that would otherwise group both shards in one activity).
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/reference", ShardSize: shard},
 		MaxConcurrentShards: 1, ShardHeartbeatTimeout: 10 * time.Second, ShardTarget: -1}
-	run, plan, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err = wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	terminateOnCleanup(t, app.EvalWorkflowID(plan.RunID))
+	terminateOnCleanup(t, wfclient.EvalWorkflowID(plan.RunID))
 	id := plan.RunID
 	var firstShardProgress, secondShardProgress workflows.Progress
 	for secondShardProgress.SamplesDone == 0 {
@@ -110,7 +112,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 			t.Fatal("the run did not reach its second shard")
 		}
 		time.Sleep(200 * time.Millisecond)
-		p, err := app.QueryProgress(ctx, stack.Client, id)
+		p, err := wfclient.QueryProgress(ctx, stack.Client, id)
 		if err != nil {
 			continue
 		}
@@ -188,7 +190,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	if !errors.As(runErr, &canceled) {
 		t.Fatalf("the cancelled run ended with %v", runErr)
 	}
-	d, err := stack.Client.DescribeWorkflowExecution(ctx, app.EvalWorkflowID(id), "")
+	d, err := stack.Client.DescribeWorkflowExecution(ctx, wfclient.EvalWorkflowID(id), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	// The workflow waited for the shard to stop before it cleaned up: in its
 	// history the shard's cancellation comes before CleanupRun is scheduled.
 	shardStopped, cleanupAt := -1, -1
-	it := stack.Client.GetWorkflowHistory(ctx, app.EvalWorkflowID(id), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := stack.Client.GetWorkflowHistory(ctx, wfclient.EvalWorkflowID(id), d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for i := 0; it.HasNext(); i++ {
 		ev, err := it.Next()
 		if err != nil {
@@ -225,7 +227,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 		t.Errorf("runs show of the cancelled run: %v, exit %d; want cancelled, 0 checkpoints, no progress, exit 3", rep, code)
 	}
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(id), "evaluate_model_cancelled.json")
+		saveHistory(t, wfclient.EvalWorkflowID(id), "evaluate_model_cancelled.json")
 	}
 	out, code := runsCmd(t, bin, queue, "ls", "--json")
 	var list []map[string]any
@@ -241,14 +243,14 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	}
 
 	// The same plan again resumes: shard 0 is kept, shard 1 is done.
-	run, plan, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	run, plan, err = wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.RunID != id {
 		t.Fatalf("restart: run %s, first %s", plan.RunID, id)
 	}
-	res, err := app.WaitEval(ctx, stack.Client, run, id, time.Hour, nil)
+	res, err := wfclient.WaitEval(ctx, stack.Client, run, id, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 	}
 	checkExactlyOnce(t, id, n)
 	if *update {
-		saveHistory(t, app.EvalWorkflowID(id), "evaluate_model_resumed.json")
+		saveHistory(t, wfclient.EvalWorkflowID(id), "evaluate_model_resumed.json")
 	}
 	if rep, code := showRun(t, bin, queue, id); rep["state"] != "completed" || rep["summary"] == nil || code != 0 {
 		t.Errorf("runs show of the completed run: state %v, exit %d", rep["state"], code)
@@ -272,7 +274,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 
 	// A terminated run (no workflow code runs) says so, with the reason.
 	in.Request.Limit = 200
-	_, plan, err = app.StartEval(ctx, stack.Client, cfg, stack.Store, in)
+	_, plan, err = wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func TestRunStatesCancelAndProgress(t *testing.T) {
 		ok, _ := blob.Exists(ctx, stack.Store, runs.PlanKey(plan.RunID))
 		return ok
 	})
-	if err := stack.Client.TerminateWorkflow(ctx, app.EvalWorkflowID(plan.RunID), "", "stopped by the states test"); err != nil {
+	if err := stack.Client.TerminateWorkflow(ctx, wfclient.EvalWorkflowID(plan.RunID), "", "stopped by the states test"); err != nil {
 		t.Fatal(err)
 	}
 	rep, code = showRun(t, bin, queue, plan.RunID)

@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/benchline/benchline/internal/wfclient"
+
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/toolpref"
-	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/schemas"
@@ -55,7 +56,7 @@ func TestBuildToolPrefLive(t *testing.T) {
 		t.Fatalf("no pair chooses a baseline/reference reply (did the baseline server find the references?): %d pairs", len(rows))
 	}
 	if *update && !res.Reused {
-		saveHistory(t, app.BuildWorkflowID(toolpref.Name, req), "build_dataset_toolpref_live.json")
+		saveHistory(t, wfclient.BuildWorkflowID(toolpref.Name, req), "build_dataset_toolpref_live.json")
 	}
 	again, err := buildVia(t, toolpref.Name, req)
 	if err != nil {

@@ -19,9 +19,12 @@ import (
 	"github.com/benchline/benchline/scorers"
 )
 
-// The toy benchmark lives only in this test: a schema, a builder, a task
-// and one registration value. TestToyBenchmarkNeedsOnlyTheList proves that
-// adding it to the list is all the rest of benchline needs.
+// The toy benchmark lives only in this test: a table declared with its row
+// type, a builder, a task and one registration value, each following
+// docs/ADDING_A_BENCHMARK.md. TestToyBenchmarkNeedsOnlyTheList proves that
+// adding it to the list is all the rest of benchline needs (and
+// internal/registry's TestSeventhBenchmark that a benchmark written in its
+// own folders builds with one line added to the list).
 
 // toyRow is the toy's table row: a sum to compute.
 type toyRow struct {
@@ -31,7 +34,9 @@ type toyRow struct {
 	Answer string `parquet:"answer"`
 }
 
-var toyTable = schemas.Table{Name: "toy_row", Version: 1}
+// toyTable is declared with its row type, so readers check a part's
+// columns (schemas.Columns).
+var toyTable = schemas.Declare[toyRow]("toy_row", 1)
 
 // toyBuilder generates `rows` sums (param, default 30) in one part.
 type toyBuilder struct{}
@@ -55,13 +60,7 @@ func (toyBuilder) WritePart(ctx context.Context, env datasets.Env, plan datasets
 		a, b := int64(i*7%13), int64(i*5%11)
 		rows[i] = toyRow{ID: fmt.Sprintf("toy-%03d", i), A: a, B: b, Answer: fmt.Sprint(a + b)}
 	}
-	w := pq.NewWriter[toyRow](ctx, env.Store, key, pq.Options{})
-	if err := w.Write(rows); err != nil {
-		w.Abort()
-		return pq.FileInfo{}, err
-	}
-	progress(p.Rows)
-	return w.Close()
+	return datasets.WriteRows(ctx, env, key, rows, nil, progress)
 }
 
 func (toyBuilder) Card(m catalog.Manifest) string {
@@ -84,12 +83,18 @@ func toyMessages(r *toyRow) []openai.ChatCompletionMessage {
 }
 
 func (toyTask) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
-	r := s.Row.(*toyRow)
+	r, ok := s.Row.(*toyRow)
+	if !ok {
+		return scorers.Outcome{}, fmt.Errorf("toy: sample %s: row %T: %w", s.ID, s.Row, scorers.ErrBadSample)
+	}
 	return scorers.AskExact(ctx, env, toyMessages(r), r.Answer, "exact")
 }
 
 func (toyTask) Reference(s scorers.Sample) (scorers.Reference, bool) {
-	r := s.Row.(*toyRow)
+	r, ok := s.Row.(*toyRow)
+	if !ok {
+		return scorers.Reference{}, false
+	}
 	return scorers.Reference{Messages: toyMessages(r), Content: r.Answer}, true
 }
 

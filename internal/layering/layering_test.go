@@ -18,15 +18,22 @@ type graph struct {
 	imports map[string][]string // every package in the closure
 }
 
-// load runs go list in the module root for patterns.
-func load(t *testing.T, patterns ...string) graph {
+// load runs go list in the module root for patterns; with test, the
+// closure is that of the packages' tests (go list -test).
+func load(t *testing.T, test bool, patterns ...string) graph {
 	t.Helper()
 	gotool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go tool is not on PATH; the layering rules need go list")
 	}
 	root := moduleRoot(t, gotool)
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{.DepOnly}} {{join .Imports \" \"}}"}, patterns...)
+	// Test variants' paths hold a space ("p [p.test]"): fields are split
+	// by tabs, imports by "|".
+	args := []string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.DepOnly}}\t{{join .Imports \"|\"}}"}
+	if test {
+		args = append(args, "-test")
+	}
+	args = append(args, patterns...)
 	cmd := exec.Command(gotool, args...)
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -37,12 +44,16 @@ func load(t *testing.T, patterns ...string) graph {
 	}
 	g := graph{imports: map[string][]string{}}
 	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) < 3 {
 			continue
 		}
-		g.imports[f[0]] = f[2:]
-		if f[1] == "false" {
+		if f[2] != "" {
+			g.imports[f[0]] = strings.Split(f[2], "|")
+		}
+		// With test, the root is each test binary's main package ("p.test"),
+		// which links every test variant of p.
+		if f[1] == "false" && (!test || strings.HasSuffix(f[0], ".test")) {
 			g.roots = append(g.roots, f[0])
 		}
 	}
@@ -68,7 +79,10 @@ func moduleRoot(t *testing.T, gotool string) string {
 // path returns an import chain from pkg to a package other than pkg whose
 // path is forbidden or lies below it, nil if there is none.
 func (g graph) path(pkg, forbidden string) []string {
-	hit := func(p string) bool { return p == forbidden || strings.HasPrefix(p, forbidden+"/") }
+	hit := func(p string) bool {
+		p, _, _ = strings.Cut(p, " ") // a test variant, "p [q.test]", is p
+		return p == forbidden || strings.HasPrefix(p, forbidden+"/")
+	}
 	prev := map[string]string{pkg: ""}
 	queue := []string{pkg}
 	for len(queue) > 0 {
@@ -101,21 +115,52 @@ func TestLayering(t *testing.T) {
 		// linked inverts the rule: every package must link forbidden. It
 		// shows the check sees a dependency that is there.
 		linked bool
+		// test checks the closure of the packages' tests (go list -test).
+		test bool
 	}{
 		{"run plans, workflows and tasks do not link the AWS SDK",
-			[]string{"./internal/runs", "./workflows", "./scorers/..."}, "github.com/aws/aws-sdk-go-v2", false},
+			[]string{"./internal/runs", "./workflows", "./scorers/..."}, "github.com/aws/aws-sdk-go-v2", false, false},
 		{"tasks do not link the baseline model server",
-			[]string{"./scorers/..."}, module + "/internal/baseline", false},
+			[]string{"./scorers/..."}, module + "/internal/baseline", false, false},
 		{"the model-call types and reference keys are leaves",
-			[]string{"./internal/modelapi", "./internal/refkey"}, module, false},
+			[]string{"./internal/modelapi", "./internal/refkey"}, module, false, false},
 		{"no package of the binary links DuckDB (only the integration tests read releases with it)",
-			[]string{"./cmd/...", "./internal/release", "./activities"}, "github.com/marcboeker/go-duckdb", false},
+			[]string{"./cmd/...", "./internal/release", "./activities"}, "github.com/marcboeker/go-duckdb", false, false},
 		{"the S3 backend links the AWS SDK (the check sees a real dependency)",
-			[]string{"./internal/blob/s3blob"}, "github.com/aws/aws-sdk-go-v2", true},
+			[]string{"./internal/blob/s3blob"}, "github.com/aws/aws-sdk-go-v2", true, false},
+		// Benchmarks sit below the engine: a builder or a task links
+		// neither the activities, the workflows nor the list of benchmarks
+		// (which would link every other benchmark), and a scorer reads no
+		// dataset source.
+		{"builders and tasks do not link the activities",
+			[]string{"./datasets/...", "./scorers/..."}, module + "/activities", false, false},
+		{"builders and tasks do not link the workflows",
+			[]string{"./datasets/...", "./scorers/..."}, module + "/workflows", false, false},
+		{"builders and tasks do not link the list of benchmarks",
+			[]string{"./datasets/...", "./scorers/..."}, module + "/internal/registry", false, false},
+		{"builders and tasks do not link Temporal",
+			[]string{"./datasets/...", "./scorers/..."}, "go.temporal.io", false, false},
+		{"a benchmark's task links no other benchmark's (shared judge helpers live in internal/judge)",
+			[]string{"./scorers/rmtbench", "./scorers/omnicloze", "./scorers/reporteval"}, module + "/scorers/medrubric", false, false},
+		{"scorers import no datasets package",
+			[]string{"./scorers/..."}, module + "/datasets", false, false},
+		// A builder's unit tests (datasets/datasetstest) need none of the
+		// engine; tests that run the BuildDataset workflow
+		// (activities/activitiestest.Live: medrubric, omnicloze, toolpref)
+		// or evaluate through the gateway (reporteval, rmtbench) link it by
+		// choice.
+		{"a builder's tests link no activities",
+			[]string{"./datasets/bfcl", "./datasets/ifevalcode", "./datasets/trbench", "./datasets/synthetic", "./datasets/datasetstest"}, module + "/activities", false, true},
+		{"a builder's tests link no workflows",
+			[]string{"./datasets/bfcl", "./datasets/ifevalcode", "./datasets/trbench", "./datasets/synthetic", "./datasets/datasetstest"}, module + "/workflows", false, true},
+		{"a builder's tests link no Temporal package",
+			[]string{"./datasets/bfcl", "./datasets/ifevalcode", "./datasets/trbench", "./datasets/synthetic", "./datasets/datasetstest"}, "go.temporal.io", false, true},
+		{"a generating builder's tests run the workflow (the test check sees a test dependency)",
+			[]string{"./datasets/medrubric"}, module + "/workflows", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := load(t, tc.patterns...)
+			g := load(t, tc.test, tc.patterns...)
 			for _, pkg := range g.roots {
 				chain := g.path(pkg, tc.forbidden)
 				switch {

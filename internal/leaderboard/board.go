@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -15,11 +16,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/names"
-	"github.com/benchline/benchline/internal/registry"
 )
 
 // A board file names what a leaderboard shows:
@@ -133,7 +134,7 @@ func (b BoardBenchmark) Evaluates(model string) bool {
 func (b BoardBenchmark) Ref() string { return b.Dataset + "@" + b.Version }
 
 // A ModelRef is a model name in a board file with the key it sits at, for
-// the provider check (app.CheckBoard).
+// the provider check (wfclient.CheckBoard).
 type ModelRef struct {
 	Key   string // e.g. "models[1]" or "benchmarks[2].judges.judge"
 	Model string
@@ -147,7 +148,7 @@ func (b Board) ModelRefs() []ModelRef {
 		out = append(out, ModelRef{fmt.Sprintf("models[%d]", i), m.Model})
 	}
 	for i, bm := range b.Benchmarks {
-		for _, role := range sortedKeys(bm.Judges) {
+		for _, role := range slices.Sorted(maps.Keys(bm.Judges)) {
 			for _, m := range judge.Panel(bm.Judges, role) {
 				out = append(out, ModelRef{fmt.Sprintf("benchmarks[%d].judges.%s", i, role), m})
 			}
@@ -254,7 +255,7 @@ func knownKeys(n *yaml.Node, keys ...string) error {
 
 // ReadBoard reads and parses a board file (see ParseBoard).
 // A board file larger than limits.FileBytes (1 MiB) is refused unread.
-func ReadBoard(path string, reg *registry.Registry) (Board, error) {
+func ReadBoard(path string, reg *benchmark.Registry) (Board, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Board{}, fmt.Errorf("leaderboard: board file: %w", err)
@@ -270,9 +271,9 @@ func ReadBoard(path string, reg *registry.Registry) (Board, error) {
 // ParseBoard parses a board file and checks it: unknown keys, the name,
 // each benchmark a registered one with a task, versions, model and judge
 // names of the form PROVIDER/MODEL (whether their providers exist is
-// app.CheckBoard's check), and the settings' ranges. Errors wrap
+// wfclient.CheckBoard's check), and the settings' ranges. Errors wrap
 // ErrBadBoard and name the file and the key.
-func ParseBoard(file string, data []byte, reg *registry.Registry) (Board, error) {
+func ParseBoard(file string, data []byte, reg *benchmark.Registry) (Board, error) {
 	f, err := decodeBoard(file, data)
 	if err != nil {
 		return Board{}, err
@@ -300,7 +301,7 @@ func decodeBoard(file string, data []byte) (boardFile, error) {
 
 // validateBoard checks a decoded board file (see ParseBoard) and builds
 // the Board: the rules of its values, one key at a time.
-func validateBoard(file string, f boardFile, reg *registry.Registry) (Board, error) {
+func validateBoard(file string, f boardFile, reg *benchmark.Registry) (Board, error) {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
 	}
@@ -433,7 +434,7 @@ func resolveJudges(key string, in map[string]judgeValues) (map[string]string, *k
 		return nil, nil
 	}
 	out := map[string]string{}
-	for _, role := range sortedKeys(in) {
+	for _, role := range slices.Sorted(maps.Keys(in)) {
 		k := key + "." + role
 		if !roleRE.MatchString(role) {
 			return nil, &keyError{k, "want a role of letters, digits, _ and -"}
@@ -462,7 +463,7 @@ func checkModelForm(name string) error {
 	return nil
 }
 
-func evaluated(reg *registry.Registry) []string {
+func evaluated(reg *benchmark.Registry) []string {
 	var out []string
 	for _, b := range reg.All() {
 		if b.NewTask != nil {
@@ -470,15 +471,6 @@ func evaluated(reg *registry.Registry) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // MarshalBoard writes b as a board file that ParseBoard reads back to b

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
@@ -229,15 +228,6 @@ func ReadAll[T any](ctx context.Context, store blob.Store, key string) ([]T, err
 	var out []T
 	err := ReadEach(ctx, store, key, func(rows []T) error { out = append(out, rows...); return nil })
 	return out, err
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ReadRange streams rows [start, start+n) of the object at key as type T

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -86,7 +88,7 @@ func NewWriter[T any](ctx context.Context, store blob.Store, key string, opts Op
 		parquet.CreatedBy("benchline", "1", ""),
 		parquet.PageBufferSize(opts.PageBufferSize),
 	}
-	for _, k := range sortedKeys(opts.Metadata) {
+	for _, k := range slices.Sorted(maps.Keys(opts.Metadata)) {
 		wopts = append(wopts, parquet.KeyValueMetadata(k, opts.Metadata[k]))
 	}
 	w := &Writer[T]{

@@ -1,3 +1,10 @@
+// Package registry is the list of benchmarks: one line each, in the order
+// the demo runs them. A new benchmark declares its benchmark.Benchmark in
+// datasets/<name>/benchmark.go and adds its line here; nothing else
+// outside datasets/<name> and scorers/<name> changes (the registry test
+// proves it with a benchmark that exists only in the test). The demo,
+// `dataset build`, `score`, the workers and the end-to-end tests all
+// iterate Default(); the Registry type is benchmark.Registry.
 package registry
 
 import (
@@ -13,11 +20,9 @@ import (
 	"github.com/benchline/benchline/internal/benchmark"
 )
 
-// benchmarks is the list: one line per benchmark, in the order the demo
-// runs them. Adding a benchmark adds its line here and touches nothing
-// else outside datasets/<name>, scorers/<name> and schemas/<name>.go.
-func benchmarks() []benchmark.Benchmark {
-	return []benchmark.Benchmark{
+// Default is the registry of every benchmark in the list.
+func Default() *benchmark.Registry {
+	return benchmark.MustRegistry(
 		bfcl.Benchmark,
 		ifevalcode.Benchmark,
 		toolpref.Benchmark,
@@ -27,5 +32,5 @@ func benchmarks() []benchmark.Benchmark {
 		reporteval.Benchmark,
 		rmtbench.Benchmark,
 		synthetic.Benchmark,
-	}
+	)
 }

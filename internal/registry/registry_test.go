@@ -1,18 +1,13 @@
 package registry_test
 
 import (
-	"context"
-	"errors"
-	"io"
 	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/schemas"
-	"github.com/benchline/benchline/scorers"
 )
 
 // TestDefault checks the list: every benchmark validates, every task has
@@ -20,17 +15,14 @@ import (
 // baselines, and the derived lookups agree with the list.
 func TestDefault(t *testing.T) {
 	reg := registry.Default()
-	builders, tasks := reg.Builders(), reg.Tasks(benchmark.Deps{})
-	if got, want := strings.Join(builders.Names(), ","), strings.Join(reg.Names(), ","); got != want {
-		t.Errorf("builders %s, benchmarks %s", got, want)
-	}
-	for _, name := range tasks.Names() {
-		if _, err := builders.Get(name); err != nil {
-			t.Errorf("task %s has no builder: %v", name, err)
+	tasks := reg.WithDeps(benchmark.Deps{})
+	for _, name := range reg.Names() {
+		if b, err := reg.Builder(name); err != nil || b.Name() != name {
+			t.Errorf("builder %s: %v", name, err)
 		}
 	}
 	for _, b := range reg.All() {
-		_, err := tasks.Get(b.Name())
+		_, err := tasks.Task(b.Name())
 		if (err == nil) != (b.NewTask != nil) {
 			t.Errorf("%s: task registered %v, NewTask set %v", b.Name(), err == nil, b.NewTask != nil)
 		}
@@ -63,87 +55,15 @@ func TestEveryTableHasColumns(t *testing.T) {
 		tbl := b.Builder.Schema()
 		cols, ok := schemas.Columns(tbl)
 		if !ok || len(cols) == 0 {
-			t.Errorf("%s: schemas.Columns(%s v%d) unknown: add its row type to schemas.rowTypes", b.Name(), tbl.Name, tbl.Version)
+			t.Errorf("%s: schemas.Columns(%s v%d) unknown: declare it with schemas.Declare beside its row type", b.Name(), tbl.Name, tbl.Version)
 		}
-	}
-}
-
-type fakeBuilder struct {
-	datasets.Builder
-	name string
-}
-
-func (b fakeBuilder) Name() string { return b.name }
-
-type fakeTask struct {
-	scorers.Task
-	dataset string
-}
-
-func (t fakeTask) Dataset() string { return t.dataset }
-
-func score(context.Context, benchmark.ScoreEnv, io.Reader, io.Writer) error { return nil }
-
-func TestNewRejects(t *testing.T) {
-	ok := func(name string) benchmark.Benchmark {
-		return benchmark.Benchmark{Builder: fakeBuilder{name: name}, Description: name,
-			NewTask: func(benchmark.Deps) scorers.Task { return fakeTask{dataset: name} }}
-	}
-	withScorer := func(b benchmark.Benchmark, s benchmark.LineScorer) benchmark.Benchmark {
-		b.Scorers = append(b.Scorers, s)
-		return b
-	}
-	withCluster := func(b benchmark.Benchmark, f func(schemas.ResultRow) string, by string) benchmark.Benchmark {
-		b.Cluster, b.ClusterBy = f, by
-		return b
-	}
-	byCategory := func(r schemas.ResultRow) string { return r.Category }
-	cases := []struct {
-		name    string
-		list    []benchmark.Benchmark
-		invalid bool // ErrInvalid, else another error
-	}{
-		{"no builder", []benchmark.Benchmark{{Description: "x"}}, true},
-		{"no description", []benchmark.Benchmark{{Builder: fakeBuilder{name: "a"}}}, true},
-		{"task for another dataset", []benchmark.Benchmark{{Builder: fakeBuilder{name: "a"}, Description: "a",
-			NewTask: func(benchmark.Deps) scorers.Task { return fakeTask{dataset: "b"} }}}, true},
-		{"nil task", []benchmark.Benchmark{{Builder: fakeBuilder{name: "a"}, Description: "a",
-			NewTask: func(benchmark.Deps) scorers.Task { return nil }}}, true},
-		{"demo models without a task", []benchmark.Benchmark{{Builder: fakeBuilder{name: "a"}, Description: "a",
-			Demo: &benchmark.Demo{Models: []string{"baseline/reference"}}}}, true},
-		{"scorer name", []benchmark.Benchmark{withScorer(ok("a"), benchmark.LineScorer{Name: "Bad Name", Short: "s", Score: score})}, true},
-		{"scorer without func", []benchmark.Benchmark{withScorer(ok("a"), benchmark.LineScorer{Name: "a", Short: "s"})}, true},
-		{"cluster without its description", []benchmark.Benchmark{withCluster(ok("a"), byCategory, "")}, true},
-		{"cluster description without a cluster", []benchmark.Benchmark{withCluster(ok("a"), nil, "category")}, true},
-		{"duplicate benchmark", []benchmark.Benchmark{ok("a"), ok("a")}, false},
-		{"duplicate scorer", []benchmark.Benchmark{
-			withScorer(ok("a"), benchmark.LineScorer{Name: "s", Short: "s", Score: score}),
-			withScorer(ok("b"), benchmark.LineScorer{Name: "s", Short: "s", Score: score})}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := registry.New(tc.list...)
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if errors.Is(err, benchmark.ErrInvalid) != tc.invalid {
-				t.Errorf("error %v: ErrInvalid %v, want %v", err, !tc.invalid, tc.invalid)
-			}
-		})
-	}
-	reg, err := registry.New(ok("a"), withCluster(ok("b"), byCategory, "category"))
-	if err != nil {
-		t.Fatalf("a valid list: %v", err)
-	}
-	if cl := reg.Clusters(); len(cl) != 1 || cl["b"] == nil || cl["b"](schemas.ResultRow{Category: "x"}) != "x" {
-		t.Errorf("Clusters() = %v", cl)
 	}
 }
 
 // TestNoOtherBenchmarkList checks that no non-test package outside the
 // benchmarks' own (datasets/<x>, scorers/<x>) and the list imports a
 // benchmark's package: the list is the only place that names them. The
-// pipeline benchmark (internal/app's bench commands) drives the synthetic
+// pipeline benchmark (internal/perf's bench commands) drives the synthetic
 // load, which is not a benchmark of models.
 func TestNoOtherBenchmarkList(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -155,8 +75,8 @@ func TestNoOtherBenchmarkList(t *testing.T) {
 	}
 	const mod = "github.com/benchline/benchline/"
 	allowed := map[string]bool{
-		"internal/app -> datasets/synthetic": true,
-		"internal/app -> scorers/synthetic":  true,
+		"internal/perf -> datasets/synthetic": true,
+		"internal/perf -> scorers/synthetic":  true,
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

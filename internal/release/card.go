@@ -2,6 +2,8 @@ package release
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -162,7 +164,7 @@ func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
 	}
 	if len(m.Params) > 0 {
 		b.WriteString("Build parameters (the models that generated content and their seeds, where the build called models):\n\n")
-		for _, k := range sortedKeys(m.Params) {
+		for _, k := range slices.Sorted(maps.Keys(m.Params)) {
 			fmt.Fprintf(&b, "- `%s` = `%s`\n", k, m.Params[k])
 		}
 		b.WriteString("\n")
@@ -295,7 +297,7 @@ func DetailsCard(l Layout, d Details, info CardInfo) (string, error) {
 	}
 	if len(d.Judges) > 0 {
 		b.WriteString("Judges:\n\n")
-		for _, k := range sortedKeys(d.Judges) {
+		for _, k := range slices.Sorted(maps.Keys(d.Judges)) {
 			fmt.Fprintf(&b, "- %s: `%s`\n", k, d.Judges[k])
 		}
 		b.WriteString("\n")
@@ -332,19 +334,10 @@ func BuildCommand(m catalog.Manifest) string {
 			break
 		}
 	}
-	for _, k := range sortedKeys(m.Params) {
+	for _, k := range slices.Sorted(maps.Keys(m.Params)) {
 		args = append(args, "--param", shellQuote(k+"="+m.Params[k]))
 	}
 	return strings.Join(args, " ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain

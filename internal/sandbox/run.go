@@ -336,7 +336,9 @@ type bwrapStatus struct {
 // Run runs c in the sandbox and waits for it. A non-nil error means the run
 // did not produce a verdict about the program: it matches ErrInfrastructure
 // (retry), ErrInvalid (caller bug) or the context's error, and the result's
-// status is StatusSandboxError.
+// status is StatusSandboxError. It starts the program (start), enforces the
+// limits until it ends (watch), then measures it and decides the verdict
+// (verdict, decide).
 func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	l := c.Limits.WithDefaults()
 	res := Result{ExitCode: -1, Enforcement: s.Enforcement(l)}
@@ -379,51 +381,94 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 		}()
 	}
 
+	r, err := s.start(c, l, dir, cg)
+	if err != nil {
+		return fail(err)
+	}
+	defer r.close()
+	waitErr := r.watch(ctx, &res)
+	if err := r.verdict(ctx, waitErr, &res); err != nil {
+		return fail(err)
+	}
+	return res, nil
+}
+
+// started is one started program: what watch and verdict need of it.
+type started struct {
+	c  Cmd
+	l  Limits
+	cg *runCgroup // nil without cgroups
+
+	cmd            *exec.Cmd
+	stdout, stderr *capWriter
+	gateW, statR   *os.File
+	closers        []*os.File // bind sources, open until the run ends
+
+	killOnce  sync.Once
+	pgid      int
+	killed    atomic.Bool
+	outputHit atomic.Bool
+	childPid  atomic.Int64 // host pid of bwrap's pid-1 reaper, once started
+	// exitReported is set when bwrap reported the program's exit code.
+	exitReported atomic.Bool
+	statusDone   chan struct{}
+
+	wallHit, cpuHit, ctxHit atomic.Bool
+	startedAt               time.Time
+}
+
+// close releases the run's files.
+func (r *started) close() {
+	r.gateW.Close()
+	r.statR.Close()
+	for _, f := range r.closers {
+		f.Close()
+	}
+}
+
+// kill ends the run. It SIGKILLs bwrap's pid-1 reaper first: the kernel
+// then kills every process of the sandbox's pid namespace, and bwrap's
+// monitor reaps the reaper and exits (no orphan left for the host's
+// init). The monitor's process group is killed too after a grace period,
+// or at once if the reaper has not started yet.
+func (r *started) kill() {
+	r.killOnce.Do(func() {
+		r.killed.Store(true)
+		if cp := int(r.childPid.Load()); cp > 0 && parentOf(cp) == r.pgid {
+			_ = syscall.Kill(cp, syscall.SIGKILL)
+			time.AfterFunc(time.Second, func() { _ = syscall.Kill(-r.pgid, syscall.SIGKILL) })
+			return
+		}
+		if r.pgid > 0 {
+			_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+		}
+	})
+}
+
+// start starts c under bwrap, held at the gate until it has joined cg,
+// then releases it. An error is an infrastructure error; nothing is left
+// running.
+func (s *Sandbox) start(c Cmd, l Limits, dir string, cg *runCgroup) (*started, error) {
+	r := &started{c: c, l: l, cg: cg, statusDone: make(chan struct{})}
 	gateR, gateW, err := os.Pipe()
 	if err != nil {
-		return fail(infraErr("pipe", err))
+		return nil, infraErr("pipe", err)
 	}
-	defer gateW.Close()
 	statR, statW, err := os.Pipe()
 	if err != nil {
 		gateR.Close()
-		return fail(infraErr("pipe", err))
+		gateW.Close()
+		return nil, infraErr("pipe", err)
 	}
-	defer statR.Close()
-
-	var (
-		killOnce  sync.Once
-		pgid      int
-		killed    atomic.Bool
-		outputHit atomic.Bool
-	)
-	var childPid atomic.Int64 // host pid of bwrap's pid-1 reaper, once started
-	// kill ends the run. It SIGKILLs bwrap's pid-1 reaper first: the kernel
-	// then kills every process of the sandbox's pid namespace, and bwrap's
-	// monitor reaps the reaper and exits (no orphan left for the host's
-	// init). The monitor's process group is killed too after a grace period,
-	// or at once if the reaper has not started yet.
-	kill := func() {
-		killOnce.Do(func() {
-			killed.Store(true)
-			if cp := int(childPid.Load()); cp > 0 && parentOf(cp) == pgid {
-				_ = syscall.Kill(cp, syscall.SIGKILL)
-				time.AfterFunc(time.Second, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-				return
-			}
-			if pgid > 0 {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			}
-		})
-	}
+	r.gateW, r.statR = gateW, statR
 	onExceed := func() {
-		outputHit.Store(true)
+		r.outputHit.Store(true)
 		if !c.DiscardExcessOutput {
-			kill()
+			r.kill()
 		}
 	}
-	stdout := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
-	stderr := &capWriter{limit: l.OutputBytes, onExceed: onExceed}
+	r.stdout = &capWriter{limit: l.OutputBytes, onExceed: onExceed}
+	r.stderr = &capWriter{limit: l.OutputBytes, onExceed: onExceed}
 
 	gateArgs := []string{"-c", fmt.Sprintf(gateScript, s.ulimits(l)), "sh", s.bwrap}
 	cmd := exec.Command("/bin/sh", append(gateArgs, s.bwrapArgs(dir, c, l)...)...)
@@ -432,16 +477,20 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	cmd.ExtraFiles = []*os.File{gateR, statW} // fds 3 and 4
+	fail := func(op string, err error) (*started, error) {
+		gateR.Close()
+		statW.Close()
+		r.close()
+		return nil, infraErr(op, err)
+	}
 	for _, b := range c.Binds {
 		f, err := os.OpenFile(b.Src, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			gateR.Close()
-			statW.Close()
-			return fail(infraErr("open bind source", err))
+			return fail("open bind source", err)
 		}
-		defer f.Close()
+		r.closers = append(r.closers, f)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -451,56 +500,59 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		gateR.Close()
-		statW.Close()
-		return fail(infraErr("start bwrap", err))
+		return fail("start bwrap", err)
 	}
 	gateR.Close()
 	statW.Close()
-	pid := cmd.Process.Pid
-	pgid = pid
+	r.cmd = cmd
+	r.pgid = cmd.Process.Pid
+	go r.readStatus()
 
-	// Status documents from bwrap: the child's host pid once it started.
-	var exitReported atomic.Bool
-	statusDone := make(chan struct{})
-	go func() {
-		defer close(statusDone)
-		dec := json.NewDecoder(bufio.NewReader(statR))
-		for {
-			var st bwrapStatus
-			if err := dec.Decode(&st); err != nil {
-				return
-			}
-			if st.ChildPid > 0 {
-				childPid.Store(int64(st.ChildPid))
-			}
-			if st.ExitCode != nil {
-				exitReported.Store(true)
-			}
-		}
-	}()
-
-	abort := func(op string, err error) (Result, error) {
-		kill()
+	abort := func(op string, err error) (*started, error) {
+		r.kill()
 		_ = cmd.Wait()
-		<-statusDone
-		return fail(infraErr(op, err))
+		<-r.statusDone
+		r.close()
+		return nil, infraErr(op, err)
 	}
 	if cg != nil {
-		if err := cg.add(pid); err != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
 			return abort("join cgroup", err)
 		}
 	}
-
-	start := time.Now()
+	r.startedAt = time.Now()
 	if _, err := gateW.Write([]byte("go\n")); err != nil {
 		return abort("release program", err)
 	}
 	gateW.Close()
+	return r, nil
+}
 
-	// Limits enforced from here: wall time, summed CPU time, cancellation.
-	var wallHit, cpuHit, ctxHit atomic.Bool
-	wallTimer := time.AfterFunc(l.WallTime, func() { wallHit.Store(true); kill() })
+// readStatus reads bwrap's status documents: the child's host pid once it
+// started, and whether it reported an exit code.
+func (r *started) readStatus() {
+	defer close(r.statusDone)
+	dec := json.NewDecoder(bufio.NewReader(r.statR))
+	for {
+		var st bwrapStatus
+		if err := dec.Decode(&st); err != nil {
+			return
+		}
+		if st.ChildPid > 0 {
+			r.childPid.Store(int64(st.ChildPid))
+		}
+		if st.ExitCode != nil {
+			r.exitReported.Store(true)
+		}
+	}
+}
+
+// watch enforces the wall time, the summed CPU time and ctx until the
+// program ends, then waits until no process of the run is left. It
+// returns the error of waiting for bwrap and fills res's wall time,
+// output and resource use.
+func (r *started) watch(ctx context.Context, res *Result) error {
+	wallTimer := time.AfterFunc(r.l.WallTime, func() { r.wallHit.Store(true); r.kill() })
 	defer wallTimer.Stop()
 	watchDone := make(chan struct{})
 	defer close(watchDone)
@@ -512,25 +564,25 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 			case <-watchDone:
 				return
 			case <-ctx.Done():
-				ctxHit.Store(true)
-				kill()
+				r.ctxHit.Store(true)
+				r.kill()
 				return
 			case <-tick.C:
-				if cg == nil {
+				if r.cg == nil {
 					continue
 				}
-				if used, ok := cg.cpuUsage(); ok && used > l.CPUTime {
-					cpuHit.Store(true)
-					kill()
+				if used, ok := r.cg.cpuUsage(); ok && used > r.l.CPUTime {
+					r.cpuHit.Store(true)
+					r.kill()
 					return
 				}
 			}
 		}
 	}()
 
-	waitErr := cmd.Wait()
-	res.Wall = time.Since(start)
-	<-statusDone
+	waitErr := r.cmd.Wait()
+	res.Wall = time.Since(r.startedAt)
+	<-r.statusDone
 	wallTimer.Stop()
 
 	// No process may outlive the run: when bwrap's monitor dies, its pid-1
@@ -539,29 +591,33 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	// bwrap's monitor exits without reaping its pid-1 reaper, which then
 	// tears the namespace down as an orphan: wait for it (and reap it if the
 	// worker is its new parent, e.g. when the worker is a container's pid 1).
-	reaperUsage := waitGone(int(childPid.Load()), 2*time.Second)
-	if cg != nil && !cg.killAll(5*time.Second) {
+	reaperUsage := waitGone(int(r.childPid.Load()), 2*time.Second)
+	if r.cg != nil && !r.cg.killAll(5*time.Second) {
 		res.Detail = "processes left in cgroup after kill"
 	}
+	res.Stdout, res.StdoutTruncated = r.stdout.result()
+	res.Stderr, res.StderrTruncated = r.stderr.result()
+	r.usage(res, reaperUsage)
+	return waitErr
+}
 
-	res.Stdout, res.StdoutTruncated = stdout.result()
-	res.Stderr, res.StderrTruncated = stderr.result()
-
+// usage fills res's CPU time and peak memory: the cgroup's, else the
+// gate's (bwrap's monitor's) own usage plus the reaper's, which includes
+// the program's.
+func (r *started) usage(res *Result, reaperUsage *unix.Rusage) {
 	var ru *syscall.Rusage
-	if cmd.ProcessState != nil {
-		ru, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if r.cmd.ProcessState != nil {
+		ru, _ = r.cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	}
-	if cg != nil {
-		if used, ok := cg.cpuUsage(); ok {
+	if r.cg != nil {
+		if used, ok := r.cg.cpuUsage(); ok {
 			res.CPU = used
 		}
-		if peak, ok := cg.peakMemory(); ok {
+		if peak, ok := r.cg.peakMemory(); ok {
 			res.PeakMemoryBytes = peak
 		}
 	}
 	if ru != nil && res.CPU == 0 {
-		// Without cgroups: the gate's (bwrap's monitor's) own usage plus
-		// the reaper's, which includes the program's.
 		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		maxrss := ru.Maxrss
 		if reaperUsage != nil {
@@ -572,6 +628,11 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 			res.PeakMemoryBytes = maxrss << 10
 		}
 	}
+}
+
+// verdict reads the exit code from waitErr and decides the run's status
+// and the limit it hit (decide); an error means no verdict.
+func (r *started) verdict(ctx context.Context, waitErr error, res *Result) error {
 	exitCode := -1
 	var ee *exec.ExitError
 	switch {
@@ -582,24 +643,24 @@ func (s *Sandbox) Run(ctx context.Context, c Cmd) (Result, error) {
 	case errors.As(waitErr, &ee):
 		// killed by a signal (by us)
 	case errors.Is(waitErr, exec.ErrWaitDelay):
-		exitCode = cmd.ProcessState.ExitCode()
+		exitCode = r.cmd.ProcessState.ExitCode()
 	default:
-		return fail(infraErr("wait", waitErr))
+		return infraErr("wait", waitErr)
 	}
 	res.ExitCode = exitCode
 	v := decide(runFacts{
-		Canceled: ctxHit.Load(), CtxErr: ctx.Err(), WallHit: wallHit.Load(), CPUHit: cpuHit.Load(),
-		OutputHit: outputHit.Load(), DiscardExcess: c.DiscardExcessOutput, OOM: cg != nil && cg.oomKilled(),
-		Started: childPid.Load() != 0, ExitReported: exitReported.Load(), ExitCode: exitCode, CPU: res.CPU, Stderr: res.Stderr,
-	}, l)
+		Canceled: r.ctxHit.Load(), CtxErr: ctx.Err(), WallHit: r.wallHit.Load(), CPUHit: r.cpuHit.Load(),
+		OutputHit: r.outputHit.Load(), DiscardExcess: r.c.DiscardExcessOutput, OOM: r.cg != nil && r.cg.oomKilled(),
+		Started: r.childPid.Load() != 0, ExitReported: r.exitReported.Load(), ExitCode: exitCode, CPU: res.CPU, Stderr: res.Stderr,
+	}, r.l)
 	if v.Err != nil {
-		return fail(v.Err)
+		return v.Err
 	}
 	res.Status, res.LimitHit = v.Status, v.LimitHit
 	if v.Detail != "" {
 		res.Detail = v.Detail
 	}
-	return res, nil
+	return nil
 }
 
 func lastLine(s string) string {

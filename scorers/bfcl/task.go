@@ -2,8 +2,6 @@ package bfcl
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -305,8 +303,7 @@ func promptHash(it *item) string {
 		M []openai.ChatCompletionMessage
 		T []openai.Tool
 	}{it.Messages, it.Tools})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return scorers.PromptHash(string(b))
 }
 
 // Reference is the answer baseline/reference gives: the ground truth's

@@ -15,15 +15,8 @@ import "strings"
 // character and raw string literals and preprocessor lines, and tracks
 // brace, parenthesis and #if depth.
 func RemoveCppMain(code string) string {
-	type span struct{ start, end int }
-	var cuts []span
-	var (
-		braces, parens int
-		ifDepth        int
-		declStart      = -1 // first token of the current top-level declaration
-		prevTok        string
-		lineStart      = true // only whitespace since the last newline
-	)
+	s := &cppMainScan{code: code, declStart: -1}
+	lineStart := true // only whitespace since the last newline
 	n := len(code)
 	for i := 0; i < n; {
 		c := code[i]
@@ -42,92 +35,127 @@ func RemoveCppMain(code string) string {
 			i = skipBlockComment(code, i)
 			continue
 		case c == '#' && lineStart:
-			end := directiveEnd(code, i)
-			dir := directiveName(code[i+1 : end])
-			switch {
-			case strings.HasPrefix(dir, "if"): // if, ifdef, ifndef
-				ifDepth++
-			case dir == "endif":
-				if ifDepth > 0 {
-					ifDepth--
-				}
-			}
-			if braces == 0 && parens == 0 {
-				declStart = -1
-			}
-			i = end
+			i = s.directive(i)
 			continue
 		}
 		lineStart = false
-		if braces == 0 && parens == 0 && declStart < 0 && c != ';' && c != '}' {
-			declStart = i
+		if s.braces == 0 && s.parens == 0 && s.declStart < 0 && c != ';' && c != '}' {
+			s.declStart = i
 		}
 		switch {
 		case c == '"' || c == '\'':
 			i = skipQuoted(code, i)
-			prevTok = "lit"
+			s.prevTok = "lit"
 		case isRawStringStart(code, i):
 			i = skipRawString(code, i)
-			prevTok = "lit"
+			s.prevTok = "lit"
 		case isIdentStart(c):
-			j := i
-			for j < n && isIdentChar(code[j]) {
-				j++
-			}
-			word := code[i:j]
-			if word == "main" && braces == 0 && parens == 0 && ifDepth == 0 &&
-				prevTok != "::" && prevTok != "." && prevTok != "->" {
-				if open := nextSignificant(code, j); open < n && code[open] == '(' {
-					if end, ok := definitionEnd(code, open); ok {
-						start := declStart
-						if start < 0 {
-							start = i
-						}
-						cuts = append(cuts, span{start, end})
-						declStart, prevTok = -1, "}"
-						i = end
-						continue
-					}
-				}
-			}
-			prevTok = word
-			i = j
+			i = s.ident(i)
 		default:
-			switch c {
-			case '{':
-				braces++
-			case '}':
-				if braces > 0 {
-					braces--
-				}
-				if braces == 0 && parens == 0 {
-					declStart = -1
-				}
-			case '(':
-				parens++
-			case ')':
-				if parens > 0 {
-					parens--
-				}
-			case ';':
-				if braces == 0 && parens == 0 {
-					declStart = -1
-				}
-			}
-			if c == ':' && i+1 < n && code[i+1] == ':' {
-				prevTok = "::"
-				i += 2
-				continue
-			}
-			if c == '-' && i+1 < n && code[i+1] == '>' {
-				prevTok = "->"
-				i += 2
-				continue
-			}
-			prevTok = string(c)
-			i++
+			i = s.punct(i)
 		}
 	}
+	return cutSpans(code, s.cuts)
+}
+
+// cppSpan is a range of code to cut, [start, end).
+type cppSpan struct{ start, end int }
+
+// cppMainScan is RemoveCppMain's lexer state.
+type cppMainScan struct {
+	code                    string
+	cuts                    []cppSpan
+	braces, parens, ifDepth int
+	declStart               int // first token of the current top-level declaration, or -1
+	prevTok                 string
+}
+
+// directive skips the preprocessor line at i, tracking #if depth, and
+// returns the offset after it.
+func (s *cppMainScan) directive(i int) int {
+	end := directiveEnd(s.code, i)
+	dir := directiveName(s.code[i+1 : end])
+	switch {
+	case strings.HasPrefix(dir, "if"): // if, ifdef, ifndef
+		s.ifDepth++
+	case dir == "endif":
+		if s.ifDepth > 0 {
+			s.ifDepth--
+		}
+	}
+	if s.braces == 0 && s.parens == 0 {
+		s.declStart = -1
+	}
+	return end
+}
+
+// ident reads the identifier at i; a top-level definition of main is
+// recorded as a cut and skipped. It returns the offset after what it read.
+func (s *cppMainScan) ident(i int) int {
+	code, n := s.code, len(s.code)
+	j := i
+	for j < n && isIdentChar(code[j]) {
+		j++
+	}
+	word := code[i:j]
+	if word == "main" && s.braces == 0 && s.parens == 0 && s.ifDepth == 0 &&
+		s.prevTok != "::" && s.prevTok != "." && s.prevTok != "->" {
+		if open := nextSignificant(code, j); open < n && code[open] == '(' {
+			if end, ok := definitionEnd(code, open); ok {
+				start := s.declStart
+				if start < 0 {
+					start = i
+				}
+				s.cuts = append(s.cuts, cppSpan{start, end})
+				s.declStart, s.prevTok = -1, "}"
+				return end
+			}
+		}
+	}
+	s.prevTok = word
+	return j
+}
+
+// punct reads the punctuation at i, tracking brace and parenthesis depth
+// and where top-level declarations end, and returns the offset after it.
+func (s *cppMainScan) punct(i int) int {
+	code, n := s.code, len(s.code)
+	c := code[i]
+	switch c {
+	case '{':
+		s.braces++
+	case '}':
+		if s.braces > 0 {
+			s.braces--
+		}
+		if s.braces == 0 && s.parens == 0 {
+			s.declStart = -1
+		}
+	case '(':
+		s.parens++
+	case ')':
+		if s.parens > 0 {
+			s.parens--
+		}
+	case ';':
+		if s.braces == 0 && s.parens == 0 {
+			s.declStart = -1
+		}
+	}
+	if c == ':' && i+1 < n && code[i+1] == ':' {
+		s.prevTok = "::"
+		return i + 2
+	}
+	if c == '-' && i+1 < n && code[i+1] == '>' {
+		s.prevTok = "->"
+		return i + 2
+	}
+	s.prevTok = string(c)
+	return i + 1
+}
+
+// cutSpans returns code without the spans.
+func cutSpans(code string, cuts []cppSpan) string {
 	if len(cuts) == 0 {
 		return code
 	}

@@ -2,8 +2,6 @@ package ifevalcode
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,8 +192,7 @@ func (*Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (s
 
 func promptHash(prompts [][]openai.ChatCompletionMessage) string {
 	b, _ := json.Marshal(prompts)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	return scorers.PromptHash(string(b))
 }
 
 // detailsOf recovers Evaluate's Details from an outcome: the value itself

@@ -2,12 +2,12 @@ package medrubric
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
@@ -31,20 +31,10 @@ func Conservative(c Category) string {
 	return LabelNotMet
 }
 
-// JudgeRecord is one judge's answer about one text: the audit record of
-// the call (prompt version, raw reply, parsed verdict, parse error) and
-// what the task read from it.
-type JudgeRecord struct {
-	Verdict judge.Verdict `json:"verdict"`
-	// Missing lists the rubric ids the parsed reply left out (each a judge
-	// error of this judge); Ignored the ids it gave that name no rubric.
-	Missing []string `json:"missing,omitempty"`
-	Ignored []string `json:"ignored,omitempty"`
-	// CallError is set when the call itself was refused for this request
-	// (bad request, context too long, content filter): a judge error of
-	// every rubric, like an unparseable reply.
-	CallError string `json:"call_error,omitempty"`
-}
+// JudgeRecord is one judge's answer about one text (judge.Record): the
+// audit record of the call and the rubric ids its reply left out or
+// named wrongly.
+type JudgeRecord = judge.Record
 
 // RubricResult is one rubric's verdict from a panel.
 type RubricResult struct {
@@ -95,7 +85,7 @@ func (a *asker) ask(ctx context.Context, model, version string, msgs []openai.Ch
 	a.usage.Merge(verdict.Usage)
 	rec := JudgeRecord{Verdict: verdict}
 	if err != nil {
-		if !gateway.IsModelFailure(err) {
+		if !errors.Is(err, modelapi.ErrModelFailure) {
 			return rec, false, err
 		}
 		rec.CallError = err.Error()

@@ -1,6 +1,7 @@
 package medrubric
 
 import (
+	"github.com/benchline/benchline/internal/judge"
 	"unicode"
 	"unicode/utf8"
 )
@@ -8,13 +9,6 @@ import (
 // DefaultWordLimit is the word limit of the length-limited mode,
 // QuarkMedBench's ≤1000-word setting.
 const DefaultWordLimit = 1000
-
-// IsCJK reports whether r belongs to a script written without spaces
-// between words: Han ideographs, Hiragana, Katakana and Hangul. The
-// length-limited mode counts each such character as one word.
-func IsCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
-}
 
 // words calls fn with the byte offset just past the end of each word of s,
 // in order, until fn returns false. A word is a CJK character, or a maximal
@@ -28,7 +22,7 @@ func words(s string, fn func(end int) bool) {
 		switch {
 		case unicode.IsSpace(r):
 			i += size
-		case IsCJK(r):
+		case judge.IsCJK(r):
 			i += size
 			if !fn(i) {
 				return
@@ -37,7 +31,7 @@ func words(s string, fn func(end int) bool) {
 			hasAlnum := false
 			for i < len(s) {
 				r, size = utf8.DecodeRuneInString(s[i:])
-				if unicode.IsSpace(r) || IsCJK(r) {
+				if unicode.IsSpace(r) || judge.IsCJK(r) {
 					break
 				}
 				hasAlnum = hasAlnum || unicode.IsLetter(r) || unicode.IsDigit(r)

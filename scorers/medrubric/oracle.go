@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -28,7 +29,7 @@ import (
 func VerdictOracle(text string, rubrics []schemas.MedRubric) string {
 	r := Reply{Verdicts: make([]RubricVerdict, len(rubrics))}
 	for i, ru := range rubrics {
-		met := KeywordsMet(text, ru.Keywords)
+		met := judge.KeywordsMet(text, ru.Keywords)
 		reason := "keyword rule: the text contains every keyword " + quoteList(ru.Keywords)
 		switch {
 		case len(ru.Keywords) == 0:
@@ -91,7 +92,7 @@ func SplitClaims(text string) []string {
 func missingKeywords(text string, keywords []string) []string {
 	var out []string
 	for _, k := range keywords {
-		if !ContainsKeyword(text, k) {
+		if !judge.ContainsKeyword(text, k) {
 			out = append(out, k)
 		}
 	}

@@ -2,8 +2,6 @@ package medrubric
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -382,12 +380,11 @@ func response(answers []string) string {
 }
 
 func promptHash(turns []schemas.MedRubricTurn) string {
-	h := sha256.New()
+	users := make([]string, 0, len(turns)+1)
 	for _, t := range turns {
-		h.Write([]byte(t.User))
-		h.Write([]byte{0})
+		users = append(users, t.User)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return scorers.PromptHash(append(users, "")...) // each turn NUL-terminated
 }
 
 // References are the reference answers of every turn, as baseline/reference

@@ -13,13 +13,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/benchline/benchline/schemas"
-	"github.com/benchline/benchline/scorers/medrubric"
 )
 
 // NotGiven is the option offered with every blank besides its content
@@ -139,7 +139,7 @@ type Filled struct {
 // Fill is the lexical filler, the deterministic checker of Omni-Cloze
 // items. It reads what a judge reads, the caption and the passage (its
 // blank markers removed), and chooses for each blank the option that
-// occurs in that text (medrubric.ContainsKeyword: case and spacing
+// occurs in that text (judge.ContainsKeyword: case and spacing
 // ignored, whole words, CJK anywhere); when several occur, the longest
 // (the most specific: "dark red" over "red"), ties to the first in option
 // order; when none occurs, Not Given.
@@ -155,7 +155,7 @@ func Fill(caption, passage string, blanks []schemas.ClozeBlank) []Filled {
 	for i, b := range blanks {
 		f := Filled{Blank: b.Blank, Choice: NotGiven}
 		for _, o := range b.Options {
-			if medrubric.ContainsKeyword(text, o) {
+			if judge.ContainsKeyword(text, o) {
 				f.Occurring = append(f.Occurring, o)
 				if f.Choice == NotGiven || utf8.RuneCountInString(o) > utf8.RuneCountInString(f.Choice) {
 					f.Choice = o

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/refkey"
@@ -256,7 +255,7 @@ func (p *panel) fill(ctx context.Context, judges []string, caption, passage stri
 		p.usage.Merge(v.Usage)
 		rec := JudgeRecord{Verdict: v}
 		switch {
-		case err != nil && !gateway.IsModelFailure(err):
+		case err != nil && !errors.Is(err, modelapi.ErrModelFailure):
 			return err
 		case err != nil:
 			rec.CallError = err.Error()

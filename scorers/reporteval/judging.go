@@ -2,12 +2,12 @@ package reporteval
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 )
@@ -62,7 +62,7 @@ func (a *asker) ask(ctx context.Context, model string, q question, v any) (Judge
 		Params: judgeParams(), Seed: a.seed, NoCache: a.noCache, Oracle: q.oracle,
 	}, v)
 	rec := JudgeRecord{Verdict: verdict}
-	if err != nil && !gateway.IsModelFailure(err) {
+	if err != nil && !errors.Is(err, modelapi.ErrModelFailure) {
 		a.mu.Lock()
 		a.usage.Merge(verdict.Usage)
 		a.mu.Unlock()

@@ -2,8 +2,6 @@ package reporteval
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -285,8 +283,7 @@ func roll(d Details) (map[string]float64, []judge.Ratings) {
 }
 
 func promptHash(topic string) string {
-	sum := sha256.Sum256([]byte(ReportPromptVersion + "\x00" + topic))
-	return hex.EncodeToString(sum[:8])
+	return scorers.PromptHash(ReportPromptVersion, topic)
 }
 
 // Reference implements scorers.ReferenceProvider: for a row that carries

@@ -3,12 +3,12 @@ package rmtbench
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/benchline/benchline/internal/judge"
 	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/benchline/benchline/schemas"
-	"github.com/benchline/benchline/scorers/medrubric"
 )
 
 // Oracles. Every judge and simulated-user request the task makes carries
@@ -17,7 +17,7 @@ import (
 // from it, so the whole path runs offline; real models never receive it.
 //
 // The judge's rule reads the reply of the round (keywords match as
-// medrubric.ContainsKeyword: case-insensitive, whole words outside CJK):
+// judge.ContainsKeyword: case-insensitive, whole words outside CJK):
 //
 //   - character_consistency: 1 when the reply holds an out-of-character
 //     phrase (OutOfCharacter, or the character's own Forbidden); else 5
@@ -123,7 +123,7 @@ func newText(s string) text { return text{raw: s, lower: strings.ToLower(s)} }
 
 // find returns the first keyword of the lists the text contains, or "". A
 // keyword whose first word is not in the lower-cased text is skipped
-// without medrubric.ContainsKeyword, which normalises the whole text on
+// without judge.ContainsKeyword, which normalises the whole text on
 // every call: a 20-turn dialogue's replies are long, and the rule looks
 // up some 80 keywords a round. The skip is exact: a run without white
 // space of the normalised text is a run of the lower-cased text.
@@ -131,7 +131,7 @@ func (t text) find(lists ...[]string) string {
 	for _, l := range lists {
 		for _, k := range l {
 			first, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(k)), " ")
-			if strings.Contains(t.lower, first) && medrubric.ContainsKeyword(t.raw, k) {
+			if strings.Contains(t.lower, first) && judge.ContainsKeyword(t.raw, k) {
 				return k
 			}
 		}

@@ -2,8 +2,6 @@ package rmtbench
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +10,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
-	"github.com/benchline/benchline/scorers/medrubric"
 )
 
 // Dataset is the dataset the task evaluates.
@@ -221,7 +217,7 @@ type UserCall struct {
 // Missing and Ignored name dimensions: asked but left out, and scored but
 // not asked; CallError is a call refused for its request, a judge error
 // of every dimension).
-type JudgeRecord = medrubric.JudgeRecord
+type JudgeRecord = judge.Record
 
 // caller makes a sample's judge and simulated-user calls.
 type caller struct {
@@ -332,7 +328,7 @@ func (c *caller) simulate(ctx context.Context, model string, d dialogue, history
 		Params: greedy(), Seed: c.seed, NoCache: c.noCache, Oracle: UserOracle(d.char, d.spec, d.row.Language, history),
 	})
 	if err != nil {
-		if !gateway.IsModelFailure(err) {
+		if !errors.Is(err, modelapi.ErrModelFailure) {
 			return call, "", err
 		}
 		call.CallError = err.Error()
@@ -376,7 +372,7 @@ func (c *caller) judgeRound(ctx context.Context, judges []string, d dialogue, st
 		c.usage.Merge(verdict.Usage)
 		rec := JudgeRecord{Verdict: verdict}
 		switch {
-		case err != nil && !gateway.IsModelFailure(err):
+		case err != nil && !errors.Is(err, modelapi.ErrModelFailure):
 			return err
 		case err != nil:
 			rec.CallError = err.Error()
@@ -424,12 +420,7 @@ func transcript(name string, history []Exchange) string {
 }
 
 func promptHash(r *schemas.RMTBenchDialogue) string {
-	h := sha256.New()
-	for _, s := range []string{r.ID, r.CharacterJSON, r.Motivation, r.DialogueJSON} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return scorers.PromptHash(r.ID, r.CharacterJSON, r.Motivation, r.DialogueJSON, "") // each part NUL-terminated
 }
 
 // References are the in-character replies of a fixed dialogue's turns, as

@@ -2,8 +2,6 @@ package trbench
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,8 +203,7 @@ func b2f(b bool) float64 {
 }
 
 func promptHash(r *schemas.TRBenchPair) string {
-	sum := sha256.Sum256([]byte(r.PromptOrder1 + "\x00" + r.PromptOrder2))
-	return hex.EncodeToString(sum[:8])
+	return scorers.PromptHash(r.PromptOrder1, r.PromptOrder2)
 }
 
 // References are the right verdicts of both orders, as the reference judge

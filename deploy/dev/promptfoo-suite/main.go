@@ -50,7 +50,7 @@ func run(ctx context.Context, ref string) error {
 		return err
 	}
 	name, _, _ := strings.Cut(ref, "@")
-	task, err := registry.Default().Tasks(benchmark.Deps{Store: store}).Get(name)
+	task, err := registry.Default().WithDeps(benchmark.Deps{Store: store}).Task(name)
 	if err != nil {
 		return err
 	}
