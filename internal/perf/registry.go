@@ -304,6 +304,9 @@ func ifevalScore(l string) Figure {
 // Excluded are the docs/PERFORMANCE.md sections with no figure in the
 // registry, and why.
 var Excluded = map[string]string{
-	"Cancellation: how soon a cancelled run stops writing": "a test that logs how long writes go on after a cancel and asserts no time: go test -count=1 -run TestRunStatesCancelAndProgress -v ./internal/integration/",
-	"The demo and its board":                               "the wall time of a whole `benchline demo` (4–5 minutes fresh), read with /usr/bin/time -v",
+	"Cancellation: how soon a cancelled run stops writing":  "a test that logs how long writes go on after a cancel and asserts no time: go test -count=1 -run TestRunStatesCancelAndProgress -v ./internal/integration/",
+	"The demo and its board":                                "the wall time of a whole `benchline demo` (4–5 minutes fresh), read with /usr/bin/time -v",
+	"Run explorer at a million samples":                     "two 1,000,000-sample runs evaluated first (about 20 minutes), then refreshes timed by hand and the served pages measured in Chromium by go test -run TestMeasureExplorer ./internal/site/ (the section's commands)",
+	"Cited sources without a route (reporteval factuality)": "a Go benchmark over the upstream reports' 2,910 sources: go test -run '^$' -bench BenchmarkNoRouteReportSources -benchtime 1x ./internal/webfetch/",
+	"Memory at the input limits":                            "peak RSS of a separate worker process fed inputs at the limits (300 MB and 2 GB lines, 20 MB and 300 MB replies), read from /proc by hand (the section's commands)",
 }
