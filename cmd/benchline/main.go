@@ -182,7 +182,9 @@ credential chain.`,
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
+		newVersionCmd(),
 	)
+	setVersion(root)
 	return root
 }
 
