@@ -25,8 +25,9 @@ func (s *Sandbox) Check(ctx context.Context) error {
 		detail = err.Error()
 	}
 	return infraErr("check", fmt.Errorf("bubblewrap cannot run a program here (status %s: %s); in a container it needs "+
-		"the security options of docs/DEPLOY.md, \"The sandbox worker\" (user namespaces allowed by seccomp and AppArmor, "+
-		"an unmasked /proc, capabilities SETUID, SETGID, SYS_ADMIN-free)", r.Status, detail))
+		"the security options of docs/DEPLOY.md, \"The sandbox worker\": capabilities CHOWN, DAC_OVERRIDE, FOWNER, KILL, "+
+		"SETUID and SETGID, a seccomp profile allowing sethostname and user namespaces, no AppArmor profile refusing them, "+
+		"an unmasked /proc", r.Status, detail))
 }
 
 func lastLines(s string, n int) string {
