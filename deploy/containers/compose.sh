@@ -70,6 +70,7 @@ if ! podman image exists "$ui"; then
   rm -rf "$ctx" && mkdir -p "$ctx"
   cp "$BIN/temporal-ui-server" "$ctx/"
   cp "$(go env GOMODCACHE)/github.com/temporalio/ui-server/v2@$UI_VERSION/config/docker.yaml" "$ctx/"
+  chmod -R u+w "$ctx"
   cp "$STANDINS/ui.Containerfile" "$ctx/Containerfile"
   build "$ui" "$ctx" "$ctx/Containerfile"
   rm -rf "$ctx"

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set with -ldflags "-X github.com/benchline/benchline/internal/buildinfo.Version=v1.2.3"
@@ -33,7 +34,7 @@ type Info struct {
 	GoVersion string `json:"go_version"`
 	BuildDate string `json:"build_date"`
 	// Modified is true when the commit's working tree had uncommitted
-	// changes (vcs.modified); the linker's values do not set it.
+	// changes (vcs.modified, or a linker Version ending in -dirty).
 	Modified bool `json:"modified"`
 }
 
@@ -68,6 +69,12 @@ func from(version, commit, date string, bi *debug.BuildInfo) Info {
 				info.Modified = s.Value == "true"
 			}
 		}
+	}
+	// `git describe --dirty` (the Makefile's and setup.sh's VERSION) marks
+	// a modified tree where the build information cannot (no .git in an
+	// image build).
+	if strings.HasSuffix(version, "-dirty") {
+		info.Modified = true
 	}
 	for _, f := range []*string{&info.Version, &info.Commit, &info.BuildDate} {
 		if *f == "" {

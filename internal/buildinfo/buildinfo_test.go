@@ -27,6 +27,8 @@ func TestFrom(t *testing.T) {
 			Info{Version: "v0.0.0-20261127085000-075469c3d1e2+dirty", Commit: "075469c3d1e2", GoVersion: "go1.26.8", BuildDate: "2026-11-27T08:50:00Z", Modified: true}},
 		{"devel version and no vcs: unknown", "", "", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
 			Info{Version: Unknown, Commit: Unknown, GoVersion: "go1.26.8", BuildDate: Unknown}},
+		{"git describe --dirty", "075469c-dirty", "075469c3d1e2", "", &debug.BuildInfo{GoVersion: "go1.26.8"},
+			Info{Version: "075469c-dirty", Commit: "075469c3d1e2", GoVersion: "go1.26.8", BuildDate: Unknown, Modified: true}},
 		{"no build information", "v2", "", "", nil,
 			Info{Version: "v2", Commit: Unknown, GoVersion: Info{}.GoVersion, BuildDate: Unknown}},
 	} {
