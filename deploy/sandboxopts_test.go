@@ -119,8 +119,9 @@ func TestSandboxOptionsAgree(t *testing.T) {
 
 // TestComposeLocalOverride: the override `make test-containers` brings
 // compose.yaml up with (compose/compose.local.yaml) loads with it, changes
-// no image, command, environment or security setting, and only makes every
-// image local (pull_policy never) and the bucket job retry.
+// no image, command, environment variable (but the two OpenAI ones it
+// empties) or security setting, and only makes every image local
+// (pull_policy never) and the bucket job retry.
 func TestComposeLocalOverride(t *testing.T) {
 	env := []string{"POSTGRES_PASSWORD=pg", "MINIO_ROOT_PASSWORD=minio"}
 	base, err := composeProject(env)

@@ -83,17 +83,21 @@ for p in 7233 8233 9000 9001; do
   fi
 done
 envf=$(mktemp)
+compose=(true)
 cleanup() {
   log "down"
-  podman-compose -p "$PROJECT" --env-file "$envf" -f deploy/compose/compose.yaml -f deploy/compose/compose.local.yaml down -v >/dev/null 2>&1 || true
+  "${compose[@]}" down -v >/dev/null 2>&1 || true
   podman ps -aq --filter "name=^${PROJECT}_" | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
   podman volume ls -q --filter "name=^${PROJECT}_" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  podman network ls -q --filter "name=^${PROJECT}_" | xargs -r podman network rm -f >/dev/null 2>&1 || true
   rm -f "$envf"
 }
 trap cleanup EXIT
 sed -e "s/^POSTGRES_PASSWORD=.*/POSTGRES_PASSWORD=pg-$RANDOM$RANDOM/" -e "s/^MINIO_ROOT_PASSWORD=.*/MINIO_ROOT_PASSWORD=minio-$RANDOM$RANDOM/" \
   deploy/compose/example.env >"$envf"
-compose=(podman-compose -p "$PROJECT" --env-file "$envf" -f deploy/compose/compose.yaml -f deploy/compose/compose.local.yaml)
+# podman-compose 1.0.3 has no --env-file: the variables come from the environment.
+set -a && . "$envf" && set +a
+compose=(podman-compose -p "$PROJECT" -f deploy/compose/compose.yaml -f deploy/compose/compose.local.yaml)
 start=$(date +%s)
 log "up (project $PROJECT)"
 "${compose[@]}" up -d >"$WORK/compose-up.log" 2>&1 || { tail -30 "$WORK/compose-up.log"; exit 1; }
@@ -114,8 +118,7 @@ podman logs "${PROJECT}_worker-main_1" 2>&1 | head -1 | sed 's/^/  worker-main f
 
 # 4. The demo's evaluations, with the CLI in the runtime image on the
 #    compose network and the workers' environment.
-net=$(podman network ls --format '{{.Name}}' | grep "^${PROJECT}_default$")
-set -a && . "$envf" && set +a
+net=$(podman network ls --format '{{.Name}}' | grep -m1 "^${PROJECT}_")
 cli() {
   podman run --rm --network "$net" -e TEMPORAL_ADDRESS=temporal:7233 -e TEMPORAL_NAMESPACE=default -e BENCHLINE_TASK_QUEUE=benchline \
     -e BENCHLINE_S3_ENDPOINT=http://minio:9000 -e BENCHLINE_S3_BUCKET="${BENCHLINE_S3_BUCKET:-benchline}" -e BENCHLINE_S3_PATH_STYLE=true \

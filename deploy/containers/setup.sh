@@ -80,7 +80,9 @@ EOT
   rm -rf "$ctx"
 fi
 
-# 3. distroless static nonroot: an empty image with users and CA certificates.
+# 3. distroless static nonroot: an empty image with users, CA certificates
+#    and a /tmp of mode 1777 (imported from a tar: a Containerfile COPY would
+#    not keep the directories' modes and owners).
 if ! have gcr.io/distroless/static-debian12:nonroot; then
   log "making gcr.io/distroless/static-debian12:nonroot"
   ctx="$WORK/distroless"
@@ -88,18 +90,11 @@ if ! have gcr.io/distroless/static-debian12:nonroot; then
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$ctx/etc/passwd"
   printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$ctx/etc/group"
   cp /etc/ssl/certs/ca-certificates.crt "$ctx/etc/ssl/certs/"
-  cat >"$ctx/Containerfile" <<'EOT'
-FROM scratch
-COPY etc /etc
-COPY --chown=65532:65532 home /home
-COPY tmp /tmp
-USER 65532:65532
-WORKDIR /home/nonroot
-EOT
   chmod 1777 "$ctx/tmp"
-  podman build --pull=never -t gcr.io/distroless/static-debian12:nonroot "$ctx" >"$WORK/distroless.log" 2>&1 \
-    || { tail -20 "$WORK/distroless.log"; exit 1; }
-  rm -rf "$ctx"
+  chown 65532:65532 "$ctx/home/nonroot"
+  tar -C "$ctx" -cf "$ctx.tar" .
+  podman import --change 'USER 65532:65532' --change 'WORKDIR /home/nonroot' "$ctx.tar" gcr.io/distroless/static-debian12:nonroot >/dev/null
+  rm -rf "$ctx" "$ctx.tar"
 fi
 
 # `setup.sh bases` stops here.

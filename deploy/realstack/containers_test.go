@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -75,6 +76,7 @@ type engine struct {
 	podman string
 	prefix string   // container names' prefix, unique to this test
 	mounts []string // host paths mounted read-only at the same path (config, board files)
+	clis   atomic.Int64
 }
 
 func newEngine(t *testing.T, root string) *engine {
@@ -108,9 +110,10 @@ func newEngine(t *testing.T, root string) *engine {
 func (e *engine) command(kind, name string, env []string, args []string) (string, []string) {
 	image := runtimeImage
 	argv := []string{"run", "--rm", "--network", "host", "--read-only", "--tmpfs", "/tmp"}
-	if name != "" {
-		argv = append(argv, "--name", e.prefix+name)
+	if name == "" { // a CLI command: named too, so that cleanup finds it
+		name = fmt.Sprintf("cli-%d", e.clis.Add(1))
 	}
+	argv = append(argv, "--name", e.prefix+name)
 	switch kind {
 	case "sandbox":
 		image = sandboxImage

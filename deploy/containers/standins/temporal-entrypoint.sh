@@ -22,6 +22,7 @@ sed -e "s/127.0.0.1:5432/$POSTGRES_SEEDS:$DB_PORT/" -e "s/user: \"temporal\"/use
     -e "s/password: \"temporal\"/password: \"$POSTGRES_PWD\"/" -e "s/broadcastAddress: \"127.0.0.1\"/broadcastAddress: \"$ip\"/" \
     -e "s/bindOnLocalHost: true/bindOnIP: \"0.0.0.0\"/" -e "s/localhost:7233/$ip:7233/" \
     /etc/temporal/config-template/development-postgres12.yaml >/etc/temporal/config/development-postgres12.yaml
+cd /etc/temporal
 temporal-server --root /etc/temporal --config config --env development-postgres12 --allow-no-auth start &
 server=$!
 trap 'kill -TERM $server; wait $server' TERM INT
