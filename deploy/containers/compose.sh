@@ -129,7 +129,13 @@ for ds in bfcl ifevalcode; do
   cli dataset build "$ds" >/dev/null
   for model in baseline/reference baseline/noisy-0.3; do
     out=$(cli eval --dataset "$ds" --model "$model" --shard-size 100 --json)
-    line=$(printf '%s' "$out" | python3 -c 'import json,sys; s=json.load(sys.stdin); s=s.get("summary",s); m=s["metrics"][0]; print(f"{s[\"samples\"]} samples, {m[\"name\"]} {m[\"mean\"]:.3f}, infra failures {s.get(\"infra_failed\",0)}")')
+    line=$(printf '%s' "$out" | python3 -c '
+import json, sys
+text = sys.stdin.read()
+s = json.loads(text[text.index("{"):])  # after the progress line
+s = s.get("summary", s)
+m = s["metrics"][0]
+print("%d samples, %s %.3f, infra failures %d" % (s["samples"], m["name"], m["mean"], s.get("infra_failed", 0)))')
     log "eval $ds x $model through compose: $line"
     case "$model:$line" in baseline/reference:*" 1.000, infra failures 0") ;; baseline/reference:*) log "baseline/reference must score 1.000"; exit 1 ;; esac
   done
