@@ -127,9 +127,11 @@ func (e *engine) command(kind, name string, env []string, args []string) (string
 		argv = append(argv, "-v", m+":"+m+":ro")
 	}
 	// Only the variables the chart sets (and the secret's): not the host's.
+	// BENCHLINE_CACHE is the host's set-up cache (`make` exports it): the
+	// sandbox image has its own (/opt/benchline, its TypeScript).
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "BENCHLINE_") || strings.HasPrefix(k, "TEMPORAL_") ||
-			strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "OPENAI_") {
+		if k, _, _ := strings.Cut(kv, "="); k != "BENCHLINE_CACHE" && (strings.HasPrefix(k, "BENCHLINE_") || strings.HasPrefix(k, "TEMPORAL_") ||
+			strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "OPENAI_")) {
 			argv = append(argv, "-e", kv)
 		}
 	}
