@@ -114,7 +114,8 @@ for w in worker-main worker-sandbox; do
   waitfor "$w" 180 sh -c "podman logs ${PROJECT}_${w}_1 2>&1 | grep -q 'benchline worker on'"
 done
 log "up and serving in $(($(date +%s) - start))s"
-podman logs "${PROJECT}_worker-main_1" 2>&1 | head -1 | sed 's/^/  worker-main first log line: /'
+# (awk reads to the end: `head` would SIGPIPE podman under pipefail)
+podman logs "${PROJECT}_worker-main_1" 2>&1 | awk 'NR == 1 { print "  worker-main first log line: " $0 }'
 
 # 4. The demo's evaluations, with the CLI in the runtime image on the
 #    compose network and the workers' environment.
