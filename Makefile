@@ -5,11 +5,16 @@
 GO        ?= go
 export BENCHLINE_CACHE ?= $(HOME)/.cache/benchline
 BIN       := bin/benchline
+# What `benchline version` prints (internal/buildinfo), as the Dockerfile's VERSION build argument does.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/benchline/benchline/internal/buildinfo.Version=$(VERSION) \
+             -X github.com/benchline/benchline/internal/buildinfo.Commit=$(shell git rev-parse HEAD 2>/dev/null) \
+             -X github.com/benchline/benchline/internal/buildinfo.Date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 STATICCHECK := $(BENCHLINE_CACHE)/bin/staticcheck
 # Integration tests start real servers and a worker binary: give them time.
 TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all setup setup-demo build build-bench demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy test-deploy-short validate-deploy
+.PHONY: all setup setup-demo build build-bench demo dev test unit integration lint vet bench clean fuzz fuzz-short test-faults test-deploy test-deploy-short validate-deploy test-containers
 
 all: build
 
@@ -21,12 +26,12 @@ setup-demo:
 	@bash deploy/dev/setup.sh demo
 
 build:
-	$(GO) build -o $(BIN) ./cmd/benchline
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchline
 
 ## build-bench: the tool build of the binary, with `benchline bench` (docs/PERFORMANCE.md), which
 ## runs go test -bench in this checkout; the product binary (make build) has no bench command.
 build-bench:
-	$(GO) build -tags bench -o $(BIN) ./cmd/benchline
+	$(GO) build -tags bench -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/benchline
 
 ## demo: set up, then start the embedded stack (state kept in $(BENCHLINE_CACHE)/demo), build the datasets,
 ## evaluate the baselines, refresh the demo board twice and print where to open it. A second run reuses everything.
@@ -70,6 +75,14 @@ test-deploy: setup
 
 test-deploy-short: setup
 	BENCHLINE_DEPLOY=short bash deploy/realstack/run.sh
+
+## test-containers: both images built with podman (base images made locally with mmdebstrap: no
+## registry is reachable here), the sandbox suite inside the sandbox image, the deployment test with
+## every benchline process a container (a worker container of each queue SIGKILLed, every demo
+## benchmark evaluated) and the compose file up, an eval, down (deploy/containers, docs/DEPLOY.md
+## "Containers, here"). Not part of `make test`: a cold set-up and build take about 25 minutes here.
+test-containers: setup
+	bash deploy/containers/run.sh
 
 ## validate-deploy: render the Helm chart (default and ci/ values), decode every object strictly into
 ## the Kubernetes API types, load the compose file with compose-go, check the Dockerfile and the

@@ -543,8 +543,8 @@ func TestComposeFile(t *testing.T) {
 	}
 }
 
-// TestDockerfile checks the Dockerfile's structure, since no container
-// engine builds it here: its stages, that COPY --from names a stage, that
+// TestDockerfile checks the Dockerfile's structure, cheaply, in `make
+// test` (`make test-containers` builds it with podman): its stages, that COPY --from names a stage, that
 // the runtime image is non-root, and that the sandbox stage installs what
 // the language runners call, with the TypeScript setup.sh pins.
 func TestDockerfile(t *testing.T) {

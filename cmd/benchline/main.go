@@ -187,10 +187,12 @@ credential chain.`,
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
+		newVersionCmd(),
 	)
 	for _, c := range toolCommands {
 		root.AddCommand(c(g))
 	}
+	setVersion(root)
 	return root
 }
 

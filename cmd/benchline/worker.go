@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/buildinfo"
 	"github.com/benchline/benchline/internal/metrics"
 )
 
@@ -37,6 +38,8 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("worker: %w", err)
 			}
 			logger := g.logger()
+			// The first log line says which build runs (also the benchline_build_info gauge).
+			logger.Info("benchline worker starting", buildinfo.Get().LogAttrs()...)
 			var m *metrics.Metrics
 			var ln net.Listener
 			var mh client.MetricsHandler

@@ -31,6 +31,7 @@ import (
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
+	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
 )
@@ -178,13 +179,47 @@ baselines: {enabled: true}
 		t.Fatalf("realstack: the chart's config.yaml: %v\n%s", err, r.config)
 	}
 
+	// Every benchline process runs this binary, or in container mode
+	// (BENCHLINE_WORKERS=containers) the images' binary in a container.
 	bin := filepath.Join(root, "benchline")
+	// (Container mode builds it for `benchline demo`, whose scores the
+	// containers must reproduce.)
+	var eng *engine
+	if containerMode(t) {
+		eng = newEngine(t, root)
+		t.Logf("realstack: container mode: %s and %s, sandbox options %v", runtimeImage, sandboxImage, sandboxSecurityOpts)
+	}
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/benchline").CombinedOutput(); err != nil {
 		t.Fatalf("realstack: build benchline: %v\n%s", err, out)
+	}
+	// commandOf is the command line of a benchline process of kind cli,
+	// baselines, main or sandbox (a container named name in container mode).
+	commandOf := func(kind, name string, env []string, args ...string) (string, []string) {
+		if eng == nil {
+			return bin, args
+		}
+		return eng.command(kind, name, env, args)
+	}
+	// startBenchline starts a long-running benchline process.
+	startBenchline := func(kind, name string, env []string, args ...string) *proc {
+		b, a := commandOf(kind, name, env, args...)
+		p := startProc(t, root, name, env, b, a...)
+		if eng != nil {
+			p.stop = eng.kill(name)
+		}
+		return p
 	}
 	mainEnv := containerEnv(r.main, cfgPath, secret)
 	sandboxEnv := containerEnv(r.sandbox, cfgPath, secret)
 	cliEnv := mainEnv // benchline commands run with the workers' configuration
+	runCLI := func(args ...string) (string, error) {
+		b, a := commandOf("cli", "", cliEnv, args...)
+		return run(ctx, cliEnv, b, a...)
+	}
+	startCLIJob := func(name string, args ...string) *cliJob {
+		b, a := commandOf("cli", "", cliEnv, args...)
+		return startCLI(ctx, name, cliEnv, b, a...)
+	}
 
 	type worker struct {
 		queue string
@@ -193,12 +228,14 @@ baselines: {enabled: true}
 		env   []string
 		p     *proc
 		n     int
+		port  int // of its /metrics
 	}
 	var workers []*worker
 	startWorker := func(w *worker) {
 		w.n++
-		w.p = startProc(t, root, w.name, w.env, bin,
-			withArg(w.args, "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)))...)
+		w.port = freePort(t)
+		w.p = startBenchline(w.queue, fmt.Sprintf("%s-%d", w.name, w.n), w.env,
+			withArg(w.args, "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", w.port))...)
 	}
 	for _, q := range []struct {
 		name string
@@ -213,15 +250,18 @@ baselines: {enabled: true}
 	// The datasets (built by the main workers).
 	for _, args := range [][]string{{"dataset", "build", "bfcl"}, {"dataset", "build", "ifevalcode"},
 		{"dataset", "build", "synthetic", "--param", fmt.Sprintf("rows=%d", evalRows), "--param", "seed=1501"}} {
-		if _, err := run(ctx, cliEnv, bin, args...); err != nil {
-			t.Fatalf("realstack: %v\nworker log:\n%s", err, logTail(root, "worker-main-0"))
+		if _, err := runCLI(args...); err != nil {
+			t.Fatalf("realstack: %v\nworker log:\n%s", err, logTail(root, "worker-main-0-1"))
 		}
+	}
+	if eng != nil {
+		checkBuildInfo(ctx, t, eng, root, "worker-main-0-1", workers[0].port)
 	}
 	// The baseline server as the chart runs it (its address moved to this
 	// run's port), with 60ms of latency per request so that the runs are
 	// still going when the faults come.
 	baseArgs := append(withArg(r.baselines.Args, "--addr", fmt.Sprintf("127.0.0.1:%d", baselinePort)), "--faults", "latency=60ms")
-	startProc(t, root, "baselines", containerEnv(r.baselines, cfgPath, secret), bin, baseArgs...)
+	startBenchline("baselines", "baselines", containerEnv(r.baselines, cfgPath, secret), baseArgs...)
 	waitFor(ctx, t, "baseline server", time.Minute, func() error {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/v1/models", baselinePort))
 		if err != nil {
@@ -244,13 +284,13 @@ baselines: {enabled: true}
 		before = string(b)
 	}
 	evalArgs := []string{"eval", "--dataset", "synthetic", "--model", "baseline/reference", "--shard-size", fmt.Sprint(evalShard), "--parallel", "2", "--no-cache"}
-	out, err := run(ctx, cliEnv, bin, append(evalArgs, "--no-wait")...)
+	out, err := runCLI(append(evalArgs, "--no-wait")...)
 	if err != nil {
 		t.Fatalf("realstack: start the evaluation: %v", err)
 	}
 	evalRun := strings.TrimSpace(out)
-	evalJob := startCLI(ctx, "eval synthetic", cliEnv, bin, append(evalArgs, "--json")...)
-	boardJob := startCLI(ctx, "refresh "+boardName, cliEnv, bin, "leaderboard", "refresh", boardPath, "--json")
+	evalJob := startCLIJob("eval synthetic", append(evalArgs, "--json")...)
+	boardJob := startCLIJob("refresh "+boardName, "leaderboard", "refresh", boardPath, "--json")
 	jobs := []*cliJob{evalJob, boardJob}
 
 	// The faults (short form: one main and one sandbox worker SIGKILLed at a
@@ -300,7 +340,7 @@ baselines: {enabled: true}
 			}
 		}
 		if j.err != nil {
-			t.Fatalf("realstack: %s: %v\nmain worker log:\n%s", j.name, j.err, logTail(root, "worker-main-1"))
+			t.Fatalf("realstack: %s: %v\nmain worker log:\n%s", j.name, j.err, logTail(root, "worker-main-1-1"))
 		}
 	}
 	if evalJob.faults == 0 {
@@ -354,6 +394,51 @@ baselines: {enabled: true}
 	check("eval synthetic x baseline/reference", evalRun)
 	for _, cell := range scores.Cells {
 		check(cell.Dataset+" x "+cell.Model, cell.RunID)
+	}
+
+	// Container mode: every demo benchmark, evaluated through the containers
+	// as `benchline demo` evaluates it (its board file: the same dataset
+	// versions, models, judges and shard size), must score what the demo prints.
+	if eng != nil {
+		boardFile, want := runDemo(ctx, t, bin, filepath.Join(root, "demo"))
+		for _, b := range registry.Default().All() {
+			if b.Demo == nil {
+				continue
+			}
+			args := []string{"dataset", "build", b.Name()}
+			for _, k := range slices.Sorted(maps.Keys(b.Demo.Params)) {
+				args = append(args, "--param", k+"="+b.Demo.Params[k])
+			}
+			if _, err := runCLI(args...); err != nil {
+				t.Fatalf("realstack: the demo's dataset %s: %v", b.Name(), err)
+			}
+		}
+		out, err := runCLI("leaderboard", "refresh", boardFile, "--json")
+		if err != nil {
+			t.Fatalf("realstack: refresh the demo's board through the containers: %v", err)
+		}
+		var demoRep struct{ Board, Stamp string }
+		if err := json.Unmarshal([]byte(out), &demoRep); err != nil {
+			t.Fatalf("realstack: refresh --json: %v: %q", err, out)
+		}
+		var demoScores leaderboard.Scores
+		if err := blob.GetJSON(ctx, store, leaderboard.ScoresKey(demoRep.Board, demoRep.Stamp), &demoScores); err != nil {
+			t.Fatal(err)
+		}
+		if len(demoScores.Failed) > 0 || len(demoScores.Cells) != len(want) {
+			t.Errorf("realstack: the demo board through the containers: %d cells, %d failed (%+v); the demo printed %d",
+				len(demoScores.Cells), len(demoScores.Failed), demoScores.Failed, len(want))
+		}
+		for _, c := range demoScores.Cells {
+			key := c.Dataset + " x " + c.Model
+			got := aggregate.MetricStat{Name: c.Metric, N: int(c.N), Mean: c.Mean}.MeanText()
+			w, ok := want[key]
+			if !ok || w.metric != c.Metric || w.mean != got || w.n != c.N {
+				t.Errorf("realstack: %s through the containers: %s %s over %d; the demo printed %s %s over %d", key, c.Metric, got, c.N, w.metric, w.mean, w.n)
+			}
+			rc := checkRun(ctx, t, store, c.RunID)
+			lines = append(lines, line{"demo: " + key + " (demo " + w.mean + ")", rc})
+		}
 	}
 
 	var tab bytes.Buffer

@@ -74,6 +74,9 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
+	// stop, when set, kills what the process started elsewhere first (a
+	// container: its podman client's death alone would not end it).
+	stop func()
 }
 
 func startProc(t *testing.T, root, name string, env []string, bin string, args ...string) *proc {
@@ -101,6 +104,9 @@ func startProc(t *testing.T, root, name string, env []string, bin string, args .
 
 // kill SIGKILLs the process group and waits for the process.
 func (p *proc) kill() {
+	if p.stop != nil {
+		p.stop()
+	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.done
 }

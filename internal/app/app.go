@@ -163,6 +163,12 @@ func NewWorkers(c client.Client, cfg config.Config, store blob.Store, gw *gatewa
 			if err != nil {
 				return nil, fmt.Errorf("sandbox queue: %w", err)
 			}
+			// Fail at start, naming the cause, where bubblewrap cannot sandbox
+			// (a container without docs/DEPLOY.md's options), not on every sample.
+			if err := sb.Check(context.Background()); err != nil {
+				sb.Close()
+				return nil, fmt.Errorf("sandbox queue: %w", err)
+			}
 			var sbx lang.Sandboxer = sb
 			if o.Metrics != nil {
 				sbx = observedSandbox{Sandboxer: sb, m: o.Metrics}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/benchline/benchline/internal/buildinfo"
 	"github.com/benchline/benchline/internal/modelapi"
 )
 
@@ -131,7 +132,14 @@ func New() *Metrics {
 		Help:    "Duration of shard activity attempts, by activity and outcome (ok, error).",
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14), // 0.5 s to about 2.3 h
 	}, []string{"activity", "outcome"})
-	m.reg.MustRegister(m.calls, m.tokens, m.cost, m.cacheHits, m.callSeconds, m.limiterWait,
+	bi := buildinfo.Get()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "benchline_build_info",
+		Help:        "Always 1; its labels say which benchline runs: version, commit, Go version and build date (benchline version --json).",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "go_version": bi.GoVersion, "build_date": bi.BuildDate},
+	})
+	build.Set(1)
+	m.reg.MustRegister(build, m.calls, m.tokens, m.cost, m.cacheHits, m.callSeconds, m.limiterWait,
 		m.sandboxRuns, m.sandboxSeconds, m.samples, m.shardSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

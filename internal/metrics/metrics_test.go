@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/benchline/benchline/internal/buildinfo"
 	"github.com/benchline/benchline/internal/metrics"
 	"github.com/benchline/benchline/internal/modelapi"
 )
@@ -137,5 +139,18 @@ benchline_model_cache_hits_total{model="b",provider="p"} 2000
 	}
 	if n, err := testutil.GatherAndCount(m.Registry(), "benchline_model_limiter_wait_seconds"); err != nil || n != 1 {
 		t.Errorf("limiter wait series: %d (%v), want 1", n, err)
+	}
+}
+
+// TestBuildInfo: the gauge says which build runs, with buildinfo's values.
+func TestBuildInfo(t *testing.T) {
+	bi := buildinfo.Get()
+	want := fmt.Sprintf(`
+# HELP benchline_build_info Always 1; its labels say which benchline runs: version, commit, Go version and build date (benchline version --json).
+# TYPE benchline_build_info gauge
+benchline_build_info{build_date=%q,commit=%q,go_version=%q,version=%q} 1
+`, bi.BuildDate, bi.Commit, bi.GoVersion, bi.Version)
+	if err := testutil.GatherAndCompare(metrics.New().Registry(), strings.NewReader(want), "benchline_build_info"); err != nil {
+		t.Error(err)
 	}
 }

@@ -26,6 +26,13 @@ func newTestSandbox(t testing.TB, cfg Config) *Sandbox {
 			t.Error(err)
 		}
 	})
+	// A bwrap that cannot build its sandbox here (a container without the
+	// options of docs/DEPLOY.md) fails every test at once, saying so.
+	if cfg.Bwrap == "" {
+		if err := s.Check(context.Background()); err != nil {
+			t.Fatalf("sandbox unusable here: %v", err)
+		}
+	}
 	return s
 }
 

@@ -116,11 +116,13 @@ func (s *Sandbox) Close() error {
 
 // DefaultWorkRoot picks a tmpfs for work directories when one with room
 // is at hand (Docker's default /dev/shm is only 64 MiB: too small for
-// programs that may write files of up to Limits.FileSizeBytes).
+// programs that may write files of up to Limits.FileSizeBytes) and that
+// may hold programs: Docker and podman mount /dev/shm noexec, where a
+// compiled C++ program could not start.
 func DefaultWorkRoot() string {
 	const shm = "/dev/shm"
 	var st unix.Statfs_t
-	if err := unix.Statfs(shm, &st); err == nil && st.Type == unix.TMPFS_MAGIC &&
+	if err := unix.Statfs(shm, &st); err == nil && st.Type == unix.TMPFS_MAGIC && st.Flags&unix.ST_NOEXEC == 0 &&
 		uint64(st.Bavail)*uint64(st.Bsize) >= 1<<30 && unix.Access(shm, unix.W_OK|unix.X_OK) == nil {
 		return shm
 	}
