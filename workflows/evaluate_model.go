@@ -156,47 +156,10 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 			st.NextShard, st.ShardsDone, st.SamplesDone = plan.Shards, plan.Shards, plan.Samples
 		}
 	}
-	// One fairness key per run: no run starves another on a shared queue.
-	so := withPriority(shardOptions, prio, st.Plan.RunID)
-	if in.ShardHeartbeatTimeout > 0 {
-		so.HeartbeatTimeout = in.ShardHeartbeatTimeout
-	}
-	// On cancellation, wait for the shards to acknowledge (stop writing)
-	// before the cleanup deletes their checkpoints.
-	so.WaitForCancellation = cleanup
-	maxConc := in.MaxConcurrentShards
-	if maxConc <= 0 {
-		maxConc = 8
-	}
-	if st.Plan.Batch {
-		// A batch shard mostly waits for its provider: it may take its
-		// batches' bound, every round, and many wait at once. (No history
-		// before batch mode has a batch plan: no version marker needed.)
-		so = batchShardOptions(so, st.Plan.BatchBound)
-		if in.MaxConcurrentShards <= 0 {
-			maxConc = DefaultBatchShards
-		}
-	}
-	sctx := workflow.WithActivityOptions(ctx, so)
-
+	sctx, scoreCtx, maxConc, target := shardContexts(ctx, in, st, prio, cleanup, grouping)
 	perRun := in.ShardsPerRun
 	if perRun <= 0 {
 		perRun = 400
-	}
-	// A deferred scorer (sandboxes) runs on its own task queue after the
-	// shard is generated.
-	var scoreCtx workflow.Context
-	if st.Plan.ScoreQueue != "" {
-		sco := so
-		sco.TaskQueue = st.Plan.ScoreQueue
-		scoreCtx = workflow.WithActivityOptions(ctx, sco)
-	}
-	target := in.ShardTarget
-	if target == 0 {
-		target = DefaultShardTarget
-	}
-	if !grouping || scoreCtx != nil || st.Plan.Batch {
-		target = -1 // batch shards: each its own batches, all waiting at once
 	}
 	type shardDone struct {
 		res    activities.ShardResult
@@ -242,12 +205,7 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 		}
 		st.ShardsDone += d.shards
 		sched.done(d.shards, d.res.Seconds)
-		st.SamplesDone += d.res.Samples
-		st.ModelFailed += d.res.ModelFailed
-		st.InfraFailed += d.res.InfraFailed
-		st.Calls += d.res.Calls
-		st.CacheHits += d.res.CacheHits
-		st.CostUSD += d.res.CostUSD
+		st.add(d.res)
 	}
 	if firstErr != nil {
 		return EvaluateModelResult{RunID: st.Plan.RunID}, firstErr
@@ -258,16 +216,74 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 		return EvaluateModelResult{}, workflow.NewContinueAsNewError(ctx, EvaluateModel, next)
 	}
 
+	sum, err := finishRun(ctx, in, st, prio, hinted && target > 0, cleanup)
+	if err != nil {
+		return EvaluateModelResult{RunID: st.Plan.RunID}, err
+	}
+	finished = true
+	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
+}
+
+// shardContexts is how EvaluateModel runs a run's shards: the activity
+// context of RunShard (and of ScoreShard on the plan's score queue, nil
+// when it has none), how many run at once, and the grouping target (-1:
+// one shard per activity). It starts no command.
+func shardContexts(ctx workflow.Context, in EvaluateModelInput, st *EvalState, prio int, cleanup, grouping bool) (sctx, scoreCtx workflow.Context, maxConc int, target time.Duration) {
+	// One fairness key per run: no run starves another on a shared queue.
+	so := withPriority(shardOptions, prio, st.Plan.RunID)
+	if in.ShardHeartbeatTimeout > 0 {
+		so.HeartbeatTimeout = in.ShardHeartbeatTimeout
+	}
+	// On cancellation, wait for the shards to acknowledge (stop writing)
+	// before the cleanup deletes their checkpoints.
+	so.WaitForCancellation = cleanup
+	maxConc = in.MaxConcurrentShards
+	if maxConc <= 0 {
+		maxConc = 8
+	}
+	if st.Plan.Batch {
+		// A batch shard mostly waits for its provider: it may take its
+		// batches' bound, every round, and many wait at once. (No history
+		// before batch mode has a batch plan: no version marker needed.)
+		so = batchShardOptions(so, st.Plan.BatchBound)
+		if in.MaxConcurrentShards <= 0 {
+			maxConc = DefaultBatchShards
+		}
+	}
+	sctx = workflow.WithActivityOptions(ctx, so)
+
+	// A deferred scorer (sandboxes) runs on its own task queue after the
+	// shard is generated.
+	if st.Plan.ScoreQueue != "" {
+		sco := so
+		sco.TaskQueue = st.Plan.ScoreQueue
+		scoreCtx = workflow.WithActivityOptions(ctx, sco)
+	}
+	target = in.ShardTarget
+	if target == 0 {
+		target = DefaultShardTarget
+	}
+	if !grouping || scoreCtx != nil || st.Plan.Batch {
+		target = -1 // batch shards: each its own batches, all waiting at once
+	}
+	return sctx, scoreCtx, maxConc, target
+}
+
+// finishRun aggregates a run whose shards are all done (timed: record the
+// time per sample for the model's next run) and, with cleanup, deletes the
+// checkpoints its shards left.
+func finishRun(ctx workflow.Context, in EvaluateModelInput, st *EvalState, prio int, timed, cleanup bool) (aggregate.Summary, error) {
+	var a *activities.Eval
 	var sum aggregate.Summary
 	actx := workflow.WithActivityOptions(ctx, withPriority(evalPlanOptions, prio, ""))
 	agg := activities.AggregateInput{RunID: st.Plan.RunID, Recompute: in.RerunErrors || !st.Plan.Finished}
-	if hinted && target > 0 && st.ShardsTimed > 0 && st.Plan.Samples > 0 {
+	if timed && st.ShardsTimed > 0 && st.Plan.Samples > 0 {
 		// For the model's next run on the dataset (its first groups).
 		agg.SecondsPerSample = st.ShardSeconds / float64(st.ShardsTimed) * float64(st.Plan.Shards) / float64(st.Plan.Samples)
 		agg.ShardsTimed = st.ShardsTimed
 	}
 	if err := workflow.ExecuteActivity(actx, a.Aggregate, agg).Get(ctx, &sum); err != nil {
-		return EvaluateModelResult{RunID: st.Plan.RunID}, err
+		return sum, err
 	}
 	if cleanup {
 		// Each shard deletes its own checkpoints; this deletes those a shard
@@ -282,8 +298,17 @@ func EvaluateModel(ctx workflow.Context, in EvaluateModelInput) (res EvaluateMod
 			workflow.GetLogger(ctx).Info("run finished; deleted leftover checkpoints", "run", st.Plan.RunID, "checkpoints", r.Checkpoints)
 		}
 	}
-	finished = true
-	return EvaluateModelResult{RunID: st.Plan.RunID, Summary: sum}, nil
+	return sum, nil
+}
+
+// add counts a finished shard group's samples, failures, calls and cost.
+func (st *EvalState) add(r activities.ShardResult) {
+	st.SamplesDone += r.Samples
+	st.ModelFailed += r.ModelFailed
+	st.InfraFailed += r.InfraFailed
+	st.Calls += r.Calls
+	st.CacheHits += r.CacheHits
+	st.CostUSD += r.CostUSD
 }
 
 // DefaultShardTarget is EvaluateModelInput.ShardTarget's default: against
