@@ -389,43 +389,50 @@ func validateBoard(file string, f boardFile, reg *benchmark.Registry) (Board, er
 		}
 		b.Benchmarks = append(b.Benchmarks, BoardBenchmark{Dataset: e.Dataset, Version: version, Judges: js, Models: only})
 	}
-	s := f.Settings
+	if err := applySettings(f.Settings, &b); err != nil {
+		return Board{}, bad(err.key, "%s", err.msg)
+	}
+	return b, nil
+}
+
+type keyError struct{ key, msg string }
+
+// applySettings checks a board file's settings and sets them on b.
+func applySettings(s settings, b *Board) *keyError {
 	if s.Temperature != nil {
 		if *s.Temperature < 0 || *s.Temperature > 2 {
-			return Board{}, bad("settings.temperature", "%v: want 0 to 2", *s.Temperature)
+			return &keyError{"settings.temperature", fmt.Sprintf("%v: want 0 to 2", *s.Temperature)}
 		}
 		b.Params.Temperature = s.Temperature
 	}
 	if s.TopP != nil {
 		if *s.TopP <= 0 || *s.TopP > 1 {
-			return Board{}, bad("settings.top_p", "%v: want more than 0, at most 1", *s.TopP)
+			return &keyError{"settings.top_p", fmt.Sprintf("%v: want more than 0, at most 1", *s.TopP)}
 		}
 		b.Params.TopP = *s.TopP
 	}
 	if s.MaxTokens != nil {
 		if *s.MaxTokens <= 0 {
-			return Board{}, bad("settings.max_tokens", "%d: want a positive integer", *s.MaxTokens)
+			return &keyError{"settings.max_tokens", fmt.Sprintf("%d: want a positive integer", *s.MaxTokens)}
 		}
 		b.Params.MaxTokens = *s.MaxTokens
 	}
 	b.Seed = s.Seed
 	if s.Limit != nil {
 		if *s.Limit <= 0 {
-			return Board{}, bad("settings.limit", "%d: want a positive integer (leave it out for every sample)", *s.Limit)
+			return &keyError{"settings.limit", fmt.Sprintf("%d: want a positive integer (leave it out for every sample)", *s.Limit)}
 		}
 		b.Limit = *s.Limit
 	}
 	if s.ShardSize != nil {
 		if *s.ShardSize <= 0 {
-			return Board{}, bad("settings.shard_size", "%d: want a positive integer", *s.ShardSize)
+			return &keyError{"settings.shard_size", fmt.Sprintf("%d: want a positive integer", *s.ShardSize)}
 		}
 		b.ShardSize = *s.ShardSize
 	}
 	b.Batch = s.Batch
-	return b, nil
+	return nil
 }
-
-type keyError struct{ key, msg string }
 
 // resolveJudges turns a judges mapping into runs.Request.Judges: each
 // role's models checked for form and ordered as judge.Panel orders them.
