@@ -110,6 +110,14 @@ func Conformance(t *testing.T, newStore func(t *testing.T) blob.Store) {
 			t.Fatal("exists after delete")
 		}
 	})
+	conformanceConditional(t, newStore)
+}
+
+// conformanceConditional is Conformance's part on conditional and large
+// writes: PutIfAbsent alone and in a race, and a multipart upload of
+// unknown size.
+func conformanceConditional(t *testing.T, newStore func(t *testing.T) blob.Store) {
+	ctx := context.Background()
 	t.Run("PutIfAbsentFirstWriterWins", func(t *testing.T) {
 		s := newStore(t)
 		if err := s.PutIfAbsent(ctx, "once", bytes.NewReader([]byte("first")), 5); err != nil {
