@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,16 +47,8 @@ type BatchOptions struct {
 // ParseBatchOptions parses "delay=2s,expire=0.1,never=0.05,fail_lines=0.02".
 func ParseBatchOptions(s string) (BatchOptions, error) {
 	var o BatchOptions
-	for _, kv := range strings.Split(s, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return BatchOptions{}, fmt.Errorf("baseline: batch options %q: want key=value", kv)
-		}
-		var err error
-		switch strings.TrimSpace(k) {
+	err := eachKV("batch options", "delay, expire, never, fail_lines", s, func(k, v string) (err error) {
+		switch k {
 		case "delay":
 			o.Delay, err = time.ParseDuration(v)
 		case "expire":
@@ -67,11 +58,12 @@ func ParseBatchOptions(s string) (BatchOptions, error) {
 		case "fail_lines":
 			o.FailLines, err = strconv.ParseFloat(v, 64)
 		default:
-			return BatchOptions{}, fmt.Errorf("baseline: batch options: unknown key %q (delay, expire, never, fail_lines)", k)
+			return errUnknownKey
 		}
-		if err != nil {
-			return BatchOptions{}, fmt.Errorf("baseline: batch options %q: %w", kv, err)
-		}
+		return err
+	})
+	if err != nil {
+		return BatchOptions{}, err
 	}
 	return o, o.Validate()
 }

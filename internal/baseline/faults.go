@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -42,17 +43,8 @@ type Faults struct {
 // latency=200ms,retry_after=1s,seed=7". Empty input is no faults.
 func ParseFaults(s string) (Faults, error) {
 	var f Faults
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return Faults{}, fmt.Errorf("baseline: faults %q: want key=value", kv)
-		}
-		var err error
-		switch strings.TrimSpace(k) {
+	err := eachKV("faults", "", s, func(k, v string) (err error) {
+		switch k {
 		case "latency":
 			f.Latency, err = time.ParseDuration(v)
 		case "retry_after":
@@ -68,13 +60,43 @@ func ParseFaults(s string) (Faults, error) {
 		case "seed":
 			f.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:
-			return Faults{}, fmt.Errorf("baseline: faults: unknown key %q", k)
+			return errUnknownKey
 		}
-		if err != nil {
-			return Faults{}, fmt.Errorf("baseline: faults %q: %w", kv, err)
-		}
+		return err
+	})
+	if err != nil {
+		return Faults{}, err
 	}
 	return f, f.Validate()
+}
+
+// errUnknownKey is what an eachKV callback returns for a key it does not take.
+var errUnknownKey = errors.New("unknown key")
+
+// eachKV calls set for each key=value of a comma-separated option string
+// (what names it in errors: "faults", "batch options"; keys, when set,
+// lists the keys it takes for the error of an unknown one), keys trimmed;
+// empty items are skipped.
+func eachKV(what, keys, s string, set func(k, v string) error) error {
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("baseline: %s %q: want key=value", what, kv)
+		}
+		k = strings.TrimSpace(k)
+		if err := set(k, v); errors.Is(err, errUnknownKey) {
+			if keys != "" {
+				return fmt.Errorf("baseline: %s: unknown key %q (%s)", what, k, keys)
+			}
+			return fmt.Errorf("baseline: %s: unknown key %q", what, k)
+		} else if err != nil {
+			return fmt.Errorf("baseline: %s %q: %w", what, kv, err)
+		}
+	}
+	return nil
 }
 
 // Validate checks rates and durations.
