@@ -1,11 +1,16 @@
 package site
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/benchline/benchline/internal/blob/blobtest"
+	"github.com/benchline/benchline/internal/leaderboard"
+	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/site/sitetest"
 )
 
@@ -24,7 +29,7 @@ func between(s, start, to string) string {
 }
 
 // TestBatchCostLabel: wherever the site shows a run's cost (the benchmark
-// table, the cost plot, the run page), a run whose summary says it was
+// table and its downloads, the cost plot, the run page), a run whose summary says it was
 // evaluated in batch mode is labelled "(batch)" with the explanation as a
 // tooltip, escaped; an interactive run's cost is not labelled.
 func TestBatchCostLabel(t *testing.T) {
@@ -78,6 +83,27 @@ func TestBatchCostLabel(t *testing.T) {
 				}
 				if !want && !strings.Contains(summary, "tokens, "+cost+";") {
 					t.Errorf("run page of %s: interactive cost %s not shown plainly:\n%s", r.Model, cost, summary)
+				}
+			}
+			rows, err := pq.ReadAll[BenchRow](ctx, store, leaderboard.SiteKey(s.Board, s.Stamp)+"/downloads/bench-bfcl.parquet")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if r.Batch != tc.batch[r.Model] {
+					t.Errorf("bench-bfcl.parquet, %s: batch %t, want %t", r.Model, r.Batch, tc.batch[r.Model])
+				}
+			}
+			recs, err := csv.NewReader(bytes.NewReader(files["downloads/bench-bfcl.csv"])).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := recs[0]; h[len(h)-1] != "batch" || h[len(h)-2] != "run_id" {
+				t.Fatalf("bench-bfcl.csv header %q: want run_id, batch last", h)
+			}
+			for _, rec := range recs[1:] {
+				if got, want := rec[len(rec)-1], strconv.FormatBool(tc.batch[rec[0]]); got != want {
+					t.Errorf("bench-bfcl.csv, %s: batch %s, want %s", rec[0], got, want)
 				}
 			}
 			caption := between(bench, `<a href="plots/cost-bfcl.svg">`, "</figcaption>")
