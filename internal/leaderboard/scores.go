@@ -46,7 +46,9 @@ type Scores struct {
 	Benchmarks []Benchmark `json:"benchmarks"`
 	Models     []Model     `json:"models"`
 	// Runs are the runs behind the cells, reused or new, with their full
-	// summaries (categories, cost, tokens, latency, errors, agreement).
+	// summaries (categories, cost, tokens, latency, errors, agreement). A
+	// run evaluated in batch mode says so beside its cost: summary.batch is
+	// true and summary.cost_usd is at the providers' batch prices.
 	Runs []Run `json:"runs"`
 	// Comparisons are the paired comparisons of every two models on each
 	// benchmark's headline metric, on the samples both runs scored.

@@ -64,6 +64,10 @@ type BenchRow struct {
 	Version          string             `parquet:"version"`
 	TaskVersion      string             `parquet:"task_version"`
 	RunID            string             `parquet:"run_id"`
+	// Batch is true when the run was evaluated in batch mode: CostUSD is at
+	// the providers' batch prices. Last, so the columns before it keep
+	// their places.
+	Batch bool `parquet:"batch"`
 }
 
 // ComparisonRow is a row of downloads/comparisons-<dataset>.
@@ -164,7 +168,7 @@ func (b *benchView) rows() []BenchRow {
 			RankLow: int64(r.Cell.RankLow), RankHigh: int64(r.Cell.RankHigh), Categories: cats, CostUSD: s.CostUSD,
 			PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, LatencyP50MS: s.LatencyMS.P50, LatencyP90MS: s.LatencyMS.P90,
 			Samples: s.Samples, Scored: s.Scored, Errors: r.Errors, Agreement: r.Agreement, Dataset: r.Cell.Dataset, Version: r.Cell.Version,
-			TaskVersion: r.TaskVersion, RunID: r.Cell.RunID})
+			TaskVersion: r.TaskVersion, RunID: r.Cell.RunID, Batch: s.Batch})
 	}
 	return out
 }
@@ -183,7 +187,7 @@ func (st *site) writeDownloads(out *output) error {
 		for _, c := range b.Categories {
 			header = append(header, "category:"+c)
 		}
-		header = append(header, "cost_usd", "prompt_tokens", "completion_tokens", "latency_p50_ms", "latency_p90_ms", "samples", "scored", "errors", "agreement", "dataset", "version", "task_version", "run_id")
+		header = append(header, "cost_usd", "prompt_tokens", "completion_tokens", "latency_p50_ms", "latency_p90_ms", "samples", "scored", "errors", "agreement", "dataset", "version", "task_version", "run_id", "batch")
 		err := writeTable(out, "bench-"+b.Slug, header, b.rows(), func(r BenchRow) []string {
 			rec := []string{r.Model, strconv.FormatBool(r.Baseline), r.Metric, f64(r.Mean), f64(r.CILow), f64(r.CIHigh), strconv.FormatInt(r.RankLow, 10), strconv.FormatInt(r.RankHigh, 10)}
 			for _, c := range b.Categories {
@@ -194,7 +198,7 @@ func (st *site) writeDownloads(out *output) error {
 				}
 			}
 			return append(rec, f64(r.CostUSD), strconv.FormatInt(r.PromptTokens, 10), strconv.FormatInt(r.CompletionTokens, 10), f64(r.LatencyP50MS), f64(r.LatencyP90MS),
-				strconv.FormatInt(r.Samples, 10), strconv.FormatInt(r.Scored, 10), r.Errors, r.Agreement, r.Dataset, r.Version, r.TaskVersion, r.RunID)
+				strconv.FormatInt(r.Samples, 10), strconv.FormatInt(r.Scored, 10), r.Errors, r.Agreement, r.Dataset, r.Version, r.TaskVersion, r.RunID, strconv.FormatBool(r.Batch))
 		})
 		if err != nil {
 			return err

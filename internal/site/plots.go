@@ -249,9 +249,13 @@ func (st *site) costPlot(b *benchView) string {
 		if r.Baseline {
 			color, fill = "#555555", "#ffffff"
 		}
-		nums := ": " + num3(r.Cell.Mean) + ", " + usd(r.Run.Summary.CostUSD) // always shown whole; the name is cut
+		batch := r.Run.Summary.Batch
+		nums := ": " + num3(r.Cell.Mean) + ", " + costText(r.Run.Summary.CostUSD, batch) // always shown whole; the name is cut
 		label := fit(st.modelLabel(r.Model), right-24-textWidth(nums, 13), 13) + nums
 		fmt.Fprintf(&body, `<g class="point" data-model="%s" data-mean="%s" data-cost="%s">`, esc(r.Model), num3(r.Cell.Mean), usd(r.Run.Summary.CostUSD))
+		if batch { // the point's tooltip
+			fmt.Fprintf(&body, `<title>%s: %s, %s</title>`, esc(st.modelLabel(r.Model)), esc(costText(r.Run.Summary.CostUSD, batch)), esc(batchNote))
+		}
 		fmt.Fprintf(&body, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1" stroke-opacity="0.5"/>`, cx+6, cy, lx-4, at[i], color)
 		fmt.Fprintf(&body, `<circle cx="%.1f" cy="%.1f" r="6" fill="%s" stroke="%s" stroke-width="2"/>`, cx, cy, fill, color)
 		fmt.Fprintf(&body, `<text x="%.1f" y="%.1f" dominant-baseline="middle" fill="#111111">%s</text>`, lx, at[i], esc(label))

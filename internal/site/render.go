@@ -17,6 +17,7 @@ var templates = template.Must(template.New("site").Funcs(template.FuncMap{
 	"maxStatic": func() int { return maxStatic },
 	"ci":        ciText,
 	"usd":       usd,
+	"batchNote": func() string { return batchNote },
 	"ms":        ms,
 	"pval":      pval,
 	"rank":      rankText,

@@ -46,6 +46,17 @@ type benchView struct {
 	History     template.HTML
 }
 
+// Batch says whether any of the benchmark's runs was evaluated in batch
+// mode: the cost plot's caption then says what "(batch)" means.
+func (b *benchView) Batch() bool {
+	for _, r := range b.Rows {
+		if r.HasRun && r.Run.Summary.Batch {
+			return true
+		}
+	}
+	return false
+}
+
 // benchRow is one model's row of a benchmark table.
 type benchRow struct {
 	Model, Display string
@@ -259,6 +270,19 @@ func usd(x float64) string {
 	default:
 		return fmt.Sprintf("$%.2f", x)
 	}
+}
+
+// batchNote explains a "(batch)" cost label: the run was evaluated in batch
+// mode (aggregate.Summary.Batch), so its cost is at batch prices.
+const batchNote = "at the providers' batch prices"
+
+// costText is a run's cost as the plots show it: usd, then " (batch)" when
+// the run was evaluated in batch mode.
+func costText(cost float64, batch bool) string {
+	if batch {
+		return usd(cost) + " (batch)"
+	}
+	return usd(cost)
 }
 
 func ms(x float64) string {
