@@ -95,7 +95,7 @@ func checkBFCLVersion(t *testing.T, res workflows.BuildDatasetResult) catalog.Ma
 		t.Fatalf("manifest %+v disagrees with result %+v", m, res)
 	}
 	card, err := blob.GetBytes(ctx, stack.Store, catalog.CardKey(m.Name, m.Version))
-	if err != nil || !strings.Contains(string(card), "data_files: data/*.parquet") {
+	if err != nil || !strings.Contains(string(card), "path: data/*.parquet") {
 		t.Fatalf("dataset card: %v\n%s", err, card)
 	}
 	rows, distinct, cols := duckdbRead(t, m)
