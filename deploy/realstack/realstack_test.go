@@ -249,7 +249,9 @@ baselines: {enabled: true}
 
 	// The datasets (built by the main workers).
 	for _, args := range [][]string{{"dataset", "build", "bfcl"}, {"dataset", "build", "ifevalcode"},
-		{"dataset", "build", "synthetic", "--param", fmt.Sprintf("rows=%d", evalRows), "--param", "seed=1501"}} {
+		// A build with --param is a variant (latest stays): tagged, and
+		// evaluated by its tag.
+		{"dataset", "build", "synthetic", "--param", fmt.Sprintf("rows=%d", evalRows), "--param", "seed=1501", "--as", "realstack"}} {
 		if _, err := runCLI(args...); err != nil {
 			t.Fatalf("realstack: %v\nworker log:\n%s", err, logTail(root, "worker-main-0-1"))
 		}
@@ -283,7 +285,7 @@ baselines: {enabled: true}
 	if b, err := readKey(ctx, store, leaderboard.LatestKey(boardName)); err == nil {
 		before = string(b)
 	}
-	evalArgs := []string{"eval", "--dataset", "synthetic", "--model", "baseline/reference", "--shard-size", fmt.Sprint(evalShard), "--parallel", "2", "--no-cache"}
+	evalArgs := []string{"eval", "--dataset", "synthetic@realstack", "--model", "baseline/reference", "--shard-size", fmt.Sprint(evalShard), "--parallel", "2", "--no-cache"}
 	out, err := runCLI(append(evalArgs, "--no-wait")...)
 	if err != nil {
 		t.Fatalf("realstack: start the evaluation: %v", err)
