@@ -447,12 +447,23 @@ func TestFileSizeLimit(t *testing.T) {
 func TestHostLivenessUnderCombinedAttack(t *testing.T) {
 	slow(t)
 	s := newTestSandbox(t, Config{})
+	sandboxFor := func(int) *Sandbox { return s }
 	if s.CgroupVersion() == 0 {
-		// No cgroups (a container): the rlimit fallback, under a uid of this
-		// test alone (rlimitConfig: RLIMIT_NPROC counts every process of the
-		// uid, and the shared 65534 has the earlier tests' and other
-		// processes' on the same kernel).
-		s = newTestSandbox(t, rlimitConfig())
+		// No cgroups (a container): the rlimit fallback, each attack under a
+		// uid of its own (rlimitConfig's, plus the attack's index).
+		// RLIMIT_NPROC counts every process of a uid, so attacks sharing
+		// one would see the fork bomb take the others' processes and fail
+		// to start: the fallback's documented limit (docs/sandbox.md,
+		// docs/DEPLOY.md: a retried sandbox error, never a score), not what
+		// this test measures, which is the host's liveness and each
+		// attack's containment.
+		base := rlimitConfig()
+		sbs := make([]*Sandbox, 4)
+		for i := range sbs {
+			sbs[i] = newTestSandbox(t, Config{DisableCgroups: true, UID: base.UID + i, GID: base.GID + i})
+		}
+		s = sbs[0]
+		sandboxFor = func(i int) *Sandbox { return sbs[i] }
 	}
 	live := startLiveness()
 	attacks := [][]string{
@@ -467,7 +478,7 @@ func TestHostLivenessUnderCombinedAttack(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], _ = s.Run(context.Background(), Cmd{Args: a,
+			results[i], _ = sandboxFor(i).Run(context.Background(), Cmd{Args: a,
 				Limits: Limits{WallTime: 4 * time.Second, MemoryBytes: 128 << 20, Processes: 32, OutputBytes: 1 << 20}})
 		}()
 	}
