@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -73,27 +74,13 @@ const (
 const FallbackInteractive = "interactive"
 
 func (b *BatchConfig) validate() error {
-	if b.MaxRequests == 0 {
-		b.MaxRequests = DefaultBatchMaxRequests
-	}
-	if b.MaxBytes == 0 {
-		b.MaxBytes = DefaultBatchMaxBytes
-	}
-	if b.CompletionWindow == "" {
-		b.CompletionWindow = DefaultBatchWindow
-	}
-	if b.PollInterval == 0 {
-		b.PollInterval = DefaultBatchPoll
-	}
-	if b.Discount == 0 {
-		b.Discount = DefaultBatchDiscount
-	}
-	if b.Retries == 0 {
-		b.Retries = 1
-	}
-	if b.MaxResultBytes == 0 {
-		b.MaxResultBytes = 4 * b.MaxBytes
-	}
+	b.MaxRequests = cmp.Or(b.MaxRequests, DefaultBatchMaxRequests)
+	b.MaxBytes = cmp.Or(b.MaxBytes, DefaultBatchMaxBytes)
+	b.CompletionWindow = cmp.Or(b.CompletionWindow, DefaultBatchWindow)
+	b.PollInterval = cmp.Or(b.PollInterval, DefaultBatchPoll)
+	b.Discount = cmp.Or(b.Discount, DefaultBatchDiscount)
+	b.Retries = cmp.Or(b.Retries, 1)
+	b.MaxResultBytes = cmp.Or(b.MaxResultBytes, 4*b.MaxBytes)
 	w, err := time.ParseDuration(b.CompletionWindow)
 	switch {
 	case err != nil || w <= 0:
@@ -111,9 +98,7 @@ func (b *BatchConfig) validate() error {
 	case b.Fallback != "" && b.Fallback != FallbackInteractive:
 		return fmt.Errorf("fallback %q must be empty or %q", b.Fallback, FallbackInteractive)
 	}
-	if b.Margin == 0 {
-		b.Margin = min(DefaultBatchMargin, w)
-	}
+	b.Margin = cmp.Or(b.Margin, min(DefaultBatchMargin, w))
 	return nil
 }
 

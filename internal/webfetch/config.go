@@ -1,6 +1,7 @@
 package webfetch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -108,33 +109,15 @@ func (c Config) withDefaults() (Config, error) {
 	case c.ConnectTimeout < 0 || c.NoRouteAfter < 0 || c.NoRouteFor < 0 || c.MaxConcurrent < 0:
 		return bad("connect timeout, no-route settings and max concurrent must not be negative")
 	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.NoRouteAfter == 0 {
-		c.NoRouteAfter = DefaultNoRouteAfter
-	}
-	if c.NoRouteFor == 0 {
-		c.NoRouteFor = DefaultNoRouteFor
-	}
-	if c.MaxConcurrent == 0 {
-		c.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.MaxRedirects == 0 {
-		c.MaxRedirects = DefaultMaxRedirects
-	}
-	if c.CachePrefix == "" {
-		c.CachePrefix = DefaultCachePrefix
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
+	c.ConnectTimeout = cmp.Or(c.ConnectTimeout, DefaultConnectTimeout)
+	c.NoRouteAfter = cmp.Or(c.NoRouteAfter, DefaultNoRouteAfter)
+	c.NoRouteFor = cmp.Or(c.NoRouteFor, DefaultNoRouteFor)
+	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, DefaultMaxConcurrent)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxBytes = cmp.Or(c.MaxBytes, DefaultMaxBytes)
+	c.MaxRedirects = cmp.Or(c.MaxRedirects, DefaultMaxRedirects)
+	c.CachePrefix = cmp.Or(c.CachePrefix, DefaultCachePrefix)
+	c.UserAgent = cmp.Or(c.UserAgent, DefaultUserAgent)
 	for _, p := range c.AllowNets {
 		if !p.IsValid() {
 			return bad("allowed network %v is not a valid prefix", p)
