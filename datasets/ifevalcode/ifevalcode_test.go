@@ -179,6 +179,23 @@ func TestConformanceIFEvalCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := jsonlLines(t, dir)
+	if len(items) != lines || lines == 0 {
+		t.Fatalf("%d rows, files have %d lines", len(items), lines)
+	}
+	langs := map[string]int{}
+	for _, it := range items {
+		langs[it.ProgrammingLanguage]++
+	}
+	if len(langs) != 8 {
+		t.Errorf("languages %v, want the original's 8", langs)
+	}
+}
+
+// jsonlLines counts the non-blank lines of dir's *.jsonl files, each
+// read as a stream (the original's lines run to megabytes).
+func jsonlLines(t *testing.T, dir string) int {
+	t.Helper()
 	lines := 0
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	for _, f := range files {
@@ -193,16 +210,11 @@ func TestConformanceIFEvalCode(t *testing.T) {
 				lines++
 			}
 		}
+		err = sc.Err()
 		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
-	if len(items) != lines || lines == 0 {
-		t.Fatalf("%d rows, files have %d lines", len(items), lines)
-	}
-	langs := map[string]int{}
-	for _, it := range items {
-		langs[it.ProgrammingLanguage]++
-	}
-	if len(langs) != 8 {
-		t.Errorf("languages %v, want the original's 8", langs)
-	}
+	return lines
 }

@@ -82,19 +82,7 @@ func TestUpstreamFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 0
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.TrimSpace(l) != "" {
-				want++
-			}
-		}
-	}
+	want := jsonlLines(t, dir)
 	if len(items) != want {
 		t.Errorf("%d rows, the files have %d lines", len(items), want)
 	}
