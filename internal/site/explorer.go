@@ -724,10 +724,5 @@ func (h *handler) api(w http.ResponseWriter, r *http.Request, board, stamp, rout
 		h.fail(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	if r.Method == http.MethodHead {
-		return
-	}
-	_, _ = w.Write(b)
+	writeJSON(w, r, b)
 }

@@ -222,12 +222,18 @@ func (h *handler) scores(w http.ResponseWriter, r *http.Request, board, stamp st
 		h.fail(w, err)
 		return
 	}
+	writeJSON(w, r, append(b, '\n'))
+}
+
+// writeJSON answers with a JSON body b, never cached (a refresh may replace
+// it); a HEAD request gets the headers alone.
+func writeJSON(w http.ResponseWriter, r *http.Request, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(b)
 }
 
 var boardsPage = template.Must(template.New("boards").Parse(`<!DOCTYPE html>
