@@ -204,8 +204,22 @@ func (a *Leaderboard) changes(ctx context.Context, s leaderboard.Scores) (leader
 		if reg, err := a.Benchmarks.Get(dataset); err == nil {
 			cluster = reg.Cluster
 		}
-		return leaderboard.LoadSamples(ctx, a.Store, runID, model, metric, cluster)
+		return a.samples(ctx, runID, model, metric, cluster)
 	})
+}
+
+// samples reads a run's values of metric for a paired comparison: from the
+// run's explorer index when it has one for metric and the benchmark has no
+// clusters (a million-sample run: sample index and score, 16 bytes a
+// sample), otherwise from its results (leaderboard.LoadSamples).
+func (a *Leaderboard) samples(ctx context.Context, runID, model, metric string, cluster func(schemas.ResultRow) string) (leaderboard.Samples, error) {
+	if cluster == nil {
+		s, ok, err := site.IndexedSamples(ctx, a.Store, runID, model, metric)
+		if err != nil || ok {
+			return s, err
+		}
+	}
+	return leaderboard.LoadSamples(ctx, a.Store, runID, model, metric, cluster)
 }
 
 // notify POSTs the changes to the board's webhook when it names one and
@@ -286,10 +300,17 @@ func (a *Leaderboard) assembleBenchmark(ctx context.Context, s *leaderboard.Scor
 		s.Cells = append(s.Cells, headlineCell(o, bm.Headline, sum))
 		refs = append(refs, leaderboard.RunRef{RunID: o.RunID, Model: o.Model})
 	}
+	// A run too large for the static site gets its explorer index first
+	// (once per run): its comparisons pair on the index's scores.
+	for _, r := range s.Runs[len(s.Runs)-len(refs):] {
+		if err := site.ExplorerIndex(ctx, a.Store, r, bm.Headline); err != nil {
+			return err
+		}
+	}
 	// Each pair's comparison is computed once and stored beside its runs;
 	// a later stamp of the same runs reads it instead of the samples.
 	load := func(k int) (leaderboard.Samples, error) {
-		return leaderboard.LoadSamples(ctx, a.Store, refs[k].RunID, refs[k].Model, bm.Headline, cluster)
+		return a.samples(ctx, refs[k].RunID, refs[k].Model, bm.Headline, cluster)
 	}
 	cmp, ranks, err := leaderboard.CompareStored(ctx, a.Store, bm.Dataset, bm.Headline, refs, load)
 	if err != nil {

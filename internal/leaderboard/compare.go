@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,8 +22,16 @@ import (
 // Parquet (scored rows only: schemas.Scored(row.ErrorClass)).
 type Samples struct {
 	RunID, Model string
-	IDs          []string  // sample ids, the pairing key (unique)
-	Values       []float64 // the metric's value per sample
+	IDs          []string // sample ids (unique); may be nil when Indexes is set
+	// Indexes are the samples' positions in the dataset version (unique).
+	// Two runs that both have them are paired by index, otherwise by id:
+	// every comparison is of runs of one dataset version, where a sample's
+	// index and its id name the same row, and an index pairs without a
+	// map of strings (a million-sample run's explorer index has no ids).
+	// LoadSamples leaves them nil when two samples share an index (results
+	// written without their positions): those runs pair by id.
+	Indexes []int64
+	Values  []float64 // the metric's value per sample
 	// Clusters is the cluster key per sample; nil when the benchmark has
 	// no clusters. An empty key makes its sample a cluster of its own.
 	Clusters []string
@@ -96,12 +105,16 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 			}
 			where[id] = int32(k)
 			s.IDs = append(s.IDs, id)
+			s.Indexes = append(s.Indexes, p.idx[n])
 			s.Values = append(s.Values, p.values[n])
 			if cluster != nil {
 				s.Clusters = append(s.Clusters, p.clusters[n])
 			}
 		}
 		parts[k] = samplesPart{}
+	}
+	if !uniqueIndexes(s.Indexes) {
+		s.Indexes = nil // pair by id: results written without their positions
 	}
 	if scored > 0 && len(s.IDs) == 0 {
 		names := make([]string, 0, len(others))
@@ -112,6 +125,18 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 		return s, fmt.Errorf("%w: run %s: no scored sample has metric %q (it has %s)", ErrNoMetric, runID, metric, strings.Join(names, ", "))
 	}
 	return s, nil
+}
+
+// uniqueIndexes says whether no sample index is there twice.
+func uniqueIndexes(idx []int64) bool {
+	sorted := slices.Clone(idx)
+	slices.Sort(sorted)
+	for k := 1; k < len(sorted); k++ {
+		if sorted[k] == sorted[k-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadConcurrency is how many result files LoadSamples (and the site's
@@ -157,6 +182,7 @@ func EachParallel(n int, fn func(int) error) error {
 // samplesPart is what LoadSamples reads of one result file.
 type samplesPart struct {
 	ids      []string
+	idx      []int64
 	values   []float64
 	clusters []string
 	scored   int
@@ -184,6 +210,7 @@ func readSamplesPart(ctx context.Context, store blob.Store, key, metric string, 
 			return fmt.Errorf("%w: %s: sample %q: %s is %v", ErrBadResults, key, r.SampleID, metric, v)
 		}
 		p.ids = append(p.ids, r.SampleID)
+		p.idx = append(p.idx, r.SampleIndex)
 		p.values = append(p.values, v)
 		if cluster != nil {
 			p.clusters = append(p.clusters, cluster(r))
@@ -195,7 +222,7 @@ func readSamplesPart(ctx context.Context, store blob.Store, key, metric string, 
 	if cluster != nil {
 		return p, pq.ReadEach(ctx, store, key, func(rows []clusterRow) error {
 			for _, r := range rows {
-				if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
+				if err := add(schemas.ResultRow{SampleID: r.SampleID, SampleIndex: r.SampleIndex, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass, DetailsJSON: r.DetailsJSON}); err != nil {
 					return err
 				}
 			}
@@ -204,7 +231,7 @@ func readSamplesPart(ctx context.Context, store blob.Store, key, metric string, 
 	}
 	return p, pq.ReadEach(ctx, store, key, func(rows []sampleRow) error {
 		for _, r := range rows {
-			if err := add(schemas.ResultRow{SampleID: r.SampleID, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
+			if err := add(schemas.ResultRow{SampleID: r.SampleID, SampleIndex: r.SampleIndex, Category: r.Category, Metrics: r.Metrics, ErrorClass: r.ErrorClass}); err != nil {
 				return err
 			}
 		}
@@ -215,14 +242,16 @@ func readSamplesPart(ctx context.Context, store blob.Store, key, metric string, 
 // sampleRow and clusterRow are the columns of schemas.ResultRow that
 // LoadSamples reads (Parquet projection).
 type sampleRow struct {
-	SampleID   string             `parquet:"sample_id"`
-	Category   string             `parquet:"category,dict"`
-	Metrics    map[string]float64 `parquet:"metrics"`
-	ErrorClass string             `parquet:"error_class,dict"`
+	SampleID    string             `parquet:"sample_id"`
+	SampleIndex int64              `parquet:"sample_index"`
+	Category    string             `parquet:"category,dict"`
+	Metrics     map[string]float64 `parquet:"metrics"`
+	ErrorClass  string             `parquet:"error_class,dict"`
 }
 
 type clusterRow struct {
 	SampleID    string             `parquet:"sample_id"`
+	SampleIndex int64              `parquet:"sample_index"`
 	Category    string             `parquet:"category,dict"`
 	Metrics     map[string]float64 `parquet:"metrics"`
 	ErrorClass  string             `parquet:"error_class,dict"`
@@ -253,7 +282,8 @@ const Seed = 1
 func Resamples(m int) int { return max(stats.DefaultResamples, 40*m) }
 
 // Compare compares every two runs of one benchmark's headline metric on the
-// samples both scored (paired by sample id), corrects the p-values over the
+// samples both scored (paired by sample index when both runs carry
+// Indexes, by sample id otherwise), corrects the p-values over the
 // benchmark's comparisons (Holm), and returns the comparisons (runs[i]
 // against runs[j] for i < j, in that order; A is runs[i]) and each model's
 // rank range (by Model: one run per model). Higher values are better.
@@ -270,12 +300,12 @@ func Resamples(m int) int { return max(stats.DefaultResamples, 40*m) }
 func Compare(dataset, metric string, runs []Samples) ([]Comparison, map[string]RankRange) {
 	pairs := Pairs(len(runs))
 	boot := stats.Bootstrap{Resamples: Resamples(len(pairs)), Seed: Seed}
-	index := make([]map[string]int, len(runs))
-	for k, r := range runs {
-		index[k] = make(map[string]int, len(r.IDs))
-		for n, id := range r.IDs {
-			index[k][id] = n
-		}
+	index := make([]*lookup, len(runs))
+	for k := range runs {
+		index[k] = &lookup{s: &runs[k]}
+	}
+	for _, p := range pairs { // built here: the goroutines below only read them
+		index[p.J].build(byIndex(runs[p.I], runs[p.J]))
 	}
 	// The comparisons are independent (each its own seeded generator):
 	// run them on every core; the result does not depend on the order.
@@ -351,15 +381,80 @@ func Correct(models []string, pairs []Pair, out []Comparison) map[string]RankRan
 	return ranks
 }
 
+// byIndex says whether runs a and b pair by sample index (both have
+// Indexes) rather than by id.
+func byIndex(a, b Samples) bool { return a.Indexes != nil && b.Indexes != nil }
+
+// lookup finds a run's samples by the other run's pairing keys: by index
+// or by id (see Samples.Indexes), each built on first use.
+type lookup struct {
+	s      *Samples
+	dense  []int32        // position+1 by sample index, when the indexes are dense enough
+	sparse map[int64]int  // position by sample index, otherwise
+	ids    map[string]int // position by id
+}
+
+func (l *lookup) build(index bool) {
+	switch {
+	case index && l.dense == nil && l.sparse == nil:
+		hi := int64(-1)
+		for _, i := range l.s.Indexes {
+			hi = max(hi, i)
+		}
+		// A dense table while it costs at most about 4 bytes a sample
+		// more than the samples themselves; a map for anything else (a
+		// corrupt index must not size an allocation).
+		if hi < int64(4*len(l.s.Indexes))+1024 {
+			l.dense = make([]int32, hi+1)
+			for n, i := range l.s.Indexes {
+				if i >= 0 {
+					l.dense[i] = int32(n + 1)
+				}
+			}
+			return
+		}
+		l.sparse = make(map[int64]int, len(l.s.Indexes))
+		for n, i := range l.s.Indexes {
+			l.sparse[i] = n
+		}
+	case !index && l.ids == nil:
+		l.ids = make(map[string]int, len(l.s.IDs))
+		for n, id := range l.s.IDs {
+			l.ids[id] = n
+		}
+	}
+}
+
+// find returns the position of a's sample n in l's run.
+func (l *lookup) find(a Samples, n int, index bool) (int, bool) {
+	if !index {
+		m, ok := l.ids[a.IDs[n]]
+		return m, ok
+	}
+	i := a.Indexes[n]
+	if l.dense != nil {
+		if i < 0 || i >= int64(len(l.dense)) || l.dense[i] == 0 {
+			return 0, false
+		}
+		return int(l.dense[i]) - 1, true
+	}
+	m, ok := l.sparse[i]
+	return m, ok
+}
+
 // compare is one comparison of Compare: ra against rb on the samples both
-// scored (bIndex: rb's sample ids to their positions).
-func compare(dataset, metric string, ra, rb Samples, bIndex map[string]int, boot stats.Bootstrap) Comparison {
+// scored (bIndex finds rb's samples; built for this pair's pairing key).
+func compare(dataset, metric string, ra, rb Samples, bIndex *lookup, boot stats.Bootstrap) Comparison {
 	c := Comparison{Dataset: dataset, Metric: metric, ModelA: ra.Model, ModelB: rb.Model, RunA: ra.RunID, RunB: rb.RunID,
 		Correction: "holm", P: 1, PAdjusted: 1, Method: MethodNone}
 	var a, b []float64
 	var cl []string
-	for n, id := range ra.IDs {
-		m, ok := bIndex[id]
+	index := byIndex(ra, rb)
+	if !index && (ra.IDs == nil || rb.IDs == nil) {
+		return c // nothing to pair by (Indexes on one side only): no shared sample
+	}
+	for n := range ra.Values {
+		m, ok := bIndex.find(ra, n, index)
 		if !ok {
 			continue
 		}

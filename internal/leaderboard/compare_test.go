@@ -294,12 +294,88 @@ func TestLoadSamples(t *testing.T) {
 		}
 	})
 
+	t.Run("indexes", func(t *testing.T) {
+		store := blobtest.NewMemory()
+		at := func(r schemas.ResultRow, i int64) schemas.ResultRow { r.SampleIndex = i; return r }
+		writeShard(t, store, runs.ShardKey("run4", 0), []schemas.ResultRow{at(row("a", "", "", map[string]float64{"acc": 1}), 7),
+			at(row("b", "", schemas.ErrorClassInfrastructure, nil), 8), at(row("c", "", "", map[string]float64{"acc": 0}), 3)})
+		s, err := LoadSamples(ctx, store, "run4", "m", "acc", nil)
+		if err != nil || fmt.Sprint(s.IDs, s.Indexes) != "[a c] [7 3]" {
+			t.Fatalf("%+v %v", s, err)
+		}
+	})
+
 	t.Run("nothing scored", func(t *testing.T) {
 		store := blobtest.NewMemory()
 		writeShard(t, store, runs.ShardKey("run3", 0), []schemas.ResultRow{row("a", "", schemas.ErrorClassInfrastructure, nil)})
 		s, err := LoadSamples(ctx, store, "run3", "m", "acc", nil)
 		if err != nil || len(s.IDs) != 0 {
 			t.Fatalf("%+v %v", s, err)
+		}
+	})
+}
+
+// TestCompareByIndex: runs paired by sample index compare exactly as the
+// same runs paired by id, whatever order each run lists its samples in,
+// with dense and sparse indexes, and with one side holding no ids (the
+// explorer index's samples).
+func TestCompareByIndex(t *testing.T) {
+	const n = 500
+	type smp struct {
+		id  string
+		idx int64
+		v   float64
+	}
+	mk := func(model string, stride int64, order func(int) int, value func(int) float64, ids, indexes bool) Samples {
+		all := make([]smp, n)
+		for i := range n {
+			all[i] = smp{fmt.Sprint("s", i), int64(i) * stride, value(i)}
+		}
+		s := Samples{RunID: "r-" + model, Model: model}
+		for k := range n {
+			x := all[order(k)]
+			if ids {
+				s.IDs = append(s.IDs, x.id)
+			}
+			if indexes {
+				s.Indexes = append(s.Indexes, x.idx)
+			}
+			s.Values = append(s.Values, x.v)
+		}
+		return s
+	}
+	same := func(k int) int { return k }
+	reversed := func(k int) int { return n - 1 - k }
+	shuffled := func(k int) int { return (k * 7) % n } // 7 is prime to 500
+	va := func(i int) float64 { return float64(i%3) / 2 }
+	vb := func(i int) float64 { return float64(i%5) / 4 }
+	vc := func(i int) float64 { return float64((i/2)%2) }
+	want, wantRanks := Compare("bench", "score", []Samples{
+		mk("a", 1, same, va, true, false), mk("b", 1, reversed, vb, true, false), mk("c", 1, shuffled, vc, true, false)})
+	if want[0].N != n {
+		t.Fatalf("by id: %+v", want[0])
+	}
+	for _, tc := range []struct {
+		name   string
+		stride int64
+		ids    bool
+	}{
+		{"dense, ids too", 1, true},
+		{"dense, no ids", 1, false},
+		{"sparse", 1 << 40, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ranks := Compare("bench", "score", []Samples{
+				mk("a", tc.stride, same, va, true, true), mk("b", tc.stride, reversed, vb, tc.ids, true), mk("c", tc.stride, shuffled, vc, tc.ids, true)})
+			if fmt.Sprint(got, ranks) != fmt.Sprint(want, wantRanks) {
+				t.Fatalf("by index:\n%+v %v\nby id:\n%+v %v", got, ranks, want, wantRanks)
+			}
+		})
+	}
+	t.Run("indexes on one side only", func(t *testing.T) {
+		got, _ := Compare("bench", "score", []Samples{mk("a", 1, same, va, true, false), mk("b", 1, same, vb, false, true)})
+		if got[0].N != 0 || got[0].Method != MethodNone {
+			t.Fatalf("%+v", got[0])
 		}
 	})
 }

@@ -33,7 +33,7 @@ func CompareStored(ctx context.Context, store blob.Store, dataset, metric string
 	boot := stats.Bootstrap{Resamples: Resamples(len(pairs)), Seed: Seed}
 	out := make([]Comparison, len(pairs))
 	loaded := map[int]Samples{}
-	index := map[int]map[string]int{}
+	index := map[int]*lookup{}
 	get := func(k int) (Samples, error) {
 		if s, ok := loaded[k]; ok {
 			return s, nil
@@ -68,11 +68,9 @@ func CompareStored(ctx context.Context, store blob.Store, dataset, metric string
 			return nil, nil, err
 		}
 		if index[p.J] == nil {
-			index[p.J] = make(map[string]int, len(sb.IDs))
-			for n, id := range sb.IDs {
-				index[p.J][id] = n
-			}
+			index[p.J] = &lookup{s: &sb}
 		}
+		index[p.J].build(byIndex(sa, sb))
 		c = compare(dataset, metric, sa, sb, index[p.J], boot)
 		c.ModelA, c.ModelB = a.Model, b.Model
 		if err := blob.PutJSON(ctx, store, key, c); err != nil && !errors.Is(err, context.Canceled) {

@@ -228,3 +228,91 @@ func searchLine(r schemas.ResultRow, prompt string) string {
 	s := strings.Join([]string{r.SampleID, r.Category, prompt, r.Response, r.ErrorClass, r.ErrorMessage, r.DetailsJSON}, "\t")
 	return lineBreaks.Replace(strings.ToLower(s))
 }
+
+// ExplorerIndex writes the explorer index of a run above
+// MaxStaticSamples unless an earlier refresh did. A refresh calls it
+// before its comparisons, which then pair the runs on the index's scores
+// (IndexedSamples) instead of reading every result again; Write finds it
+// done.
+func ExplorerIndex(ctx context.Context, store blob.Store, r leaderboard.Run, headline string) error {
+	if r.Summary.Samples <= int64(maxStatic) {
+		return nil
+	}
+	plan, found, err := readPlan(ctx, store, r.RunID)
+	if err != nil {
+		return err
+	}
+	keys, err := resultKeys(ctx, store, r.RunID)
+	if err != nil {
+		return err
+	}
+	return buildExplore(ctx, store, r.RunID, headline, plan, found, keys)
+}
+
+// scoreRow is what IndexedSamples reads of an explorer index's rows
+// (Parquet projection).
+type scoreRow struct {
+	Index int64   `parquet:"sample_index"`
+	Score float64 `parquet:"score"`
+	Err   string  `parquet:"error_class,dict"`
+}
+
+// IndexedSamples returns a run's samples of headline from its explorer
+// index: each scored sample's index in the dataset version and its
+// headline value, without ids (leaderboard.Samples pairs them by index).
+// ok is false, and the caller reads the results with
+// leaderboard.LoadSamples, when the run has no index for headline, when a
+// scored sample has no finite headline value (LoadSamples says which and
+// why), or when the indexes are not unique and dense (results written
+// without their positions).
+func IndexedSamples(ctx context.Context, store blob.Store, runID, model, headline string) (s leaderboard.Samples, ok bool, err error) {
+	m, found, err := readManifest(ctx, store, runID, headline)
+	if err != nil || !found {
+		return s, false, err
+	}
+	s = leaderboard.Samples{RunID: runID, Model: model, Indexes: make([]int64, 0, m.Samples), Values: make([]float64, 0, m.Samples)}
+	odd := false
+	err = pq.ReadEach(ctx, store, exploreKey(runID, "rows.parquet"), func(rows []scoreRow) error {
+		for _, r := range rows {
+			switch {
+			case !schemas.Scored(r.Err):
+			case math.IsNaN(r.Score):
+				odd = true
+			default:
+				s.Indexes = append(s.Indexes, r.Index)
+				s.Values = append(s.Values, r.Score)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s, false, fmt.Errorf("site: run %s: explorer index: %w", runID, err)
+	}
+	if odd || !denseUnique(s.Indexes) {
+		return leaderboard.Samples{}, false, nil
+	}
+	return s, true, nil
+}
+
+// denseUnique says whether the indexes are unique and at most about four
+// times their number (a bitmap of them stays small).
+func denseUnique(idx []int64) bool {
+	hi := int64(-1)
+	for _, i := range idx {
+		if i < 0 {
+			return false
+		}
+		hi = max(hi, i)
+	}
+	if hi >= int64(4*len(idx))+1024 {
+		return false
+	}
+	seen := make([]uint64, hi/64+1)
+	for _, i := range idx {
+		if seen[i/64]&(1<<(i%64)) != 0 {
+			return false
+		}
+		seen[i/64] |= 1 << (i % 64)
+	}
+	return true
+}

@@ -146,3 +146,44 @@ func mustGet(t *testing.T, store blob.Store, key string) []byte {
 	}
 	return b
 }
+
+// TestIndexedSamples: a served run's explorer index gives the same values
+// as its results, and comparisons paired on it (by sample index) equal
+// those paired by id on the results; a run without an index, or an index
+// of another headline, is not ok (the refresh then reads the results).
+func TestIndexedSamples(t *testing.T) {
+	ctx := context.Background()
+	store, s, _ := servedLarge(t)
+	var fromIndex, fromResults []leaderboard.Samples
+	for _, r := range s.Runs {
+		if r.Dataset != "bfcl" {
+			continue
+		}
+		got, ok, err := IndexedSamples(ctx, store, r.RunID, r.Model, "accuracy")
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v, %v", r.RunID, ok, err)
+		}
+		want, err := leaderboard.LoadSamples(ctx, store, r.RunID, r.Model, "accuracy", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Indexes) == 0 || fmt.Sprint(got.Indexes, got.Values) != fmt.Sprint(want.Indexes, want.Values) {
+			t.Fatalf("%s: index %v %v\nresults %v %v", r.RunID, got.Indexes, got.Values, want.Indexes, want.Values)
+		}
+		want.Indexes = nil // pair the results by id
+		fromIndex, fromResults = append(fromIndex, got), append(fromResults, want)
+	}
+	if len(fromIndex) < 2 {
+		t.Fatalf("%d bfcl runs in the fixture", len(fromIndex))
+	}
+	a, ar := leaderboard.Compare("bfcl", "accuracy", fromIndex)
+	b, br := leaderboard.Compare("bfcl", "accuracy", fromResults)
+	if a[0].N == 0 || fmt.Sprint(a, ar) != fmt.Sprint(b, br) {
+		t.Fatalf("by index:\n%+v %v\nby id:\n%+v %v", a, ar, b, br)
+	}
+	for _, tc := range []struct{ run, headline string }{{fromIndex[0].RunID, "other-metric"}, {"no-such-run", "accuracy"}} {
+		if _, ok, err := IndexedSamples(ctx, store, tc.run, "m", tc.headline); ok || err != nil {
+			t.Errorf("%s %s: ok %v, %v", tc.run, tc.headline, ok, err)
+		}
+	}
+}
