@@ -290,6 +290,8 @@ type compareView struct {
 	// Served is true when a run is above MaxStaticSamples: the per-sample
 	// diff is listed by the served explorer only.
 	Served bool
+	// Pivot is both runs' metrics by scope.
+	Pivot comparePivot
 }
 
 // pairJS is one sample of a compare page.
@@ -364,7 +366,7 @@ func (st *site) comparison(a, b string) (leaderboard.Comparison, bool) {
 func (st *site) compare(out *output, b *benchView, a, bb leaderboard.Run) (*compareView, error) {
 	v := &compareView{Page: comparePage(a.RunID, bb.RunID), Dataset: a.Dataset, Version: a.Version, Metric: b.Bench.Headline,
 		BenchPage: "bench-" + b.Slug + ".html", A: a, B: bb, DisplayA: st.display(a.Model), DisplayB: st.display(bb.Model),
-		BaselineA: st.isBaseline(a.Model), BaselineB: st.isBaseline(bb.Model)}
+		BaselineA: st.isBaseline(a.Model), BaselineB: st.isBaseline(bb.Model), Pivot: buildComparePivot(a.Summary, bb.Summary, b.Bench.Headline)}
 	sa, okA := st.briefs[a.RunID]
 	sb, okB := st.briefs[bb.RunID]
 	if !okA || !okB {

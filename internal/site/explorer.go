@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
@@ -85,6 +86,7 @@ type runIndex struct {
 
 	mu       sync.Mutex
 	chunks   [][]byte // compressed, loaded on the first search
+	fetches  singleflight.Group
 	orders   map[string][]int32
 	searches map[string][]int32 // the last few queries' matches, in ordinal order
 }
@@ -254,7 +256,9 @@ func (ri *runIndex) search(ctx context.Context, store blob.Store, q string) ([]i
 	return all, nil
 }
 
-// chunk returns text chunk c compressed, fetching it the first time.
+// chunk returns text chunk c compressed, fetching it the first time. A
+// chunk is fetched once however many ask for it at once (a search typed
+// while the first page's prefetch runs waits for the same fetch).
 func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte, error) {
 	ri.mu.Lock()
 	if ri.chunks == nil {
@@ -265,28 +269,44 @@ func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte,
 	if z != nil {
 		return z, nil
 	}
-	b, err := blob.GetBytes(ctx, store, chunkKey(ri.id, c))
-	if err != nil {
-		return nil, fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
+	got := ri.fetches.DoChan(strconv.Itoa(c), func() (any, error) {
+		// Not the caller's context: the others waiting share the fetch.
+		fctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		b, err := blob.GetBytes(fctx, store, chunkKey(ri.id, c))
+		if err != nil {
+			return nil, fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
+		}
+		ri.mu.Lock()
+		ri.chunks[c] = b
+		ri.mu.Unlock()
+		return b, nil
+	})
+	select {
+	case r := <-got:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]byte), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	ri.mu.Lock()
-	ri.chunks[c] = b
-	ri.mu.Unlock()
-	return b, nil
 }
 
-// prefetch loads what sorting and search need (rows.parquet, the text
-// chunks), in the background of a run's first page, once.
+// prefetch loads what search and sorting need (the text chunks, then
+// rows.parquet), in the background of a run's first page, once. The
+// chunks come first: a search needs them all, and is what a reader
+// waits for longest.
 func (ri *runIndex) prefetch(store blob.Store) {
 	ri.prefetchOnce.Do(func() {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_, _ = ri.loadRows(store)
 			_ = leaderboard.EachParallel(ri.m.Chunks, func(c int) error {
 				_, err := ri.chunk(ctx, store, c)
 				return err
 			})
+			_, _ = ri.loadRows(store)
 		}()
 	})
 }
