@@ -1,190 +1,21 @@
 package site
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/benchline/benchline/internal/site/sitetest"
 )
-
-// browser starts Debian's chromium headless (the flags of
-// /work/shared/docs/platform.md: no sandbox as root, no background
-// networking, a fresh profile) and records console errors, uncaught
-// exceptions and error log entries (failed loads, CSP violations).
-type browser struct {
-	ctx       context.Context
-	artifacts string
-	mu        sync.Mutex
-	problems  []string
-}
-
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	exe := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			exe = p
-			break
-		}
-	}
-	if exe == "" {
-		t.Fatal("chromium is not installed: the browser tests drive Debian's chromium; `make setup` installs it (apt-get install -y chromium)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("allow-file-access-from-files", false), chromedp.WindowSize(1280, 900))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelC(); cancelA() })
-	b := &browser{ctx: ctx, artifacts: artifactsDir(t)}
-	t.Cleanup(func() { // runs before the browser stops: the page as the failure left it
-		if !t.Failed() {
-			return
-		}
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100)); err == nil {
-			_ = os.WriteFile(filepath.Join(b.artifacts, "failure.png"), png, 0o644)
-		}
-	})
-	// Listen sees each event before the command that follows it returns, so
-	// noProblems after an action has every message that action caused.
-	err := chromedp.Listen(ctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if typ := string(e.Type); typ == "error" || typ == "warning" || typ == "assert" {
-				var args []string
-				for _, a := range e.Args {
-					args = append(args, strings.TrimSpace(string(a.Value)+" "+a.Description))
-				}
-				b.problem("console.%s: %s", typ, strings.Join(args, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			msg := e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				msg += " " + e.ExceptionDetails.Exception.Description
-			}
-			b.problem("exception: %s", msg)
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
-				b.problem("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("start chromium (%s): %v", exe, err)
-	}
-	return b
-}
-
-func (b *browser) problem(format string, args ...any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.problems = append(b.problems, fmt.Sprintf(format, args...))
-}
-
-// noProblems fails the test on any console error seen so far.
-func (b *browser) noProblems(t *testing.T, where string) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		t.Errorf("%s: %s", where, p)
-	}
-	b.problems = nil
-}
-
-// run runs actions, bounded: a loaded 2-core machine is slow, but nothing
-// waits forever.
-func (b *browser) run(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// shot writes a full-page screenshot into the artifacts directory.
-func (b *browser) shot(t *testing.T, name string) {
-	t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	p := filepath.Join(b.artifacts, name+".png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// artifactsDir is $BENCHLINE_ARTIFACTS/site-browser when set (kept), else a
-// test temporary directory (removed after the test).
-func artifactsDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if root := os.Getenv("BENCHLINE_ARTIFACTS"); root != "" {
-		dir = filepath.Join(root, "site-browser")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("screenshots in %s (set BENCHLINE_ARTIFACTS to keep them)", dir)
-	return dir
-}
-
-// eval runs a JS expression and decodes its JSON result into out.
-func (b *browser) eval(t *testing.T, expr string, out any) {
-	t.Helper()
-	raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string]("JSON.stringify("+expr+")"))
-	if err != nil {
-		t.Fatalf("eval %s: %v", expr, err)
-	}
-	if err := json.Unmarshal([]byte(raw), out); err != nil {
-		t.Fatalf("eval %s: %v (%s)", expr, err, raw)
-	}
-}
-
-// clear empties an input (the keys typed next make the search).
-func (b *browser) clear(t *testing.T, sel string) {
-	t.Helper()
-	var ok bool
-	b.eval(t, fmt.Sprintf(`(document.querySelector(%q).value = "") === ""`, sel), &ok)
-}
-
-// waitJS polls a JS boolean expression.
-func (b *browser) waitJS(t *testing.T, what, expr string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr)); err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			status, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(document.querySelector(".status")||{}).textContent||""`))
-			t.Fatalf("waiting for %s (%s): timed out; status %q", what, expr, status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // TestBrowser opens the served site in headless chromium: the tables and
 // plots show the numbers of scores.json, a column sorts by keyboard, the
@@ -207,15 +38,15 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	b := newBrowser(t)
+	b := sitetest.NewBrowser(t)
 
 	// The overview: a table cell and a plot point per scores.json cell.
-	b.run(t, "open the overview", chromedp.Navigate(srv.URL+"/demo/"), chromedp.WaitVisible(chromedp.CSS("#overview")))
+	b.Run(t, "open the overview", chromedp.Navigate(srv.URL+"/demo/"), chromedp.WaitVisible(chromedp.CSS("#overview")))
 	var table map[string]map[string]string
-	b.eval(t, `Object.fromEntries([...document.querySelectorAll("#overview tbody tr")].map(r => [r.dataset.model,
+	b.Eval(t, `Object.fromEntries([...document.querySelectorAll("#overview tbody tr")].map(r => [r.dataset.model,
 		Object.fromEntries([...r.querySelectorAll("td[data-dataset]")].map(c => [c.dataset.dataset, c.textContent]))]))`, &table)
 	var points map[string]string
-	b.eval(t, `Object.fromEntries([...document.querySelectorAll("svg.plot g.point")].map(g => [g.closest("svg").id + "|" + g.dataset.model, g.textContent]))`, &points)
+	b.Eval(t, `Object.fromEntries([...document.querySelectorAll("svg.plot g.point")].map(g => [g.closest("svg").id + "|" + g.dataset.model, g.textContent]))`, &points)
 	for _, c := range doc.Cells {
 		want := num3(c.Mean) + " " + ciText(c.CILow, c.CIHigh)
 		if got := table[c.Model][c.Dataset]; !strings.Contains(got, want) || !strings.Contains(got, fmt.Sprintf("n=%d", c.N)) {
@@ -226,17 +57,17 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 	var baselines []string
-	b.eval(t, `[...document.querySelectorAll("#overview tr.baseline")].filter(r => r.querySelector(".tag").textContent === "baseline").map(r => r.dataset.model)`, &baselines)
+	b.Eval(t, `[...document.querySelectorAll("#overview tr.baseline")].filter(r => r.querySelector(".tag").textContent === "baseline").map(r => r.dataset.model)`, &baselines)
 	if strings.Join(baselines, ",") != "baseline/reference,baseline/noisy-0.3" {
 		t.Errorf("rows marked baseline: %v", baselines)
 	}
-	b.shot(t, "01-overview")
+	b.Shot(t, "01-overview")
 
 	// A benchmark page: every column, sorted by the headline (keyboard),
 	// then filtered.
-	b.run(t, "open bfcl", chromedp.Click(chromedp.CSS(`a[href="bench-bfcl.html"]`)), chromedp.WaitVisible(chromedp.CSS("#bench")))
+	b.Run(t, "open bfcl", chromedp.Click(chromedp.CSS(`a[href="bench-bfcl.html"]`)), chromedp.WaitVisible(chromedp.CSS("#bench")))
 	var heads []string
-	b.eval(t, `[...document.querySelectorAll("#bench thead th")].map(th => th.textContent)`, &heads)
+	b.Eval(t, `[...document.querySelectorAll("#bench thead th")].map(th => th.textContent)`, &heads)
 	wantHeads := "Model accuracy Rank multiple simple Cost Tokens Latency p50 / p90 Samples Errors Judge agreement Dataset / scorer"
 	if strings.Join(heads, " ") != wantHeads {
 		t.Errorf("bfcl columns %q, want %q", strings.Join(heads, " "), wantHeads)
@@ -261,7 +92,7 @@ func TestBrowser(t *testing.T) {
 	// The first press sorts descending, the second ascending.
 	// The cost and history plots of bfcl show each model's mean too.
 	var plotTexts map[string]string
-	b.eval(t, `Object.fromEntries([...document.querySelectorAll("#cost-bfcl g.point, #history-bfcl g.series")].map(g => [g.closest("svg").id + "|" + g.dataset.model, g.textContent]))`, &plotTexts)
+	b.Eval(t, `Object.fromEntries([...document.querySelectorAll("#cost-bfcl g.point, #history-bfcl g.series")].map(g => [g.closest("svg").id + "|" + g.dataset.model, g.textContent]))`, &plotTexts)
 	for _, c := range doc.Cells {
 		if c.Dataset != "bfcl" {
 			continue
@@ -272,93 +103,93 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 	}
-	b.run(t, "sort by keyboard", chromedp.Focus(chromedp.CSS(`#bench thead th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter),
+	b.Run(t, "sort by keyboard", chromedp.Focus(chromedp.CSS(`#bench thead th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.Focus(chromedp.CSS(`#bench thead th:nth-child(2) button`)), chromedp.KeyEvent(kb.Enter))
 	var order []string
 	var sortState string
-	b.eval(t, `[...document.querySelectorAll("#bench tbody tr")].map(r => r.dataset.model)`, &order)
-	b.eval(t, `document.querySelector("#bench thead th:nth-child(2)").getAttribute("aria-sort")`, &sortState)
+	b.Eval(t, `[...document.querySelectorAll("#bench tbody tr")].map(r => r.dataset.model)`, &order)
+	b.Eval(t, `document.querySelector("#bench thead th:nth-child(2)").getAttribute("aria-sort")`, &sortState)
 	if strings.Join(order, ",") != strings.Join(ascending, ",") || sortState != "ascending" {
 		t.Errorf("after sorting ascending: %v (aria-sort %s), want %v", order, sortState, ascending)
 	}
-	b.run(t, "sort by cost", chromedp.Click(chromedp.CSS(`#bench thead th:nth-child(6) button`)))
-	b.eval(t, `[...document.querySelectorAll("#bench tbody tr")].map(r => r.dataset.model)`, &order)
+	b.Run(t, "sort by cost", chromedp.Click(chromedp.CSS(`#bench thead th:nth-child(6) button`)))
+	b.Eval(t, `[...document.querySelectorAll("#bench tbody tr")].map(r => r.dataset.model)`, &order)
 	if order[0] != "acme/model-a" { // the only run that cost anything, first when descending
 		t.Errorf("sorted by cost, descending: %v", order)
 	}
-	b.shot(t, "02-bench-sorted")
-	b.run(t, "filter", chromedp.SendKeys(chromedp.CSS(`input.filter[data-table="bench"]`), "noisy"))
+	b.Shot(t, "02-bench-sorted")
+	b.Run(t, "filter", chromedp.SendKeys(chromedp.CSS(`input.filter[data-table="bench"]`), "noisy"))
 	var visible []string
 	var visible2 int
-	b.eval(t, `[...document.querySelectorAll("#bench tbody tr")].filter(r => !r.hidden).map(r => r.dataset.model)`, &visible)
+	b.Eval(t, `[...document.querySelectorAll("#bench tbody tr")].filter(r => !r.hidden).map(r => r.dataset.model)`, &visible)
 	if strings.Join(visible, ",") != "baseline/noisy-0.3" {
 		t.Errorf("filtered by \"noisy\": %v", visible)
 	}
-	b.shot(t, "03-bench-filtered")
-	b.run(t, "clear the filter", chromedp.SendKeys(chromedp.CSS(`input.filter[data-table="bench"]`), strings.Repeat(kb.Backspace, len("noisy"))))
-	b.eval(t, `[...document.querySelectorAll("#bench tbody tr")].filter(r => !r.hidden).length`, &visible2)
+	b.Shot(t, "03-bench-filtered")
+	b.Run(t, "clear the filter", chromedp.SendKeys(chromedp.CSS(`input.filter[data-table="bench"]`), strings.Repeat(kb.Backspace, len("noisy"))))
+	b.Eval(t, `[...document.querySelectorAll("#bench tbody tr")].filter(r => !r.hidden).length`, &visible2)
 	if visible2 != 3 {
 		t.Errorf("with the filter cleared %d rows show, want 3", visible2)
 	}
-	b.noProblems(t, "overview and bfcl")
+	b.NoProblems(t, "overview and bfcl")
 
 	// A run page: 120 samples in pages of 50; search; a <script> response
 	// shown as text.
 	a := runOf(t, s, "bfcl", "acme/model-a")
-	b.run(t, "open a run", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#bench a[href="run-%s.html"]`, a))), chromedp.WaitVisible(chromedp.CSS("#metrics")))
-	b.waitJS(t, "the first page of samples", `document.querySelectorAll(".items article.sample").length === 50`)
+	b.Run(t, "open a run", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#bench a[href="run-%s.html"]`, a))), chromedp.WaitVisible(chromedp.CSS("#metrics")))
+	b.WaitJS(t, "the first page of samples", `document.querySelectorAll(".items article.sample").length === 50`)
 	var status string
-	b.eval(t, `document.querySelector(".pager .status").textContent`, &status)
+	b.Eval(t, `document.querySelector(".pager .status").textContent`, &status)
 	if status != "Showing 1–50 of 120." {
 		t.Errorf("run page status %q", status)
 	}
-	b.run(t, "next page", chromedp.Click(chromedp.CSS(".pager button.next")))
-	b.waitJS(t, "page 2", `document.querySelector(".items article.sample").dataset.id === "bfcl-050"`)
-	b.run(t, "last page", chromedp.Click(chromedp.CSS(".pager button.next")))
-	b.waitJS(t, "page 3 of 20", `document.querySelectorAll(".items article.sample").length === 20 && document.querySelector(".pager button.next").disabled`)
-	b.shot(t, "04-run-page3")
-	b.run(t, "search an id", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-042"), chromedp.KeyEvent(kb.Enter))
-	b.waitJS(t, "one match", `document.querySelector(".pager .status").textContent.startsWith("1 of 120 match")`)
+	b.Run(t, "next page", chromedp.Click(chromedp.CSS(".pager button.next")))
+	b.WaitJS(t, "page 2", `document.querySelector(".items article.sample").dataset.id === "bfcl-050"`)
+	b.Run(t, "last page", chromedp.Click(chromedp.CSS(".pager button.next")))
+	b.WaitJS(t, "page 3 of 20", `document.querySelectorAll(".items article.sample").length === 20 && document.querySelector(".pager button.next").disabled`)
+	b.Shot(t, "04-run-page3")
+	b.Run(t, "search an id", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-042"), chromedp.KeyEvent(kb.Enter))
+	b.WaitJS(t, "one match", `document.querySelector(".pager .status").textContent.startsWith("1 of 120 match")`)
 	var ids []string
-	b.eval(t, `[...document.querySelectorAll(".items article.sample")].map(a => a.dataset.id)`, &ids)
+	b.Eval(t, `[...document.querySelectorAll(".items article.sample")].map(a => a.dataset.id)`, &ids)
 	if strings.Join(ids, ",") != "bfcl-042" {
 		t.Errorf("search bfcl-042 shows %v", ids)
 	}
 	var prompt string
-	b.eval(t, `document.querySelector(".items .prompt").textContent`, &prompt)
+	b.Eval(t, `document.querySelector(".items .prompt").textContent`, &prompt)
 	if !strings.Contains(prompt, "question: What is the weather in city 42?") {
 		t.Errorf("sample bfcl-042 shows the dataset row %q", prompt)
 	}
-	b.clear(t, "input.search")
-	b.run(t, "search an error class", chromedp.SendKeys(chromedp.CSS("input.search"), "unparseable"), chromedp.KeyEvent(kb.Enter))
-	b.waitJS(t, "12 unparseable", `document.querySelector(".pager .status").textContent.startsWith("12 of 120 match")`)
-	b.clear(t, "input.search")
-	b.run(t, "search the script", chromedp.SendKeys(chromedp.CSS("input.search"), "__xss"), chromedp.KeyEvent(kb.Enter))
-	b.waitJS(t, "the script sample", `document.querySelector(".pager .status").textContent.startsWith("1 of 120 match")`)
+	b.Clear(t, "input.search")
+	b.Run(t, "search an error class", chromedp.SendKeys(chromedp.CSS("input.search"), "unparseable"), chromedp.KeyEvent(kb.Enter))
+	b.WaitJS(t, "12 unparseable", `document.querySelector(".pager .status").textContent.startsWith("12 of 120 match")`)
+	b.Clear(t, "input.search")
+	b.Run(t, "search the script", chromedp.SendKeys(chromedp.CSS("input.search"), "__xss"), chromedp.KeyEvent(kb.Enter))
+	b.WaitJS(t, "the script sample", `document.querySelector(".pager .status").textContent.startsWith("1 of 120 match")`)
 	var xss struct {
 		Text    string `json:"text"`
 		Scripts int    `json:"scripts"`
 		Ran     any    `json:"ran"`
 	}
-	b.eval(t, `({text: document.querySelector(".items .resp").textContent, scripts: document.querySelectorAll(".items script, .items img").length, ran: window.__xss === undefined ? null : window.__xss})`, &xss)
+	b.Eval(t, `({text: document.querySelector(".items .resp").textContent, scripts: document.querySelectorAll(".items script, .items img").length, ran: window.__xss === undefined ? null : window.__xss})`, &xss)
 	if xss.Text != sitetest.XSS || xss.Scripts != 0 || xss.Ran != nil {
 		t.Errorf("the <script> response: text %q, %d elements, ran %v; want it shown as text", xss.Text, xss.Scripts, xss.Ran)
 	}
-	b.shot(t, "05-run-search-script")
-	b.noProblems(t, "run page")
+	b.Shot(t, "05-run-search-script")
+	b.NoProblems(t, "run page")
 
 	// A compare page: the paired statistics and the per-sample diff.
 	ref := runOf(t, s, "bfcl", "baseline/reference")
-	b.run(t, "back to bfcl", chromedp.Navigate(srv.URL+"/demo/bench-bfcl.html"), chromedp.WaitVisible(chromedp.CSS("#comparisons")))
+	b.Run(t, "back to bfcl", chromedp.Navigate(srv.URL+"/demo/bench-bfcl.html"), chromedp.WaitVisible(chromedp.CSS("#comparisons")))
 	var link string
-	b.eval(t, fmt.Sprintf(`[...document.querySelectorAll("#comparisons a")].map(a => a.getAttribute("href")).find(h => h.includes(%q) && h.includes(%q))`, a, ref), &link)
+	b.Eval(t, fmt.Sprintf(`[...document.querySelectorAll("#comparisons a")].map(a => a.getAttribute("href")).find(h => h.includes(%q) && h.includes(%q))`, a, ref), &link)
 	if link == "" {
 		t.Fatal("no compare link for model-a and the reference")
 	}
-	b.run(t, "open compare", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#comparisons a[href=%q]`, link))), chromedp.WaitVisible(chromedp.CSS("#paired")))
-	b.waitJS(t, "the diff rows", `document.querySelectorAll(".items tbody tr").length === 50`)
+	b.Run(t, "open compare", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#comparisons a[href=%q]`, link))), chromedp.WaitVisible(chromedp.CSS("#paired")))
+	b.WaitJS(t, "the diff rows", `document.querySelectorAll(".items tbody tr").length === 50`)
 	var rows [][]string
-	b.eval(t, `[...document.querySelectorAll(".items tbody tr")].map(r => [...r.children].map(c => c.textContent))`, &rows)
+	b.Eval(t, `[...document.querySelectorAll(".items tbody tr")].map(r => [...r.children].map(c => c.textContent))`, &rows)
 	nonzero := 0
 	for _, r := range rows {
 		var x, y, d float64
@@ -376,28 +207,28 @@ func TestBrowser(t *testing.T) {
 		t.Error("the compare page shows no difference between model-a and the reference")
 	}
 	var paired string
-	b.eval(t, `document.querySelector("#paired").textContent`, &paired)
+	b.Eval(t, `document.querySelector("#paired").textContent`, &paired)
 	if !strings.Contains(paired, "120") || !strings.Contains(paired, "paired-bootstrap") || !strings.Contains(paired, "holm") {
 		t.Errorf("paired statistics: %q", paired)
 	}
-	b.run(t, "search the diff", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-003"), chromedp.KeyEvent(kb.Enter))
-	b.waitJS(t, "one pair", `document.querySelectorAll(".items tbody tr").length === 1`)
-	b.shot(t, "06-compare")
-	b.noProblems(t, "compare page")
+	b.Run(t, "search the diff", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-003"), chromedp.KeyEvent(kb.Enter))
+	b.WaitJS(t, "one pair", `document.querySelectorAll(".items tbody tr").length === 1`)
+	b.Shot(t, "06-compare")
+	b.NoProblems(t, "compare page")
 
 	// On a phone: the page does not scroll sideways (tables scroll in their
 	// own box).
-	b.run(t, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	b.Run(t, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	for i, page := range []string{"index.html", "bench-bfcl.html", "run-" + a + ".html", link} {
-		b.run(t, "phone "+page, chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("main")))
+		b.Run(t, "phone "+page, chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("main")))
 		var widths []int
-		b.eval(t, `[document.documentElement.scrollWidth, window.innerWidth]`, &widths)
+		b.Eval(t, `[document.documentElement.scrollWidth, window.innerWidth]`, &widths)
 		if widths[0] > widths[1] {
 			t.Errorf("on a 390 px screen %s is %d px wide", page, widths[0])
 		}
-		b.shot(t, fmt.Sprintf("07-phone-%d", i+1))
+		b.Shot(t, fmt.Sprintf("07-phone-%d", i+1))
 	}
-	b.noProblems(t, "phone")
+	b.NoProblems(t, "phone")
 }
 
 // TestBrowserFromDisk opens the site copied out of the store with file://:
@@ -410,18 +241,18 @@ func TestBrowserFromDisk(t *testing.T) {
 	store, s := written(t)
 	dir := t.TempDir()
 	dump(t, siteFiles(t, store, s), dir)
-	b := newBrowser(t)
-	b.run(t, "open index.html from disk", chromedp.Navigate("file://"+filepath.Join(dir, "index.html")), chromedp.WaitVisible(chromedp.CSS("#overview")))
+	b := sitetest.NewBrowser(t)
+	b.Run(t, "open index.html from disk", chromedp.Navigate("file://"+filepath.Join(dir, "index.html")), chromedp.WaitVisible(chromedp.CSS("#overview")))
 	var cells int
-	b.eval(t, `document.querySelectorAll("#overview td[data-dataset]").length`, &cells)
+	b.Eval(t, `document.querySelectorAll("#overview td[data-dataset]").length`, &cells)
 	if cells != len(s.Cells) {
 		t.Errorf("from disk the overview shows %d cells, want %d", cells, len(s.Cells))
 	}
 	a := runOf(t, s, "bfcl", "acme/model-a")
-	b.run(t, "open a run from disk", chromedp.Navigate("file://"+filepath.Join(dir, "run-"+a+".html")), chromedp.WaitVisible(chromedp.CSS("#metrics")))
-	b.waitJS(t, "samples from disk", `document.querySelectorAll(".items article.sample").length === 50`)
-	b.run(t, "search from disk", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-119"), chromedp.KeyEvent(kb.Enter))
-	b.waitJS(t, "the last sample", `document.querySelector(".items article.sample") && document.querySelector(".items article.sample").dataset.id === "bfcl-119"`)
-	b.shot(t, "08-disk-run")
-	b.noProblems(t, "file://")
+	b.Run(t, "open a run from disk", chromedp.Navigate("file://"+filepath.Join(dir, "run-"+a+".html")), chromedp.WaitVisible(chromedp.CSS("#metrics")))
+	b.WaitJS(t, "samples from disk", `document.querySelectorAll(".items article.sample").length === 50`)
+	b.Run(t, "search from disk", chromedp.SendKeys(chromedp.CSS("input.search"), "bfcl-119"), chromedp.KeyEvent(kb.Enter))
+	b.WaitJS(t, "the last sample", `document.querySelector(".items article.sample") && document.querySelector(".items article.sample").dataset.id === "bfcl-119"`)
+	b.Shot(t, "08-disk-run")
+	b.NoProblems(t, "file://")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/site/sitetest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -23,11 +24,11 @@ func TestMeasureExplorer(t *testing.T) {
 	if page == "" || q == "" || want == "" {
 		t.Skip("set BENCHLINE_EXPLORER_PAGE (a served run page), BENCHLINE_EXPLORER_SEARCH and BENCHLINE_EXPLORER_WANT (docs/PERFORMANCE.md)")
 	}
-	b := newBrowser(t)
+	b := sitetest.NewBrowser(t)
 	wait := func(what, expr string) time.Duration {
 		start := time.Now()
 		for time.Since(start) < 2*time.Minute {
-			if ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](expr)); err == nil && ok {
+			if ok, err := chromedp.Run(b.Context(), chromedp.Evaluate[bool](expr)); err == nil && ok {
 				return time.Since(start)
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -39,15 +40,15 @@ func TestMeasureExplorer(t *testing.T) {
 	for round := 1; round <= len(qs) && round <= len(wants); round++ {
 		q, want := qs[round-1], wants[round-1]
 		start := time.Now()
-		b.run(t, "open", chromedp.Navigate(page))
+		b.Run(t, "open", chromedp.Navigate(page))
 		load := time.Since(start)
 		first := load + wait("first samples", `document.querySelectorAll("article.sample").length > 0`)
 		var ok bool
-		b.eval(t, fmt.Sprintf(`(() => { const s = document.querySelector("input.search"); s.value = %q; s.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter"})); return true; })()`, q), &ok)
+		b.Eval(t, fmt.Sprintf(`(() => { const s = document.querySelector("input.search"); s.value = %q; s.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter"})); return true; })()`, q), &ok)
 		found := wait("search", fmt.Sprintf(`document.querySelectorAll("article.sample").length === 1 && document.querySelector("article.sample").dataset.id === %q`, want))
 		t.Logf("round %d: first samples %v (page load %v), search %q -> %s in %v", round, first.Round(time.Millisecond), load.Round(time.Millisecond), q, want, found.Round(time.Millisecond))
 		fmt.Printf("explorer round=%d first_samples_ms=%d search_ms=%d\n", round, first.Milliseconds(), found.Milliseconds())
 	}
-	b.noProblems(t, "explorer")
-	b.shot(t, "explorer-measured")
+	b.NoProblems(t, "explorer")
+	b.Shot(t, "explorer-measured")
 }

@@ -16,47 +16,6 @@ import (
 	"github.com/benchline/benchline/internal/site/sitetest"
 )
 
-// plotLabelProblems is a script that measures every text of every plot on
-// the page (its rendered box): each must lie inside its plot, and no two
-// may overlap. It returns the problems found.
-const plotLabelProblems = `(() => {
-  const out = [];
-  for (const svg of document.querySelectorAll("svg.plot")) {
-    const box = svg.getBoundingClientRect();
-    const texts = [...svg.querySelectorAll("text")].map(t => ({t: t.textContent, r: t.getBoundingClientRect()}));
-    for (const {t, r} of texts) {
-      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
-        out.push(svg.id + ": " + JSON.stringify(t) + " leaves the plot");
-    }
-    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
-      const a = texts[i].r, b = texts[j].r;
-      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-      if (w > 0.5 && h > 0.5) out.push(svg.id + ": " + JSON.stringify(texts[i].t) + " overlaps " + JSON.stringify(texts[j].t));
-    }
-  }
-  return out;
-})()`
-
-// checkPlots opens each page and fails on any plot label that leaves its
-// plot or overlaps another; it returns how many plots it measured.
-func checkPlots(t *testing.T, b *browser, base string, pages []string) int {
-	t.Helper()
-	n := 0
-	for _, p := range pages {
-		b.run(t, "open "+p, chromedp.Navigate(base+p), chromedp.WaitReady(chromedp.CSS("main")))
-		var problems []string
-		b.eval(t, plotLabelProblems, &problems)
-		for _, pr := range problems {
-			t.Errorf("%s: %s", p, pr)
-		}
-		var count int
-		b.eval(t, `document.querySelectorAll("svg.plot").length`, &count)
-		n += count
-		b.noProblems(t, p)
-	}
-	return n
-}
-
 // manyModels is the fixture's board with 20 models on bfcl: long names,
 // equal means and equal costs (labels that would collide), six baselines.
 func manyModels(s leaderboard.Scores) leaderboard.Scores {
@@ -91,15 +50,15 @@ func TestBrowserPlotLabels(t *testing.T) {
 	_, s, h := served(t)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := newBrowser(t)
+	b := sitetest.NewBrowser(t)
 	pages := []string{""}
 	for _, bm := range s.Benchmarks {
 		pages = append(pages, "bench-"+slug(bm.Dataset)+".html")
 	}
-	if n := checkPlots(t, b, srv.URL+"/demo/", pages); n < 6 {
+	if n := sitetest.CheckPlots(t, b, srv.URL+"/demo/", pages); n < 6 {
 		t.Errorf("measured %d plots on the fixture board, want at least 6", n)
 	}
-	b.shot(t, "plots-fixture")
+	b.Shot(t, "plots-fixture")
 
 	ctx := context.Background()
 	store := blobtest.NewMemory()
@@ -116,15 +75,15 @@ func TestBrowserPlotLabels(t *testing.T) {
 	}
 	srv2 := httptest.NewServer(Handler(store))
 	defer srv2.Close()
-	if n := checkPlots(t, b, srv2.URL+"/many/", []string{"", "bench-bfcl.html"}); n < 3 {
+	if n := sitetest.CheckPlots(t, b, srv2.URL+"/many/", []string{"", "bench-bfcl.html"}); n < 3 {
 		t.Errorf("measured %d plots on the 20-model board, want at least 3", n)
 	}
 	var labels []string
-	b.eval(t, `[...document.querySelectorAll("#cost-bfcl g.point text")].map(t => t.textContent)`, &labels)
+	b.Eval(t, `[...document.querySelectorAll("#cost-bfcl g.point text")].map(t => t.textContent)`, &labels)
 	if len(labels) != 20 || !strings.Contains(strings.Join(labels, "|"), "…") {
 		t.Errorf("cost labels of 20 models: %q (want 20, long names cut with …)", labels)
 	}
-	b.shot(t, "plots-20-models")
+	b.Shot(t, "plots-20-models")
 }
 
 // TestBrowserExplorer opens a run page whose samples are served (a run
@@ -138,30 +97,30 @@ func TestBrowserExplorer(t *testing.T) {
 	_, s, h := servedLarge(t)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := newBrowser(t)
+	b := sitetest.NewBrowser(t)
 	a := runOf(t, s, "bfcl", "acme/model-a")
-	b.run(t, "open the run", chromedp.Navigate(srv.URL+"/demo/run-"+a+".html"), chromedp.WaitVisible(chromedp.CSS("section.pager")))
-	b.waitJS(t, "the first samples", `document.querySelectorAll("article.sample").length === 50`)
+	b.Run(t, "open the run", chromedp.Navigate(srv.URL+"/demo/run-"+a+".html"), chromedp.WaitVisible(chromedp.CSS("section.pager")))
+	b.WaitJS(t, "the first samples", `document.querySelectorAll("article.sample").length === 50`)
 	var first string
-	b.eval(t, `document.querySelector("article.sample").dataset.id`, &first)
+	b.Eval(t, `document.querySelector("article.sample").dataset.id`, &first)
 	if first != "bfcl-000" {
 		t.Errorf("first sample %q", first)
 	}
-	b.run(t, "search", chromedp.SendKeys(chromedp.CSS("input.search"), "answer 117 from\n"))
-	b.waitJS(t, "one match", `document.querySelectorAll("article.sample").length === 1 && document.querySelector("article.sample").dataset.id === "bfcl-117"`)
-	b.clear(t, "input.search")
-	b.run(t, "clear the search", chromedp.SendKeys(chromedp.CSS("input.search"), "\n"))
-	b.waitJS(t, "all again", `document.querySelectorAll("article.sample").length === 50`)
+	b.Run(t, "search", chromedp.SendKeys(chromedp.CSS("input.search"), "answer 117 from\n"))
+	b.WaitJS(t, "one match", `document.querySelectorAll("article.sample").length === 1 && document.querySelector("article.sample").dataset.id === "bfcl-117"`)
+	b.Clear(t, "input.search")
+	b.Run(t, "clear the search", chromedp.SendKeys(chromedp.CSS("input.search"), "\n"))
+	b.WaitJS(t, "all again", `document.querySelectorAll("article.sample").length === 50`)
 	var changed bool
-	b.eval(t, `(() => { const s = document.querySelector("select.sort"); s.value = "score"; return s.dispatchEvent(new Event("change")); })()`, &changed)
-	b.waitJS(t, "lowest first", `document.querySelector("article.sample").dataset.id === "bfcl-007"`)
+	b.Eval(t, `(() => { const s = document.querySelector("select.sort"); s.value = "score"; return s.dispatchEvent(new Event("change")); })()`, &changed)
+	b.WaitJS(t, "lowest first", `document.querySelector("article.sample").dataset.id === "bfcl-007"`)
 	var xss any
-	b.eval(t, `window.__xss || null`, &xss)
+	b.Eval(t, `window.__xss || null`, &xss)
 	if xss != nil {
 		t.Errorf("a response ran as script: %v", xss)
 	}
-	b.noProblems(t, "run page")
-	b.shot(t, "explorer-run")
+	b.NoProblems(t, "run page")
+	b.Shot(t, "explorer-run")
 	noisy := runOf(t, s, "bfcl", "baseline/noisy-0.3")
 	page := ""
 	for _, c := range []string{comparePage(a, noisy), comparePage(noisy, a)} {
@@ -169,10 +128,10 @@ func TestBrowserExplorer(t *testing.T) {
 			page = c
 		}
 	}
-	b.run(t, "open the compare page", chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("section.pager")))
-	b.waitJS(t, "the per-sample diff", `document.querySelectorAll("table.pairs tbody tr").length === 50`)
-	b.noProblems(t, "compare page")
-	b.shot(t, "explorer-compare")
+	b.Run(t, "open the compare page", chromedp.Navigate(srv.URL+"/demo/"+page), chromedp.WaitVisible(chromedp.CSS("section.pager")))
+	b.WaitJS(t, "the per-sample diff", `document.querySelectorAll("table.pairs tbody tr").length === 50`)
+	b.NoProblems(t, "compare page")
+	b.Shot(t, "explorer-compare")
 	_ = sitetest.XSS
 }
 

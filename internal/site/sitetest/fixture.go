@@ -1,7 +1,9 @@
 // Package sitetest builds a small board stamp for the site's tests: real
 // result Parquet shards and plans in a blob.Store, summaries aggregated from
 // them by package aggregate, and the Scores a refresh would hand to
-// site.Write, plus two earlier stamps for the history plots.
+// site.Write, plus two earlier stamps for the history plots; and a headless
+// chromium (Browser) that the site's browser tests and the integration
+// test of the demo board drive.
 package sitetest
 
 import (
