@@ -70,7 +70,15 @@ func RunDemo(ctx context.Context, out io.Writer, o DemoOptions, logger *slog.Log
 	}
 	defer r.Stop()
 	r.PrintAddresses(out)
+	return Demo(ctx, out, r, dir)
+}
 
+// Demo is the demo's work on a running stack (RunDemo's after start-up):
+// every demo benchmark built and evaluated, the batch-mode run, the board
+// refreshed twice and its site copied into dir/site/demo; dir also holds
+// the board file and the published release. The integration tests run it
+// on their stack and open every page of the board it writes.
+func Demo(ctx context.Context, out io.Writer, r *Running, dir string) error {
 	cfg := r.Stack.Config
 	board := leaderboard.Board{Name: DemoBoard, Title: "benchline demo: every benchmark's fixtures, deterministic baselines (not LLMs)", ShardSize: demoShardSize}
 	models := map[string]bool{}

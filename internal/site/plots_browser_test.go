@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -138,4 +139,45 @@ func TestBrowserExplorer(t *testing.T) {
 func blobStoreOf(t *testing.T, h any) blob.Store {
 	t.Helper()
 	return h.(*handler).store
+}
+
+// TestBrowserPageScripts: the page checks find what they look for (a
+// mean of n=0, overlapping labels, a label off its plot) on a page made to
+// have them, and nothing on one without.
+func TestBrowserPageScripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the browser test starts chromium")
+	}
+	bad := `<main><table><tr><td>0.000 <small>[0.000, 0.000] n=0</small></td><td>0.5 n=10</td></tr></table>` +
+		`<svg class="plot" id="p" width="200" height="100"><text x="10" y="20">first label</text><text x="12" y="22">second</text><text x="190" y="50">off the edge</text></svg></main>`
+	good := `<main><table><tr><td>0.500 <small>[0.4, 0.6] n=10</small></td><td>–</td></tr></table>` +
+		`<svg class="plot" id="p" width="200" height="100"><text x="10" y="20">one</text><text x="10" y="60">two</text></svg></main>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/bad" {
+			fmt.Fprint(w, "<!doctype html>"+bad)
+			return
+		}
+		fmt.Fprint(w, "<!doctype html>"+good)
+	}))
+	defer srv.Close()
+	b := sitetest.NewBrowser(t)
+	for _, tc := range []struct {
+		page string
+		want []string
+	}{
+		{"/bad", []string{"a mean of n=0: 0.000 [0.000, 0.000] n=0", `p: "off the edge" leaves the plot`, `p: "first label" overlaps "second"`}},
+		{"/good", nil},
+	} {
+		b.Run(t, "open "+tc.page, chromedp.Navigate(srv.URL+tc.page), chromedp.WaitReady(chromedp.CSS("main")))
+		var got []string
+		for _, script := range []string{sitetest.MeanOfNothing, sitetest.PlotLabelProblems} {
+			var found []string
+			b.Eval(t, script, &found)
+			got = append(got, found...)
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: found %q, want %q", tc.page, got, tc.want)
+		}
+	}
 }

@@ -204,16 +204,20 @@ const PlotLabelProblems = `(() => {
 })()`
 
 // CheckPlots opens each page and fails on any plot label that leaves its
-// plot or overlaps another; it returns how many plots it measured.
-func CheckPlots(t testing.TB, b *Browser, base string, pages []string) int {
+// plot or overlaps another, on any console error, and on any problem one
+// of the extra scripts returns (each a JS expression giving a list of
+// strings); it returns how many plots it measured.
+func CheckPlots(t testing.TB, b *Browser, base string, pages []string, extra ...string) int {
 	t.Helper()
 	n := 0
 	for _, p := range pages {
 		b.Run(t, "open "+p, chromedp.Navigate(base+p), chromedp.WaitReady(chromedp.CSS("main")))
-		var problems []string
-		b.Eval(t, PlotLabelProblems, &problems)
-		for _, pr := range problems {
-			t.Errorf("%s: %s", p, pr)
+		for _, script := range append([]string{PlotLabelProblems}, extra...) {
+			var problems []string
+			b.Eval(t, script, &problems)
+			for _, pr := range problems {
+				t.Errorf("%s: %s", p, pr)
+			}
 		}
 		var count int
 		b.Eval(t, `document.querySelectorAll("svg.plot").length`, &count)
@@ -222,6 +226,11 @@ func CheckPlots(t testing.TB, b *Browser, base string, pages []string) int {
 	}
 	return n
 }
+
+// MeanOfNothing is a script listing every table cell of the page that
+// shows a mean over no sample ("n=0"): a metric a scope has no scored
+// sample of must read "–", never a score of zero.
+const MeanOfNothing = `[...document.querySelectorAll("td")].filter(td => /\bn=0\b/.test(td.textContent)).map(td => "a mean of n=0: " + td.textContent.trim())`
 
 // Context is the browser's context, for chromedp calls of a test's own.
 func (b *Browser) Context() context.Context { return b.ctx }
