@@ -257,19 +257,12 @@ func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 // resume finishes the batches of the shard whose records are not done,
 // from their stored files.
 func (b *batchShard) resume(ctx context.Context) error {
-	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	recs, _, err := listBatches(ctx, b.a.Store, runs.BatchPrefix(b.run, b.shard))
 	if err != nil {
-		return err
+		return fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err)
 	}
 	var jobs []*batchJob
-	for _, info := range infos {
-		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
-			continue
-		}
-		var rec batchRecord
-		if err := blob.GetJSON(ctx, b.a.Store, info.Key, &rec); err != nil {
-			return fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, info.Key, err)
-		}
+	for _, rec := range recs {
 		if rec.Done {
 			continue
 		}
@@ -296,6 +289,28 @@ func (b *batchShard) resume(ctx context.Context) error {
 		jobs = append(jobs, j)
 	}
 	return b.waitAll(ctx, jobs)
+}
+
+// listBatches reads the batch records under prefix (a run's batches/ or
+// one shard's), and lists the shards' state files there (runs.BatchStateKey).
+func listBatches(ctx context.Context, store blob.Store, prefix string) (recs []batchRecord, states []string, err error) {
+	infos, err := store.List(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, info := range infos {
+		switch {
+		case strings.HasSuffix(info.Key, "/state.json"):
+			states = append(states, info.Key)
+		case strings.HasSuffix(info.Key, ".json"):
+			var rec batchRecord
+			if err := blob.GetJSON(ctx, store, info.Key, &rec); err != nil {
+				return nil, nil, fmt.Errorf("read batch record %s: %w", info.Key, err)
+			}
+			recs = append(recs, rec)
+		}
+	}
+	return recs, states, nil
 }
 
 func countLines(b []byte) int {
@@ -460,19 +475,12 @@ func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.Bat
 // (CleanupRun of a cancelled or failed run) and returns how many it
 // cancelled. A batch that ended meanwhile is left as it is.
 func (a *Eval) cancelBatches(ctx context.Context, run string) (int, error) {
-	infos, err := a.Store.List(ctx, runs.Dir(run)+"batches/")
+	recs, _, err := listBatches(ctx, a.Store, runs.Dir(run)+"batches/")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("run %s: %w", run, err)
 	}
 	n := 0
-	for _, info := range infos {
-		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
-			continue
-		}
-		var rec batchRecord
-		if err := blob.GetJSON(ctx, a.Store, info.Key, &rec); err != nil {
-			return n, fmt.Errorf("run %s: read batch record %s: %w", run, info.Key, err)
-		}
+	for _, rec := range recs {
 		if rec.ID == "" || rec.Done || a.Gateway == nil {
 			continue
 		}

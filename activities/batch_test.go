@@ -176,9 +176,20 @@ func TestBatchShardSameRowsAsInteractive(t *testing.T) {
 func TestBatchShardFailures(t *testing.T) {
 	t.Run("failed lines", func(t *testing.T) {
 		srv, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
-		rows, res, _, _ := batchShardRun(t, url, true, 6, fastBatches)
+		rows, res, a, run := batchShardRun(t, url, true, 6, fastBatches)
 		if res.InfraFailed != 6 {
 			t.Fatalf("%+v: want 6 infrastructure failures", res)
+		}
+		// What `runs show` says of the batches: two completed (the batch
+		// and its retry), 6 requests failed with a 500, and why.
+		rep, err := ReadBatchReport(context.Background(), a.Store, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep == nil || rep.Batches != 2 || rep.Status["completed"] != 2 || rep.Requests != 12 || rep.Failed != 6 || rep.Fallback != 0 ||
+			len(rep.Reasons) != 1 || rep.Reasons[0].Requests != 6 || rep.Reasons[0].Status != 500 ||
+			!strings.Contains(rep.Reasons[0].Example, "injected failed line") {
+			t.Fatalf("batch report %+v", rep)
 		}
 		for _, r := range rows {
 			if r.ErrorClass != schemas.ErrorClassInfrastructure || !strings.Contains(r.ErrorMessage, "injected failed line") || len(r.Metrics) != 0 {
@@ -193,9 +204,12 @@ func TestBatchShardFailures(t *testing.T) {
 		_, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
 		cfg := fastBatches
 		cfg.Fallback = gateway.FallbackInteractive
-		_, res, _, _ := batchShardRun(t, url, true, 6, cfg)
+		_, res, a, run := batchShardRun(t, url, true, 6, cfg)
 		if res.InfraFailed != 0 || res.Samples != 6 {
 			t.Fatalf("%+v: want every sample answered by calls", res)
+		}
+		if rep, err := ReadBatchReport(context.Background(), a.Store, run); err != nil || rep.Failed != 0 || rep.Fallback != 18 || rep.Batches != 6 {
+			t.Fatalf("batch report %+v (%v): want each round's 6 requests called after two batches", rep, err)
 		}
 	})
 	t.Run("expired", func(t *testing.T) {
@@ -230,6 +244,9 @@ func TestBatchResumeAndCancel(t *testing.T) {
 	srv, url := serveBatches(t, baseline.BatchOptions{Never: 1})
 	ctx := context.Background()
 	_, _, a, run := batchShardRun(t, url, false, 2, fastBatches)
+	if rep, err := ReadBatchReport(ctx, a.Store, run); rep != nil || err != nil {
+		t.Fatalf("an interactive run's batch report %+v (%v): want none", rep, err)
+	}
 	b := &batchShard{a: a, run: run, shard: 0}
 	reqs := []gateway.BatchRequest{{Key: "k1", Provider: gateway.BaselineProvider, Model: "baseline/echo",
 		Body: openai.ChatCompletionRequest{Model: "echo", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}}}
