@@ -547,15 +547,9 @@ func TestBatchRounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := &scorerstest.Batch{Models: &fake{answers: goodAnswers, reply: oracleJudge}}
-			got, rounds, err := scorerstest.Rounds(b, 20, func() (scorers.Outcome, error) {
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
 				return task.Evaluate(ctx, scorers.Env{Models: b, Model: "test/model", Judges: tc.judges}, item(t))
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rounds != tc.want {
-				t.Errorf("%d rounds, want %d", rounds, tc.want)
-			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("batch outcome %+v\ninteractive %+v", got, want)
 			}

@@ -537,15 +537,9 @@ func TestBatchRounds(t *testing.T) {
 			}
 			task := webTask(t)
 			b := &scorerstest.Batch{Models: &fake{report: report, reply: oracleJudge}}
-			got, rounds, err := scorerstest.Rounds(b, 20, func() (scorers.Outcome, error) {
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
 				return task.Evaluate(ctx, scorers.Env{Models: b, Model: "test/model", Judges: tc.judges}, s)
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rounds != tc.want {
-				t.Errorf("%d rounds, want %d", rounds, tc.want)
-			}
 			// The sources were fetched in an earlier round (Cached, its
 			// time): the same pages with the same outcome.
 			gd, wd := got.Details.(Details), want.Details.(Details)

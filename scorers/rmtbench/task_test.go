@@ -535,15 +535,9 @@ func TestBatchRounds(t *testing.T) {
 			judges := map[string]string{RoleJudge: tc.judges, RoleUser: "test/user"}
 			want, _ := run(t, &fake{model: fromReferences, user: endAfter(100), judge: oracle}, tc.sample, judges)
 			b := &scorerstest.Batch{Models: &fake{model: fromReferences, user: endAfter(100), judge: oracle}}
-			got, rounds, err := scorerstest.Rounds(b, 30, func() (scorers.Outcome, error) {
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
 				return Task{}.Evaluate(context.Background(), scorers.Env{Models: b, Model: "test/model", Judges: judges}, tc.sample)
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rounds != tc.want {
-				t.Errorf("%d rounds, want %d", rounds, tc.want)
-			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("batch outcome %+v\ninteractive %+v", got, want)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 
 	"github.com/benchline/benchline/internal/modelapi"
 )
@@ -85,4 +86,19 @@ func Rounds[T any](b *Batch, limit int, pass func() (T, error)) (T, int, error) 
 			return out, round + 1, fmt.Errorf("still deferring after %d rounds", limit)
 		}
 	}
+}
+
+// CheckRounds runs pass over b as Rounds does (at most 50 rounds) and
+// fails t unless it ended without an error after want rounds; it returns
+// the last pass's result.
+func CheckRounds[T any](t testing.TB, b *Batch, want int, pass func() (T, error)) T {
+	t.Helper()
+	out, rounds, err := Rounds(b, 50, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rounds != want {
+		t.Errorf("%d rounds, want %d", rounds, want)
+	}
+	return out
 }
