@@ -62,7 +62,8 @@ func batchShardRun(t *testing.T, url string, batch bool, n int64, cfg gateway.Ba
 }
 
 // batchShardRunKilled is batchShardRun whose first attempt, when kill is
-// set, is killed kill(records) after its first batch is recorded.
+// set, is killed kill(records) after its first batch is recorded (a
+// negative kill(records) waits for more records).
 func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig, kill func([]blob.Info) time.Duration) ([]schemas.ResultRow, ShardResult, *Eval, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -94,9 +95,11 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 		go func() {
 			for {
 				if infos, _ := a.Store.List(ctx, runs.BatchPrefix(run, 0)); len(infos) >= 2 {
-					time.Sleep(kill(infos))
-					cancel()
-					return
+					if d := kill(infos); d >= 0 {
+						time.Sleep(d)
+						cancel()
+						return
+					}
 				}
 				time.Sleep(time.Millisecond)
 			}
@@ -296,6 +299,25 @@ func TestBatchShardKilledResumes(t *testing.T) {
 	for i := range want {
 		if got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
 			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// Killed in the second round: the retry reads the first round's
+	// requests from its stored file (the batch is done), resumes the
+	// second's, and still counts every answer as a paid call.
+	srv, url = serveBatches(t, baseline.BatchOptions{Delay: time.Second})
+	got, _, _, _ = batchShardRunKilled(t, url, true, 8, fastBatches, func(infos []blob.Info) time.Duration {
+		if len(infos) < 4 { // the first round's file and record, then the second's
+			return -1
+		}
+		return 50 * time.Millisecond
+	})
+	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 {
+		t.Fatalf("the run killed in round 2 created %d batches (most for one key %d): want 3, none twice", st.Created, st.MaxPerKey)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Response != w.Response || g.Calls != w.Calls || g.CacheHits != 0 || g.PromptTokens != w.PromptTokens {
+			t.Fatalf("row %d: %+v, want %+v", i, g, w)
 		}
 	}
 }
