@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -90,6 +91,10 @@ type batchShard struct {
 	mu     sync.Mutex
 	state  batchState
 	counts BatchCounts
+	// paid holds the request keys of the batches this attempt submitted
+	// or resumed, by the batch's key (content key and try): markPaid
+	// takes them from here instead of reading their stored files again.
+	paid map[string][]string
 }
 
 // batchRounds runs the batch rounds of a shard over the samples idx (the
@@ -147,31 +152,53 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	return final, nil
 }
 
-// markPaid marks in c the requests of the shard's finished batches (every
+// markPaid marks in c the requests of the shard's batches (every
 // attempt's: their files are stored), so that the final pass counts their
-// answers as paid calls, not cache hits.
+// answers as paid calls, not cache hits. The batches this attempt
+// submitted or resumed are known in memory; only an earlier attempt's are
+// read from their files.
 func (b *batchShard) markPaid(ctx context.Context, c *gateway.Collector) error {
 	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
 	if err != nil {
 		return err
 	}
 	for _, info := range infos {
-		if !strings.HasSuffix(info.Key, ".jsonl") {
+		key, ok := strings.CutSuffix(path.Base(info.Key), ".jsonl")
+		if !ok {
 			continue
 		}
-		file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
-		if err != nil {
-			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
+		b.mu.Lock()
+		keys, known := b.paid[key]
+		b.mu.Unlock()
+		if !known {
+			file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
+			if err != nil {
+				return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
+			}
+			reqs, err := gateway.DecodeBatch("", file)
+			if err != nil {
+				return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
+			}
+			for _, r := range reqs {
+				keys = append(keys, r.Key)
+			}
 		}
-		reqs, err := gateway.DecodeBatch("", file)
-		if err != nil {
-			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
-		}
-		for _, r := range reqs {
-			c.Paid(r.Key)
+		for _, k := range keys {
+			c.Paid(k)
 		}
 	}
 	return nil
+}
+
+// submitted notes the request keys of the batch with key (content key
+// and try), for markPaid.
+func (b *batchShard) submitted(key string, reqs map[string]gateway.BatchRequest) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.paid == nil {
+		b.paid = map[string][]string{}
+	}
+	b.paid[key] = slices.Collect(maps.Keys(reqs))
 }
 
 // collector returns a Collector failing the requests whose batch tries
@@ -230,6 +257,7 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 				return err
 			}
 			j.rec = rec
+			b.submitted(key, j.reqs)
 			jobs = append(jobs, j)
 		}
 	}
@@ -257,19 +285,12 @@ func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 // resume finishes the batches of the shard whose records are not done,
 // from their stored files.
 func (b *batchShard) resume(ctx context.Context) error {
-	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	recs, _, err := listBatches(ctx, b.a.Store, runs.BatchPrefix(b.run, b.shard))
 	if err != nil {
-		return err
+		return fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err)
 	}
 	var jobs []*batchJob
-	for _, info := range infos {
-		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
-			continue
-		}
-		var rec batchRecord
-		if err := blob.GetJSON(ctx, b.a.Store, info.Key, &rec); err != nil {
-			return fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, info.Key, err)
-		}
+	for _, rec := range recs {
 		if rec.Done {
 			continue
 		}
@@ -293,9 +314,32 @@ func (b *batchShard) resume(ctx context.Context) error {
 		for _, r := range reqs {
 			j.reqs[r.Key] = r
 		}
+		b.submitted(rec.Key, j.reqs)
 		jobs = append(jobs, j)
 	}
 	return b.waitAll(ctx, jobs)
+}
+
+// listBatches reads the batch records under prefix (a run's batches/ or
+// one shard's), and lists the shards' state files there (runs.BatchStateKey).
+func listBatches(ctx context.Context, store blob.Store, prefix string) (recs []batchRecord, states []string, err error) {
+	infos, err := store.List(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, info := range infos {
+		switch {
+		case strings.HasSuffix(info.Key, "/state.json"):
+			states = append(states, info.Key)
+		case strings.HasSuffix(info.Key, ".json"):
+			var rec batchRecord
+			if err := blob.GetJSON(ctx, store, info.Key, &rec); err != nil {
+				return nil, nil, fmt.Errorf("read batch record %s: %w", info.Key, err)
+			}
+			recs = append(recs, rec)
+		}
+	}
+	return recs, states, nil
 }
 
 func countLines(b []byte) int {
@@ -460,19 +504,12 @@ func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.Bat
 // (CleanupRun of a cancelled or failed run) and returns how many it
 // cancelled. A batch that ended meanwhile is left as it is.
 func (a *Eval) cancelBatches(ctx context.Context, run string) (int, error) {
-	infos, err := a.Store.List(ctx, runs.Dir(run)+"batches/")
+	recs, _, err := listBatches(ctx, a.Store, runs.Dir(run)+"batches/")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("run %s: %w", run, err)
 	}
 	n := 0
-	for _, info := range infos {
-		if !strings.HasSuffix(info.Key, ".json") || strings.HasSuffix(info.Key, "/state.json") {
-			continue
-		}
-		var rec batchRecord
-		if err := blob.GetJSON(ctx, a.Store, info.Key, &rec); err != nil {
-			return n, fmt.Errorf("run %s: read batch record %s: %w", run, info.Key, err)
-		}
+	for _, rec := range recs {
 		if rec.ID == "" || rec.Done || a.Gateway == nil {
 			continue
 		}

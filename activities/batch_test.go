@@ -62,7 +62,8 @@ func batchShardRun(t *testing.T, url string, batch bool, n int64, cfg gateway.Ba
 }
 
 // batchShardRunKilled is batchShardRun whose first attempt, when kill is
-// set, is killed kill(records) after its first batch is recorded.
+// set, is killed kill(records) after its first batch is recorded (a
+// negative kill(records) waits for more records).
 func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gateway.BatchConfig, kill func([]blob.Info) time.Duration) ([]schemas.ResultRow, ShardResult, *Eval, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -94,9 +95,11 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 		go func() {
 			for {
 				if infos, _ := a.Store.List(ctx, runs.BatchPrefix(run, 0)); len(infos) >= 2 {
-					time.Sleep(kill(infos))
-					cancel()
-					return
+					if d := kill(infos); d >= 0 {
+						time.Sleep(d)
+						cancel()
+						return
+					}
 				}
 				time.Sleep(time.Millisecond)
 			}
@@ -176,9 +179,20 @@ func TestBatchShardSameRowsAsInteractive(t *testing.T) {
 func TestBatchShardFailures(t *testing.T) {
 	t.Run("failed lines", func(t *testing.T) {
 		srv, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
-		rows, res, _, _ := batchShardRun(t, url, true, 6, fastBatches)
+		rows, res, a, run := batchShardRun(t, url, true, 6, fastBatches)
 		if res.InfraFailed != 6 {
 			t.Fatalf("%+v: want 6 infrastructure failures", res)
+		}
+		// What `runs show` says of the batches: two completed (the batch
+		// and its retry), 6 requests failed with a 500, and why.
+		rep, err := ReadBatchReport(context.Background(), a.Store, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep == nil || rep.Batches != 2 || rep.Status["completed"] != 2 || rep.Requests != 12 || rep.Failed != 6 || rep.Fallback != 0 ||
+			len(rep.Reasons) != 1 || rep.Reasons[0].Requests != 6 || rep.Reasons[0].Status != 500 ||
+			!strings.Contains(rep.Reasons[0].Example, "injected failed line") {
+			t.Fatalf("batch report %+v", rep)
 		}
 		for _, r := range rows {
 			if r.ErrorClass != schemas.ErrorClassInfrastructure || !strings.Contains(r.ErrorMessage, "injected failed line") || len(r.Metrics) != 0 {
@@ -193,9 +207,12 @@ func TestBatchShardFailures(t *testing.T) {
 		_, url := serveBatches(t, baseline.BatchOptions{FailLines: 1})
 		cfg := fastBatches
 		cfg.Fallback = gateway.FallbackInteractive
-		_, res, _, _ := batchShardRun(t, url, true, 6, cfg)
+		_, res, a, run := batchShardRun(t, url, true, 6, cfg)
 		if res.InfraFailed != 0 || res.Samples != 6 {
 			t.Fatalf("%+v: want every sample answered by calls", res)
+		}
+		if rep, err := ReadBatchReport(context.Background(), a.Store, run); err != nil || rep.Failed != 0 || rep.Fallback != 18 || rep.Batches != 6 {
+			t.Fatalf("batch report %+v (%v): want each round's 6 requests called after two batches", rep, err)
 		}
 	})
 	t.Run("expired", func(t *testing.T) {
@@ -230,6 +247,9 @@ func TestBatchResumeAndCancel(t *testing.T) {
 	srv, url := serveBatches(t, baseline.BatchOptions{Never: 1})
 	ctx := context.Background()
 	_, _, a, run := batchShardRun(t, url, false, 2, fastBatches)
+	if rep, err := ReadBatchReport(ctx, a.Store, run); rep != nil || err != nil {
+		t.Fatalf("an interactive run's batch report %+v (%v): want none", rep, err)
+	}
 	b := &batchShard{a: a, run: run, shard: 0}
 	reqs := []gateway.BatchRequest{{Key: "k1", Provider: gateway.BaselineProvider, Model: "baseline/echo",
 		Body: openai.ChatCompletionRequest{Model: "echo", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}}}
@@ -279,6 +299,25 @@ func TestBatchShardKilledResumes(t *testing.T) {
 	for i := range want {
 		if got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
 			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// Killed in the second round: the retry reads the first round's
+	// requests from its stored file (the batch is done), resumes the
+	// second's, and still counts every answer as a paid call.
+	srv, url = serveBatches(t, baseline.BatchOptions{Delay: time.Second})
+	got, _, _, _ = batchShardRunKilled(t, url, true, 8, fastBatches, func(infos []blob.Info) time.Duration {
+		if len(infos) < 4 { // the first round's file and record, then the second's
+			return -1
+		}
+		return 50 * time.Millisecond
+	})
+	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 {
+		t.Fatalf("the run killed in round 2 created %d batches (most for one key %d): want 3, none twice", st.Created, st.MaxPerKey)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Response != w.Response || g.Calls != w.Calls || g.CacheHits != 0 || g.PromptTokens != w.PromptTokens {
+			t.Fatalf("row %d: %+v, want %+v", i, g, w)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
+	"github.com/benchline/benchline/activities"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/names"
@@ -60,6 +63,9 @@ type runReport struct {
 	Checkpoints int                `json:"checkpoints"`
 	Progress    *progressReport    `json:"progress,omitempty"`
 	Summary     *aggregate.Summary `json:"summary,omitempty"`
+	// Batches reports a batch run's batches and why requests failed in
+	// them.
+	Batches *activities.BatchReport `json:"batches,omitempty"`
 }
 
 // progressReport is workflows.Progress with the keys the files use.
@@ -143,7 +149,9 @@ Temporal no longer has the workflow), why it failed, and its headline metric.` +
 		Long: `show prints a completed run's summary; a running run's progress (the bar counts the
 samples of finished shards and those the running shards have done so far); a failed,
 terminated or timed-out run's reason (the root cause's message); a cancelled run's state.
-It also says how many checkpoint files are left under runs/RUN-ID/partial/.` + runsExitHelp,
+It also says how many checkpoint files are left under runs/RUN-ID/partial/, and for a batch
+run its batches (how many, how they ended) and why requests failed in them (expired, failed
+lines, not completed within the window), with an example message of each kind.` + runsExitHelp,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -158,7 +166,7 @@ It also says how many checkpoint files are left under runs/RUN-ID/partial/.` + r
 			return showRun(ctx, cmd.OutOrStdout(), c, store, args[0], asJSON)
 		},
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print as JSON (run_id, state, reason, checkpoints, progress or summary)")
+	show.Flags().BoolVar(&asJSON, "json", false, "print as JSON (run_id, state, reason, checkpoints, progress or summary, batches)")
 	cmd.AddCommand(ls, show, &cobra.Command{
 		Use:   "cancel RUN-ID",
 		Short: "Cancel a running evaluation (finished shards are kept; start it again to resume)",
@@ -278,6 +286,9 @@ func showRun(ctx context.Context, w io.Writer, c client.Client, store blob.Store
 		}
 	}
 	rep := runReport{RunID: runID, State: string(st.State), Reason: st.Reason, Checkpoints: st.Checkpoints}
+	if rep.Batches, err = activities.ReadBatchReport(ctx, store, runID); err != nil {
+		return err
+	}
 	var progress workflows.Progress
 	switch st.State {
 	case wfclient.StateCompleted:
@@ -315,10 +326,36 @@ func showRun(ctx context.Context, w io.Writer, c client.Client, store blob.Store
 			fmt.Fprintln(w, "finished shards are kept: the same eval started again resumes from them")
 		}
 	}
+	printBatches(w, rep.Batches)
 	if st.State != wfclient.StateCompleted || st.Checkpoints > 0 {
 		fmt.Fprintf(w, "checkpoint files left under %spartial/: %d\n", runs.Dir(runID), st.Checkpoints)
 	}
 	return stateExit(runID, st)
+}
+
+// printBatches writes a batch run's batches: how they ended, and why
+// requests failed in them.
+func printBatches(w io.Writer, r *activities.BatchReport) {
+	if r == nil {
+		return
+	}
+	var ended []string
+	for _, st := range slices.Sorted(maps.Keys(r.Status)) {
+		ended = append(ended, fmt.Sprintf("%d %s", r.Status[st], st))
+	}
+	fmt.Fprintf(w, "batches: %d (%s), %d requests\n", r.Batches, strings.Join(ended, ", "), r.Requests)
+	if r.Failed+r.Fallback == 0 {
+		return
+	}
+	fmt.Fprintf(w, "requests whose batch tries are over: %d failed (4xx lines are the model's failures, others infrastructure errors), %d called interactively (fallback)\n",
+		r.Failed, r.Fallback)
+	for _, x := range r.Reasons {
+		status := ""
+		if x.Status != 0 {
+			status = fmt.Sprintf(" (HTTP %d)", x.Status)
+		}
+		fmt.Fprintf(w, "  %d %s%s, e.g. %s\n", x.Requests, x.Class, status, excerpt(x.Example, 160))
+	}
 }
 
 // excerpt shortens s to n bytes, on one line.

@@ -233,11 +233,9 @@ func (g *Gateway) Deferring(c *Collector) (*Gateway, func() bool) {
 // deferredMessage marks the error of a deferred request.
 const deferredMessage = "deferred to a batch"
 
-// IsDeferred reports whether err is a request deferred to a batch.
-func IsDeferred(err error) bool {
-	var ge *Error
-	return errors.As(err, &ge) && ge.deferred
-}
+// IsDeferred reports whether err is a request deferred to a batch:
+// errors.Is(err, modelapi.ErrDeferred) (see Error.Is).
+func IsDeferred(err error) bool { return errors.Is(err, modelapi.ErrDeferred) }
 
 // IsBatchFailure reports whether err is a request whose batch attempts
 // ended without an answer (expired, cancelled, failed line, not completed

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -50,6 +51,9 @@ func collect(t *testing.T, g *Gateway, n int) []BatchRequest {
 		v, deferred := g.Deferring(c)
 		_, err := v.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))})
 		require.True(t, IsDeferred(err), "a miss is deferred: %v", err)
+		// Tasks see it without linking the gateway, never as the model's failure.
+		wrapped := fmt.Errorf("task: %w", err)
+		require.True(t, errors.Is(wrapped, modelapi.ErrDeferred) && !errors.Is(wrapped, modelapi.ErrModelFailure), "%v", err)
 		require.True(t, deferred())
 	}
 	return c.Requests()

@@ -156,8 +156,12 @@ func IsModelFailure(err error) bool { return errors.Is(err, modelapi.ErrModelFai
 
 // Is matches modelapi.ErrModelFailure when the class is a permanent error
 // the request caused (not auth, quota, not-found or a cancellation, which
-// say nothing about the model).
+// say nothing about the model), and modelapi.ErrDeferred when the request
+// was deferred to a batch.
 func (e *Error) Is(target error) bool {
+	if target == modelapi.ErrDeferred {
+		return e.deferred
+	}
 	c := e.Class
 	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/wfclient"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -176,6 +178,9 @@ func TestBatchEvalNeverCompletesAndCancel(t *testing.T) {
 		if code != 0 || !strings.Contains(fmt.Sprint(rep), "infrastructure") {
 			t.Errorf("runs show: exit %d, %v: want the infrastructure errors reported", code, rep)
 		}
+		if b, _ := json.Marshal(rep["batches"]); !strings.Contains(string(b), "did not complete within its window") {
+			t.Errorf("runs show's batches %s do not say why", b)
+		}
 	})
 
 	t.Run("runs cancel", func(t *testing.T) {
@@ -196,5 +201,121 @@ func TestBatchEvalNeverCompletesAndCancel(t *testing.T) {
 		pollUntil(ctx, t, "the run's batches cancelled", func() bool {
 			return srv.BatchStats().Cancelled-before.Cancelled == int64(plan.Shards)
 		})
+	})
+}
+
+// TestBatchEvalExpiredAndFailedLines runs batch evaluations through a
+// `benchline worker` process against two baseline servers: one whose
+// batches all expire, one that fails a quarter of the lines (a 500 in the
+// error file, the same lines again when retried). Each run ends within
+// seconds. By the default setting (one retry batch, then an
+// infrastructure error): every sample of the expired run, and exactly the
+// failed lines' samples of the other, are unscored infrastructure errors
+// whose messages say why, each shard made two batches (the batch and its
+// retry), and `runs show` reports the errors and the batches. With
+// `fallback: interactive` the expired requests are called instead and
+// every sample is scored.
+func TestBatchEvalExpiredAndFailedLines(t *testing.T) {
+	const n, shardSize = 200, 100
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	ds := buildSynthetic(t, n, 2603)
+	// The model is baseline's echo: it needs no reference answers.
+	expiring, expURL := serveBaseline(ctx, t, baseline.Options{Batch: baseline.BatchOptions{Delay: 300 * time.Millisecond, Expire: 1}})
+	failing, failURL := serveBaseline(ctx, t, baseline.Options{Batch: baseline.BatchOptions{Delay: 300 * time.Millisecond, FailLines: 0.25}})
+	providers := filepath.Join(t.TempDir(), "providers.yaml")
+	writeFiles(t, filepath.Dir(providers), map[string]string{"providers.yaml": fmt.Sprintf("providers:\n"+
+		"  expiring:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms}\n"+
+		"  expiring-fallback:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms, fallback: interactive}\n"+
+		"  failing:\n    base_url: %[2]s\n    batch: {enabled: true, poll_interval: 200ms}\n", expURL, failURL)})
+	const queue = "batch-failures"
+	startProcWorker(t, bin, workerEnv(queue, expURL, "BENCHLINE_PROVIDERS="+providers), "worker", "--queues", "main")
+	shards := int64(n / shardSize)
+
+	// eval runs model in batch mode, checks it ended within its bound and
+	// made two batches per shard at srv, and returns its summary and rows.
+	eval := func(t *testing.T, srv *baseline.Server, model string) (workflows.EvaluateModelResult, []schemas.ResultRow) {
+		t.Helper()
+		before, start := srv.BatchStats(), time.Now()
+		res, err := evalVia(t, queue, workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: model,
+			ShardSize: shardSize, Batch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 2*time.Minute {
+			t.Errorf("the run took %s with 300 ms batches", d)
+		}
+		if st := srv.BatchStats(); st.Created-before.Created != 2*shards || st.Cancelled != before.Cancelled {
+			t.Errorf("batch stats %+v (before %+v): want two batches per shard (the batch and its retry), none cancelled", st, before)
+		}
+		_, rows := resultRows(ctx, t, res.RunID)
+		if len(rows) != n {
+			t.Fatalf("%d rows, want %d", len(rows), n)
+		}
+		return res, rows
+	}
+	// shown checks that `runs show` reports the infrastructure errors and
+	// says why.
+	shown := func(t *testing.T, runID string, infra int64, why string) {
+		t.Helper()
+		rep, code := showRun(t, bin, queue, runID)
+		sum, _ := rep["summary"].(map[string]any)
+		if code != 0 || sum == nil || sum["infra_failed"] != float64(infra) {
+			t.Errorf("runs show: exit %d, %v: want %d infrastructure failures", code, rep, infra)
+		}
+		if b, _ := json.Marshal(rep["batches"]); !strings.Contains(string(b), why) {
+			t.Errorf("runs show's batches %s do not say %q", b, why)
+		}
+		if out, _ := runsCmd(t, bin, queue, "show", runID); !strings.Contains(string(out), why) {
+			t.Errorf("runs show does not say %q:\n%s", why, out)
+		} else {
+			t.Logf("runs show %s:\n%s", runID, out)
+		}
+	}
+
+	t.Run("expired", func(t *testing.T) {
+		res, rows := eval(t, expiring, "expiring/echo")
+		if s := res.Summary; s.InfraFailed != n || s.Scored != 0 {
+			t.Fatalf("summary %+v: want every sample an unscored infrastructure error", s)
+		}
+		for _, r := range rows {
+			if r.ErrorClass != schemas.ErrorClassInfrastructure || len(r.Metrics) != 0 || !strings.Contains(r.ErrorMessage, "expired") {
+				t.Fatalf("sample %s: %s %q: want an unscored infrastructure error saying the batch expired", r.SampleID, r.ErrorClass, r.ErrorMessage)
+			}
+		}
+		shown(t, res.RunID, n, "expired")
+	})
+
+	t.Run("failed lines", func(t *testing.T) {
+		res, rows := eval(t, failing, "failing/echo")
+		var infra int64
+		for _, r := range rows {
+			switch {
+			case r.ErrorClass == schemas.ErrorClassInfrastructure:
+				infra++
+				if len(r.Metrics) != 0 || !strings.Contains(r.ErrorMessage, "injected failed line") {
+					t.Fatalf("sample %s: %q: want an unscored infrastructure error naming the failed line", r.SampleID, r.ErrorMessage)
+				}
+			case r.ErrorClass != "" || len(r.Metrics) == 0 || r.Response == "":
+				t.Fatalf("sample %s: %s %v: want a scored answer", r.SampleID, r.ErrorClass, r.Metrics)
+			}
+		}
+		// A quarter of the lines, drawn by their custom_id.
+		if s := res.Summary; infra < n/10 || infra > n/2 || s.InfraFailed != infra || s.Scored != n-infra {
+			t.Fatalf("summary %+v, %d failed lines: want about a quarter of the samples infrastructure errors, the rest scored", s, infra)
+		}
+		shown(t, res.RunID, infra, "injected failed line")
+	})
+
+	t.Run("expired, fallback interactive", func(t *testing.T) {
+		calls := expiring.Stats().Requests
+		res, _ := eval(t, expiring, "expiring-fallback/echo")
+		if s := res.Summary; s.Scored != n || s.InfraFailed != 0 {
+			t.Errorf("summary %+v: want every sample scored", s)
+		}
+		if got := expiring.Stats().Requests - calls; got != n {
+			t.Errorf("%d interactive calls, want %d (every expired request once)", got, n)
+		}
 	})
 }

@@ -16,6 +16,14 @@ import (
 //	if errors.Is(err, modelapi.ErrModelFailure) { record a wrong answer }
 var ErrModelFailure = errors.New("modelapi: the model failed on the request")
 
+// ErrDeferred marks the error of a request a batch run's pass deferred to
+// a batch instead of sending it (the gateway's Deferring view): there is
+// no answer yet, the sample runs again once the batch has answered. The
+// gateway's errors match it with errors.Is, so that a task can carry on
+// with the questions that do not need the answer (see judge.Deferred) and
+// put them all in the same batch round.
+var ErrDeferred = errors.New("modelapi: the request was deferred to a batch")
+
 // ReasonOf is what a record keeps of err: the short stable reason of an
 // error that has one (the gateway's "<class>: <message>"), else err's text.
 func ReasonOf(err error) string {

@@ -66,6 +66,9 @@ type asker struct {
 	noCache bool
 	cfg     Config
 	usage   modelapi.Totals
+	// deferred holds the answers a batch run's pass deferred: the
+	// judging goes on without them (judge.Deferred).
+	deferred judge.Deferred
 }
 
 // judgeParams are the sampling parameters of every judge call: greedy.
@@ -76,7 +79,8 @@ func judgeParams() modelapi.Params {
 
 // ask asks one judge; a call refused for this request is recorded in the
 // returned record (CallError) and reported as ok false, like a reply that
-// does not parse. Other call failures are returned.
+// does not parse; so is an answer deferred to a batch, which a.deferred
+// keeps for Evaluate to return. Other call failures are returned.
 func (a *asker) ask(ctx context.Context, model, version string, msgs []openai.ChatCompletionMessage, schema *judge.Schema, oracle string, v any) (JudgeRecord, bool, error) {
 	verdict, err := judge.Ask(ctx, a.models, judge.Request{
 		Judge: model, PromptVersion: version, Messages: msgs, Schema: schema,
@@ -84,6 +88,9 @@ func (a *asker) ask(ctx context.Context, model, version string, msgs []openai.Ch
 	}, v)
 	a.usage.Merge(verdict.Usage)
 	rec := JudgeRecord{Verdict: verdict}
+	if a.deferred.Keep(err) {
+		return rec, false, nil
+	}
 	if err != nil {
 		if !errors.Is(err, modelapi.ErrModelFailure) {
 			return rec, false, err

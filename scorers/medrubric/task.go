@@ -238,6 +238,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 		history = append(history, Exchange{User: turn.User, Answer: answer})
 		answers = append(answers, answer)
 	}
+	if err := a.deferred.Err(); err != nil {
+		// A batch round: the judges' answers come with the next one.
+		return out, fmt.Errorf("medrubric: sample %s: %w", s.ID, err)
+	}
 	out.Usage.Merge(a.usage)
 	out.Metrics, d.Metrics, d.Ratings = roll(d.Turns, roles)
 	out.Details = d

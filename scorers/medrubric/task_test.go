@@ -521,3 +521,38 @@ func TestReplyValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchRounds plays the task's batch rounds (scorerstest.Batch: each
+// pass defers the requests not yet answered): every judge question of a
+// turn (the whole panel, the cut answer's panel, the proposer) is asked
+// in one round, together with the next turn's answer, so the rounds do not
+// grow with the panel: two turns take three rounds (four with the
+// checkers, who need the proposer's claims), where asking one question
+// after another took one per question (five with one judge, eleven with
+// three). The outcome is the interactive one.
+func TestBatchRounds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		judges map[string]string
+		want   int
+	}{
+		{"one judge", map[string]string{RoleJudge: "j/a"}, 3},
+		{"panel of three", map[string]string{RoleJudge: "j/a,j/b,j/c"}, 3},
+		{"asymmetric", map[string]string{RoleJudge: "j/a,j/b", RoleProposer: "j/p", RoleChecker: "j/c,j/d"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, task := context.Background(), Task{WordLimit: 10} // turn 1's answer is cut: a second panel
+			want, err := task.Evaluate(ctx, env(&fake{answers: goodAnswers, reply: oracleJudge}, tc.judges), item(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &scorerstest.Batch{Models: &fake{answers: goodAnswers, reply: oracleJudge}}
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
+				return task.Evaluate(ctx, scorers.Env{Models: b, Model: "test/model", Judges: tc.judges}, item(t))
+			})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("batch outcome %+v\ninteractive %+v", got, want)
+			}
+		})
+	}
+}

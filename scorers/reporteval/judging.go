@@ -44,6 +44,9 @@ type asker struct {
 	usage   modelapi.Totals
 	answers int // judge answers received (one per judge and question)
 	errors  int // of which judge errors
+	// deferred holds the answers a batch run's pass deferred: the
+	// judging goes on without them (judge.Deferred).
+	deferred judge.Deferred
 }
 
 // judgeParams are the sampling parameters of every judge call: greedy,
@@ -55,13 +58,18 @@ func judgeParams() modelapi.Params {
 
 // ask asks one judge q and decodes the reply into v. A call refused for
 // this request is recorded (CallError) and reported as ok false, like a
-// reply that does not parse; other call failures are returned.
+// reply that does not parse; so is an answer deferred to a batch, which
+// a.deferred keeps for Evaluate to return (not counted as an answer).
+// Other call failures are returned.
 func (a *asker) ask(ctx context.Context, model string, q question, v any) (JudgeRecord, bool, error) {
 	verdict, err := judge.Ask(ctx, a.models, judge.Request{
 		Judge: model, PromptVersion: q.version, Messages: q.msgs, Schema: q.schema,
 		Params: judgeParams(), Seed: a.seed, NoCache: a.noCache, Oracle: q.oracle,
 	}, v)
 	rec := JudgeRecord{Verdict: verdict}
+	if a.deferred.Keep(err) {
+		return rec, false, nil
+	}
 	if err != nil && !errors.Is(err, modelapi.ErrModelFailure) {
 		a.mu.Lock()
 		a.usage.Merge(verdict.Usage)

@@ -212,6 +212,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 	if err := t.judge(ctx, a, roles, row, report, PairSeed(s.ID, env.Seed), src, &d); err != nil {
 		return out, fmt.Errorf("reporteval: sample %s: %w", s.ID, err)
 	}
+	if err := a.deferred.Err(); err != nil {
+		// A batch round: the judges' answers come with the next one.
+		return out, fmt.Errorf("reporteval: sample %s: %w", s.ID, err)
+	}
 	d.Sources = src.records()
 	d.JudgeAnswers, d.JudgeErrors = a.answers, a.errors
 	out.Usage.Merge(a.usage)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -501,5 +502,60 @@ func TestLargeSourceIsCut(t *testing.T) {
 	}
 	if hits.Load() != 1 {
 		t.Errorf("%d fetches", hits.Load())
+	}
+}
+
+// TestBatchRounds plays the task's batch rounds (scorerstest.Batch: each
+// pass defers the requests not yet answered): the quality question, every
+// pair and every fact check, for every judge of the panel, and the
+// proposer, are asked in one round once the report is written, so the
+// rounds do not grow with the questions or the panel: two (three with the
+// checkers, who need the proposer's claims). The verdicts, replies,
+// judge errors and scores are the interactive ones.
+func TestBatchRounds(t *testing.T) {
+	web := newWeb(t)
+	// Sections long enough to be paired, then the cited web pages.
+	var long strings.Builder
+	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+		fmt.Fprintf(&long, "## %s\n\n%s\n\n", w, strings.Repeat(w+" words here. ", 20))
+	}
+	report := strings.Replace(webReport(web.URL), "## The Bridge", long.String()+"## The Bridge", 1)
+	for _, tc := range []struct {
+		name   string
+		judges map[string]string
+		want   int
+	}{
+		{"one judge", map[string]string{judge.RoleJudge: "j/a"}, 2},
+		{"panel of three", map[string]string{judge.RoleJudge: "j/a,j/b,j/c"}, 2},
+		{"asymmetric", map[string]string{judge.RoleJudge: "j/a,j/b", judge.RoleProposer: "j/p", judge.RoleChecker: "j/c,j/d"}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, s := context.Background(), sample("Two landmarks", nil)
+			want, d := evaluate(t, webTask(t), &fake{report: report, reply: oracleJudge}, s, tc.judges)
+			if len(d.Redundancy.Pairs) < 2 || d.Factuality.Summary.Judged < 2 || d.JudgeAnswers < 5*len(d.Roles.Judges) {
+				t.Fatalf("%d pairs, %d checks judged, %d answers: want several", len(d.Redundancy.Pairs), d.Factuality.Summary.Judged, d.JudgeAnswers)
+			}
+			task := webTask(t)
+			b := &scorerstest.Batch{Models: &fake{report: report, reply: oracleJudge}}
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
+				return task.Evaluate(ctx, scorers.Env{Models: b, Model: "test/model", Judges: tc.judges}, s)
+			})
+			// The sources were fetched in an earlier round (Cached, its
+			// time): the same pages with the same outcome.
+			gd, wd := got.Details.(Details), want.Details.(Details)
+			if len(gd.Sources) != len(wd.Sources) {
+				t.Fatalf("sources %+v, want %+v", gd.Sources, wd.Sources)
+			}
+			for i := range gd.Sources {
+				if g, w := gd.Sources[i], wd.Sources[i]; g.URL != w.URL || g.Status != w.Status || g.Bytes != w.Bytes {
+					t.Errorf("source %+v, want %+v", g, w)
+				}
+			}
+			gd.Sources, wd.Sources = nil, nil
+			got.Details, want.Details = gd, wd
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("batch outcome %+v\ninteractive %+v", got, want)
+			}
+		})
 	}
 }

@@ -225,6 +225,10 @@ type caller struct {
 	seed    *int
 	noCache bool
 	usage   modelapi.Totals
+	// deferred holds the judges' answers a batch run's pass deferred:
+	// the dialogue goes on without them (judge.Deferred), so a round's
+	// judges are asked with the next turn.
+	deferred judge.Deferred
 }
 
 // greedy are the sampling parameters of judge and simulated-user calls.
@@ -290,6 +294,10 @@ func (t Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: round.Reply})
 		history = append(history, Exchange{User: round.User, Reply: round.Reply})
 		userTurns = append(userTurns, round.User)
+	}
+	if err := c.deferred.Err(); err != nil {
+		// A batch round: the judges' answers come with the next one.
+		return out, fmt.Errorf("rmtbench: sample %s: %w", s.ID, err)
 	}
 	out.Usage.Merge(c.usage)
 	items := make([][]Item, len(det.Rounds))
@@ -372,6 +380,8 @@ func (c *caller) judgeRound(ctx context.Context, judges []string, d dialogue, st
 		c.usage.Merge(verdict.Usage)
 		rec := JudgeRecord{Verdict: verdict}
 		switch {
+		case c.deferred.Keep(err):
+			// Evaluate returns it once the dialogue has gone as far as it can.
 		case err != nil && !errors.Is(err, modelapi.ErrModelFailure):
 			return err
 		case err != nil:

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -508,6 +509,37 @@ func TestCharacterOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := CharacterOf(schemas.ResultRow{SampleID: "d1", DetailsJSON: tc.details}); got != tc.want {
 				t.Fatalf("CharacterOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBatchRounds plays the task's batch rounds (scorerstest.Batch: each
+// pass defers the requests not yet answered): a round's judges, the whole
+// panel, are asked together with the dialogue's next turn, so a dialogue
+// takes one round per call of its chain (the persona's replies, and the
+// simulated user's turns between them) plus one for the last judges,
+// whatever the panel. The outcome is the interactive one.
+func TestBatchRounds(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sample scorers.Sample
+		judges string
+		want   int
+	}{
+		{"fixed, one judge", sample(t, schemas.RMTModeFixed, 0, fixedTurns...), "j/a", 4},
+		{"fixed, panel of three", sample(t, schemas.RMTModeFixed, 0, fixedTurns...), "j/a,j/b,j/c", 4},
+		{"simulated, panel of three", sample(t, schemas.RMTModeSimulated, 4), "j/a,j/b,j/c", 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			judges := map[string]string{RoleJudge: tc.judges, RoleUser: "test/user"}
+			want, _ := run(t, &fake{model: fromReferences, user: endAfter(100), judge: oracle}, tc.sample, judges)
+			b := &scorerstest.Batch{Models: &fake{model: fromReferences, user: endAfter(100), judge: oracle}}
+			got := scorerstest.CheckRounds(t, b, tc.want, func() (scorers.Outcome, error) {
+				return Task{}.Evaluate(context.Background(), scorers.Env{Models: b, Model: "test/model", Judges: judges}, tc.sample)
+			})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("batch outcome %+v\ninteractive %+v", got, want)
 			}
 		})
 	}
