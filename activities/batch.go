@@ -430,6 +430,16 @@ func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.Bat
 	for {
 		var err error
 		st, err = b.a.Gateway.PollBatch(ctx, rec.Provider, rec.ID)
+		if err != nil && ctx.Err() == nil && gateway.ClassOf(err) == gateway.ClassNotFound {
+			// The provider no longer knows the batch (deleted, or a
+			// provider restarted without its state): its requests failed
+			// unanswered, as an expired batch's do, and are retried or
+			// become infrastructure errors per the batch settings. Failing
+			// the shard instead would fail every later attempt of the run
+			// on the same record.
+			st = gateway.BatchStatus{ID: rec.ID, Status: "lost"}
+			break
+		}
 		if err != nil && ctx.Err() == nil && !gateway.ClassOf(err).Retryable() {
 			return gateway.ToTemporal(err)
 		}

@@ -3,8 +3,10 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,6 +320,44 @@ func TestBatchShardKilledResumes(t *testing.T) {
 		g, w := got[i], want[i]
 		if g.Response != w.Response || g.Calls != w.Calls || g.CacheHits != 0 || g.PromptTokens != w.PromptTokens {
 			t.Fatalf("row %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// TestBatchShardLostBatch: a recorded batch the provider no longer knows
+// (a 404: deleted, or the provider restarted without its state) fails its
+// requests unanswered, as an expired batch's do: they are retried in a new
+// batch (retries: 1 by default) and the shard ends with every sample
+// answered, where it used to fail for good, and every later attempt of the
+// run with it, on the same record.
+func TestBatchShardLostBatch(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
+	first, err := baseline.New(baseline.Options{Batch: baseline.BatchOptions{Delay: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := baseline.New(baseline.Options{Batch: baseline.BatchOptions{Delay: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur atomic.Pointer[baseline.Server]
+	cur.Store(first)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cur.Load().ServeHTTP(w, r) }))
+	t.Cleanup(hs.Close)
+	got, _, _, _ := batchShardRunKilled(t, hs.URL+"/v1", true, 8, fastBatches, func([]blob.Info) time.Duration {
+		for first.BatchStats().Created == 0 { // once the first batch exists,
+			time.Sleep(time.Millisecond)
+		}
+		cur.Store(restarted) // the provider restarts without its batches
+		return 50 * time.Millisecond
+	})
+	if first.BatchStats().Created == 0 || restarted.BatchStats().Created == 0 {
+		t.Fatalf("batches created before the restart %d, after %d: want both", first.BatchStats().Created, restarted.BatchStats().Created)
+	}
+	for i := range want {
+		if got[i].ErrorClass != "" || got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
 }

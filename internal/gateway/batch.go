@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 )
 
@@ -538,6 +540,11 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 			}
 			seen[l.CustomID] = true
 			if l.Response != nil && l.Response.StatusCode == http.StatusOK {
+				// Each answer within the reply limit, as a call's is.
+				if limit := limits.Get().ReplyBytes; int64(len(l.Response.Body)) > limit {
+					out.Failed[r.Key] = replyTooLarge(&Error{Model: r.Model}, limit, l.Response.Body[:min(headBytes, len(l.Response.Body))], g.redactor())
+					return nil
+				}
 				resp, gerr := g.batchAnswer(ctx, p, r, l.Response.Body)
 				if gerr != nil {
 					out.Failed[r.Key] = gerr
@@ -616,10 +623,14 @@ func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, 
 	return resp, nil
 }
 
-// readBatchFile reads a result file line by line, at most MaxResultBytes,
-// each line at most 64 MiB.
+// readBatchFile reads a result file line by line, at most MaxResultBytes
+// (not the reply limit, which bounds each line's answer: batchLine), each
+// line at most 64 MiB. A download that fails part way is an error of the
+// download (retryable), never a line that does not decode: the scanner
+// hands over the partial last line when its reader fails.
 func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, l outputLine) error) error {
-	info := &attemptInfo{}
+	limit := p.cfg.Batch.MaxResultBytes
+	info := &attemptInfo{maxBody: limit}
 	// A download may be large: it gets ten attempt timeouts.
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), 10*p.cfg.Timeout)
 	defer cancel()
@@ -628,30 +639,54 @@ func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn
 		return classify(err, info, ctx, p.name+"/files", g.redactor())
 	}
 	defer rc.Close()
-	limit := p.cfg.Batch.MaxResultBytes
-	lr := &io.LimitedReader{R: rc, N: limit + 1}
-	sc := bufio.NewScanner(lr)
+	body := &readErr{r: rc}
+	failed := func(n int) error {
+		if errors.Is(body.err, errReplyTooLarge) {
+			return &Error{Class: ClassBadRequest, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s exceeds max_result_bytes %d", fid, limit)}
+		}
+		e := classify(body.err, info, ctx, p.name+"/files", g.redactor())
+		e.Message = fmt.Sprintf("batch file %s: download failed after line %d: %s", fid, n, e.Message)
+		return e
+	}
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
 	n := 0
 	for sc.Scan() {
 		n++
 		line := sc.Bytes()
-		if len(strings.TrimSpace(string(line))) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var l outputLine
 		if err := json.Unmarshal(line, &l); err != nil {
+			if body.err != nil {
+				return failed(n - 1)
+			}
 			return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s line %d does not decode: %v", fid, n, err)}
 		}
 		if err := fn(n, l); err != nil {
 			return err
 		}
 	}
-	if lr.N <= 0 {
-		return &Error{Class: ClassBadRequest, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s exceeds max_result_bytes %d", fid, limit)}
+	if body.err != nil {
+		return failed(n)
 	}
 	if err := sc.Err(); err != nil {
 		return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s after line %d: %v", fid, n, err)}
 	}
 	return nil
+}
+
+// readErr is a reader that keeps its first error other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }

@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/benchline/benchline/internal/baseline"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 )
 
@@ -173,5 +179,81 @@ func TestBatchConfigValidate(t *testing.T) {
 	require.Equal(t, 0.5, b.Discount)
 	for _, bad := range []BatchConfig{{CompletionWindow: "a day"}, {Discount: 2}, {Fallback: "smoke"}, {Retries: -2}} {
 		require.Error(t, bad.validate(), "%+v", bad)
+	}
+}
+
+// TestBatchResultFileLimits: a result file is bounded by max_result_bytes,
+// not by the reply limit (which bounds each of its answers); a download
+// cut short is a retryable download error, not a line that does not
+// decode. Found at a shard of 5,000: its 2.6 MB output file stopped at
+// the 1 MiB reply limit, mid-line, and every retry failed the same way.
+func TestBatchResultFileLimits(t *testing.T) {
+	defer limits.Set(limits.Limits{})
+	limits.Set(limits.Limits{ReplyBytes: 4 << 10}) // each output line is about 500 bytes
+	refs := baseline.NewMemoryReferences()
+	for i := range 40 {
+		content := fmt.Sprintf("answer %d", i)
+		if i == 7 {
+			content = strings.Repeat("long ", 2000) // one answer over the reply limit
+		}
+		refs.Add(userMsg(fmt.Sprintf("question %d", i)), baseline.Reference{Content: content})
+	}
+	srv, err := baseline.New(baseline.Options{References: refs})
+	require.NoError(t, err)
+	// A proxy that can cut the result files' downloads short.
+	var cut atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cut.Load() || !strings.HasSuffix(r.URL.Path, "/content") {
+			srv.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body[:len(body)/2]) // then the connection closes: unexpected EOF
+	}))
+	t.Cleanup(hs.Close)
+	enabled := func(max int64) func(p *Provider) {
+		return func(p *Provider) { p.Batch = &BatchConfig{Enabled: true, MaxResultBytes: max} }
+	}
+
+	g := newTestGateway(t, hs.URL+"/v1", enabled(0), Options{})
+	st, out := runBatch(t, g, collect(t, g, 40))
+	require.Equal(t, "completed", st.Status)
+	require.Len(t, out.Entries, 39, "a file of 40 answers, about 30 KB, read whole past the 4 KB reply limit")
+	require.Len(t, out.Failed, 1)
+	for _, e := range out.Failed {
+		require.Equal(t, ClassReplyTooLarge, e.Class, "the one answer over the reply limit: %v", e)
+		require.Contains(t, e.Message, "larger than 4096 bytes")
+	}
+
+	reqs := collect(t, g, 40)
+	byKey := map[string]BatchRequest{}
+	for _, r := range reqs {
+		byKey[r.Key] = r
+	}
+	for _, tc := range []struct {
+		name  string
+		max   int64
+		cut   bool
+		class Class
+		says  string
+	}{
+		{"over max_result_bytes", 10 << 10, false, ClassBadRequest, "exceeds max_result_bytes 10240"},
+		{"cut short", 0, true, ClassNetwork, "download failed after line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cut.Store(tc.cut)
+			defer cut.Store(false)
+			g := newTestGateway(t, hs.URL+"/v1", enabled(tc.max), Options{})
+			_, err := g.BatchResults(context.Background(), BaselineProvider, st, byKey)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Contains(t, e.Message, tc.says)
+			require.NotContains(t, e.Message, "does not decode")
+			require.Equal(t, tc.class, e.Class, "%v", e)
+		})
 	}
 }

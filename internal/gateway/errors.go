@@ -221,6 +221,10 @@ type attemptInfo struct {
 	// value); head is the start of the body, for the error.
 	tooLarge int64
 	head     []byte
+	// maxBody, when set, is the body's limit instead of the reply limit:
+	// a batch result file is bounded by the provider's max_result_bytes
+	// (readBatchFile), its lines each by the reply limit.
+	maxBody int64
 }
 
 // headBytes is how much of a reply over the limit its error keeps.
@@ -258,6 +262,15 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// replyTooLarge makes e the error of a reply over limit bytes, keeping
+// head, its start.
+func replyTooLarge(e *Error, limit int64, head []byte, red *Redactor) *Error {
+	e.Class = ClassReplyTooLarge
+	e.Message = scrub(fmt.Sprintf("the reply is larger than %d bytes, the limit (limits.max_reply_bytes, BENCHLINE_MAX_REPLY_BYTES): it was not read further, is not scored, and only its start is kept: %q",
+		limit, head), red, 400)
+	return e
+}
+
 // classify turns the outcome of one attempt into an *Error.
 func classify(err error, info *attemptInfo, parent context.Context, model string, red *Redactor) *Error {
 	e := &Error{Model: model}
@@ -279,10 +292,7 @@ func classify(err error, info *attemptInfo, parent context.Context, model string
 		if info != nil {
 			limit, head = info.tooLarge, info.head
 		}
-		e.Class = ClassReplyTooLarge
-		e.Message = scrub(fmt.Sprintf("the reply is larger than %d bytes, the limit (limits.max_reply_bytes, BENCHLINE_MAX_REPLY_BYTES): it was not read further, is not scored, and only its start is kept: %q",
-			limit, head), red, 400)
-		return e
+		return replyTooLarge(e, limit, head, red)
 	case errors.As(err, &reqErr):
 		// go-openai returns a RequestError for an error reply whose body is
 		// not a well-formed OpenAI error, and then wraps the half-decoded

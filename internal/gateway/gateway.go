@@ -567,8 +567,13 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		info.status, info.header = resp.StatusCode, resp.Header
 	}
 	if resp != nil && resp.Body != nil {
-		// Every reply, answer or error, is read through the reply limit.
-		resp.Body = &cappedBody{ReadCloser: resp.Body, max: limits.Get().ReplyBytes, info: info}
+		// Every reply, answer or error, is read through the reply limit
+		// (a batch result file through its own).
+		limit := limits.Get().ReplyBytes
+		if info != nil && info.maxBody > 0 {
+			limit = info.maxBody
+		}
+		resp.Body = &cappedBody{ReadCloser: resp.Body, max: limit, info: info}
 	}
 	return resp, err
 }
