@@ -40,7 +40,8 @@
 # (make setup), npm and node (Node.js 20 or newer), go (it builds
 # deploy/dev/promptfoo-suite), Linux /proc.
 # PROMPTFOO_RATIO_CONCURRENCY (default 128) sets promptfoo's -j,
-# PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed.
+# PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed,
+# PROMPTFOO_RATIO_EVAL_ARGS extra flags for benchline's eval (e.g. --shard-size 5000).
 # --batch (or PROMPTFOO_RATIO_BATCH=1) runs benchline's side in batch mode (`eval --batch
 # --seed S`, a fresh seed per N, instead of `--no-cache`: batch mode needs the
 # cache): its requests go to the baseline server's batch endpoints, whose CPU
@@ -211,6 +212,8 @@ for n in "${sizes[@]}"; do
 
 	mode=(--no-cache)
 	if [ "$batch" = 1 ]; then mode=(--batch --seed "$seed"); fi
+	# shellcheck disable=SC2206 # split on purpose: extra eval flags
+	mode+=(${PROMPTFOO_RATIO_EVAL_ARGS:-})
 	echo "N=$n: benchline eval synthetic@$version --model baseline/reference ${mode[*]}..." >&2
 	declare -A b0=([worker]=$(cpu "$worker") [temporal]=$(cpu "$temporal") [minio]=$(cpu "$minio") [endpoint]=$(cpu "$dev"))
 	t0=$(now)
