@@ -113,7 +113,7 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 		}
 		parts[k] = samplesPart{}
 	}
-	if !uniqueIndexes(s.Indexes) {
+	if !UniqueIndexes(s.Indexes) {
 		s.Indexes = nil // pair by id: results written without their positions
 	}
 	if scored > 0 && len(s.IDs) == 0 {
@@ -127,8 +127,9 @@ func LoadSamples(ctx context.Context, store blob.Store, runID, model, metric str
 	return s, nil
 }
 
-// uniqueIndexes says whether no sample index is there twice.
-func uniqueIndexes(idx []int64) bool {
+// UniqueIndexes says whether no sample index is there twice (samples
+// whose indexes are not unique cannot be paired by index).
+func UniqueIndexes(idx []int64) bool {
 	sorted := slices.Clone(idx)
 	slices.Sort(sorted)
 	for k := 1; k < len(sorted); k++ {

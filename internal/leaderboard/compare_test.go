@@ -349,7 +349,7 @@ func TestCompareByIndex(t *testing.T) {
 	shuffled := func(k int) int { return (k * 7) % n } // 7 is prime to 500
 	va := func(i int) float64 { return float64(i%3) / 2 }
 	vb := func(i int) float64 { return float64(i%5) / 4 }
-	vc := func(i int) float64 { return float64((i/2)%2) }
+	vc := func(i int) float64 { return float64((i / 2) % 2) }
 	want, wantRanks := Compare("bench", "score", []Samples{
 		mk("a", 1, same, va, true, false), mk("b", 1, reversed, vb, true, false), mk("c", 1, shuffled, vc, true, false)})
 	if want[0].N != n {

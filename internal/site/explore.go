@@ -263,8 +263,8 @@ type scoreRow struct {
 // ok is false, and the caller reads the results with
 // leaderboard.LoadSamples, when the run has no index for headline, when a
 // scored sample has no finite headline value (LoadSamples says which and
-// why), or when the indexes are not unique and dense (results written
-// without their positions).
+// why), or when two samples share an index (results written without
+// their positions).
 func IndexedSamples(ctx context.Context, store blob.Store, runID, model, headline string) (s leaderboard.Samples, ok bool, err error) {
 	m, found, err := readManifest(ctx, store, runID, headline)
 	if err != nil || !found {
@@ -288,31 +288,8 @@ func IndexedSamples(ctx context.Context, store blob.Store, runID, model, headlin
 	if err != nil {
 		return s, false, fmt.Errorf("site: run %s: explorer index: %w", runID, err)
 	}
-	if odd || !denseUnique(s.Indexes) {
+	if odd || !leaderboard.UniqueIndexes(s.Indexes) {
 		return leaderboard.Samples{}, false, nil
 	}
 	return s, true, nil
-}
-
-// denseUnique says whether the indexes are unique and at most about four
-// times their number (a bitmap of them stays small).
-func denseUnique(idx []int64) bool {
-	hi := int64(-1)
-	for _, i := range idx {
-		if i < 0 {
-			return false
-		}
-		hi = max(hi, i)
-	}
-	if hi >= int64(4*len(idx))+1024 {
-		return false
-	}
-	seen := make([]uint64, hi/64+1)
-	for _, i := range idx {
-		if seen[i/64]&(1<<(i%64)) != 0 {
-			return false
-		}
-		seen[i/64] |= 1 << (i % 64)
-	}
-	return true
 }
