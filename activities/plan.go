@@ -20,8 +20,13 @@ func NewPlan(req runs.Request, m catalog.Manifest, task scorers.Task, createdAt 
 	p := runs.Plan{Dataset: m.Name, DatasetVersion: m.Version, Model: req.Model, Judges: normalJudges(req.Judges), Params: req.Params,
 		Seed: req.Seed, TaskVersion: task.Version(), Metrics: task.Metrics(), ShardSize: req.ShardSize, Limit: req.Limit,
 		NoCache: req.NoCache, Batch: req.Batch, CreatedAt: createdAt.UTC()}
+	var rows, bytes int64
 	for _, f := range m.Files {
 		p.Files = append(p.Files, runs.File{Key: catalog.Dir(m.Name, m.Version) + f.Path, Rows: f.Rows})
+		rows, bytes = rows+f.Rows, bytes+f.Bytes
+	}
+	if p.Batch && p.ShardSize <= 0 {
+		p.ShardSize = runs.BatchShardSize(rows, bytes)
 	}
 	p.Layout()
 	p.RunID = p.ID()

@@ -131,3 +131,24 @@ func TestNewPlanNormalizesPanels(t *testing.T) {
 	assert.Nil(t, plan(nil).Judges)
 	assert.Nil(t, plan(map[string]string{"judge": ""}).Judges, "a role without models is no judge")
 }
+
+// TestNewPlanShardSize: an interactive run's default shard is 500 samples
+// (and the same run as an explicit 500); a batch run's default is sized by
+// the dataset's bytes per row; an explicit size is kept in both modes.
+func TestNewPlanShardSize(t *testing.T) {
+	m := catalog.Manifest{Name: "d", Version: "v1", Files: []catalog.File{
+		{Path: "a.parquet", Rows: 20_000, Bytes: 4_000_000}, {Path: "b.parquet", Rows: 20_000, Bytes: 4_000_000}}} // 200 B a row
+	at := time.Unix(0, 0)
+	plan := func(batch bool, size int) runs.Plan {
+		return NewPlan(runs.Request{Dataset: "d@v1", Model: "baseline/reference", Batch: batch, ShardSize: size}, m, planTask{}, at)
+	}
+	if p := plan(false, 0); p.ShardSize != runs.DefaultShardSize || p.Shards != 80 || p.RunID != plan(false, 500).RunID {
+		t.Errorf("interactive default: shard size %d, %d shards, run %s (explicit 500: %s)", p.ShardSize, p.Shards, p.RunID, plan(false, 500).RunID)
+	}
+	if p := plan(true, 0); p.ShardSize != runs.MaxBatchShardSize || p.Shards != 8 {
+		t.Errorf("batch default: shard size %d, %d shards; want %d and 8", p.ShardSize, p.Shards, runs.MaxBatchShardSize)
+	}
+	if p := plan(true, 700); p.ShardSize != 700 {
+		t.Errorf("batch, explicit 700: shard size %d", p.ShardSize)
+	}
+}

@@ -605,7 +605,7 @@ func (a *Publish) detailsCard(ctx context.Context, l release.Layout) (string, er
 	if plan.Limit > 0 {
 		args = append(args, "--limit", fmt.Sprint(plan.Limit))
 	}
-	if plan.ShardSize != 500 {
+	if plan.ShardSize != runs.DefaultShardSize {
 		args = append(args, "--shard-size", fmt.Sprint(plan.ShardSize))
 	}
 	d.Command = strings.Join(args, " ")

@@ -46,7 +46,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 			if err := checkFlags(cmd,
 				flagRule{"temperature", temperature >= 0, "want 0 or more"},
 				flagRule{"max-tokens", maxTokens >= 0, "want 0 (the endpoint's) or more"},
-				atLeast("shard-size", req.ShardSize, 1),
+				flagRule{"shard-size", !cmd.Flags().Changed("shard-size") || req.ShardSize >= 1, "want at least 1"},
 				flagRule{"limit", req.Limit >= 0, "want 0 (all) or more"},
 				atLeast("parallel", shards, 1),
 			); err != nil {
@@ -110,7 +110,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	f.Float32Var(&temperature, "temperature", 0, "sampling temperature (default: the endpoint's)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "max completion tokens (default: the endpoint's)")
 	f.IntVar(&seed, "seed", 0, "seed sent with every request and used for the bootstrap")
-	f.IntVar(&req.ShardSize, "shard-size", 500, "samples per shard")
+	f.IntVar(&req.ShardSize, "shard-size", 0, "samples per shard (default 500; with --batch, as many as hold 4 MiB of the dataset's Parquet, 500 to 5000)")
 	f.Int64Var(&req.Limit, "limit", 0, "evaluate only the first N samples")
 	f.BoolVar(&req.NoCache, "no-cache", false, "bypass the response cache")
 	f.BoolVar(&req.Batch, "batch", false, "send requests through the providers' batch APIs (cheaper, answers within the batch window; see docs/batch.md)")

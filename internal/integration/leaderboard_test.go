@@ -419,7 +419,7 @@ func TestLeaderboardScheduleBatch(t *testing.T) {
 	for _, m := range b.Models {
 		seed := 9126
 		plan, err := wfclient.ResolveRun(ctx, stack.Store, registry.Default(),
-			runs.Request{Dataset: "bfcl@" + built.Version, Model: m.Model, Seed: &seed, Limit: 8})
+			runs.Request{Dataset: "bfcl@" + built.Version, Model: m.Model, Seed: &seed, Limit: 8, Batch: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,11 +97,36 @@ type Range struct {
 	First int64
 }
 
+// Shard sizes. An interactive run's default shard is DefaultShardSize
+// samples. A batch run's fixed costs are per shard (an activity, a batch
+// file, a batch and its polls, a result file, a cache segment) while its
+// per-sample work is small, so its default shard is as many samples as
+// hold BatchShardBytes of the dataset's Parquet (its files' bytes over
+// their rows), between DefaultShardSize and MaxBatchShardSize: short
+// prompts get large shards, long ones (a report of tens of KB) keep 500,
+// and a shard's memory while its batches are out stays near what a
+// 500-sample shard of long prompts holds.
+const (
+	DefaultShardSize  = 500
+	MaxBatchShardSize = 5000
+	BatchShardBytes   = 4 << 20
+)
+
+// BatchShardSize is a batch run's default shard size for a dataset of rows
+// rows in bytes bytes of Parquet.
+func BatchShardSize(rows, bytes int64) int {
+	if rows <= 0 || bytes <= 0 {
+		return DefaultShardSize
+	}
+	perRow := max(bytes/rows, 1)
+	return int(min(max(BatchShardBytes/perRow, DefaultShardSize), MaxBatchShardSize))
+}
+
 // Layout computes the shard count and sample count of a plan. Shards never
 // cross files.
 func (p *Plan) Layout() {
 	if p.ShardSize <= 0 {
-		p.ShardSize = 500
+		p.ShardSize = DefaultShardSize
 	}
 	p.Shards, p.Samples = 0, 0
 	left := p.Limit
