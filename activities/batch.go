@@ -15,6 +15,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
@@ -23,11 +24,13 @@ import (
 // cache misses (gateway.Deferring) instead of calling; the deferred
 // requests go to the providers' batch APIs, and their answers go into the
 // shard's cache segment under the keys the calls would have had. A sample
-// whose task ran without deferring anything is finished; one that deferred
-// a call runs again next round, and gets further (the next dialogue turn,
-// the judge of its reply). When no sample defers, the shard runs as an
-// interactive shard does, every answer now a cache hit: the same rows as
-// an interactive run from the same replies, by construction.
+// whose task ran without deferring anything is finished, and that run's
+// row is its result; one that deferred a call runs again next round, and
+// gets further (the next dialogue turn, the judge of its reply). A
+// finished sample's task ran as in an interactive shard, every answer a
+// cache hit: the same rows as an interactive run from the same replies,
+// by construction (an answer one of the run's batches paid for counts as
+// the call it replaced).
 //
 // Durability: before waiting on a batch, its record (runs.BatchKey, by
 // content key and try) holds its id; a retried activity recomputes the
@@ -91,18 +94,24 @@ type batchShard struct {
 	mu     sync.Mutex
 	state  batchState
 	counts BatchCounts
-	// paid holds the request keys of the batches this attempt submitted
-	// or resumed, by the batch's key (content key and try): markPaid
-	// takes them from here instead of reading their stored files again.
-	paid map[string][]string
+	// paidKeys are the requests answered by the shard's batches (this
+	// attempt's and, from their stored files, earlier ones'): a cache hit
+	// on one counts as the paid call it replaced. known holds the batch
+	// keys (content key and try) whose requests paidKeys has.
+	known    map[string]bool
+	paidKeys map[string]bool
 }
 
 // batchRounds runs the batch rounds of a shard over the samples idx (the
-// ones still to do) and returns the collector the final pass must use: it
-// fails the requests whose batch attempts are over.
-func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task, env scorers.Env, samples []scorers.Sample, idx []int) (*gateway.Collector, error) {
+// ones still to do). A sample whose task runs through in a round without
+// deferring a request is finished: its row, by sample index, is in the map
+// returned, made from the same cached answers (and counted as the same
+// paid calls) as a pass after the rounds would make it. The collector
+// returned is for the final pass over the samples still deferring after
+// maxBatchRounds: it fails the requests whose batch attempts are over.
+func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task, env scorers.Env, samples []scorers.Sample, idx []int) (*gateway.Collector, map[int]schemas.ResultRow, error) {
 	if err := blob.GetJSON(ctx, a.Store, runs.BatchStateKey(b.run, b.shard), &b.state); err != nil && !errors.Is(err, blob.ErrNotFound) {
-		return nil, fmt.Errorf("run %s shard %d: read batch state: %w", b.run, b.shard, err)
+		return nil, nil, fmt.Errorf("run %s shard %d: read batch state: %w", b.run, b.shard, err)
 	}
 	if b.state.Failed == nil {
 		b.state.Failed = map[string]batchFailure{}
@@ -111,7 +120,16 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	// partly cached, so this attempt's first round would ask for another
 	// set of requests.
 	if err := b.resume(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := b.loadPaid(ctx); err != nil {
+		return nil, nil, err
+	}
+	done := map[int]schemas.ResultRow{}
+	// Each sample's request keys, from one round to the next.
+	memos := make(map[int]*gateway.KeyMemo, len(idx))
+	for _, i := range idx {
+		memos[i] = &gateway.KeyMemo{}
 	}
 	pending := idx
 	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
@@ -119,45 +137,44 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 		var mu sync.Mutex
 		var next []int
 		err := eachIndex(ctx, pending, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-			view, deferred := b.gw.Deferring(coll)
+			view, deferred := b.gw.Deferring(coll, memos[i])
 			e := env
 			e.Models = view
-			if _, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, e, samples[i]); err != nil {
+			row, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, e, samples[i])
+			if err != nil {
 				return err
 			}
+			mu.Lock()
 			if deferred() {
-				mu.Lock()
 				next = append(next, i)
-				mu.Unlock()
+			} else {
+				done[i] = row
 			}
+			mu.Unlock()
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		reqs := coll.Requests()
 		if len(reqs) == 0 {
 			break
 		}
 		if err := b.runBatches(ctx, reqs); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		slices.Sort(next)
 		pending = next
 	}
-	final := b.collector(false)
-	if err := b.markPaid(ctx, final); err != nil {
-		return nil, err
-	}
-	return final, nil
+	return b.collector(false), done, nil
 }
 
-// markPaid marks in c the requests of the shard's batches (every
-// attempt's: their files are stored), so that the final pass counts their
-// answers as paid calls, not cache hits. The batches this attempt
-// submitted or resumed are known in memory; only an earlier attempt's are
-// read from their files.
-func (b *batchShard) markPaid(ctx context.Context, c *gateway.Collector) error {
+// loadPaid adds to the shard's paid requests those of the batches an
+// earlier attempt finished (their files are stored), so that an answer
+// they paid for counts as a paid call in this attempt's rows, not as a
+// cache hit. The batches this attempt submits or resumes add theirs from
+// memory (submitted).
+func (b *batchShard) loadPaid(ctx context.Context) error {
 	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
 	if err != nil {
 		return err
@@ -168,37 +185,47 @@ func (b *batchShard) markPaid(ctx context.Context, c *gateway.Collector) error {
 			continue
 		}
 		b.mu.Lock()
-		keys, known := b.paid[key]
+		known := b.known[key]
 		b.mu.Unlock()
-		if !known {
-			file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
-			if err != nil {
-				return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
-			}
-			reqs, err := gateway.DecodeBatch("", file)
-			if err != nil {
-				return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
-			}
-			for _, r := range reqs {
-				keys = append(keys, r.Key)
-			}
+		if known {
+			continue
 		}
-		for _, k := range keys {
-			c.Paid(k)
+		file, err := blob.GetBytes(ctx, b.a.Store, info.Key)
+		if err != nil {
+			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, info.Key, err)
 		}
+		reqs, err := gateway.DecodeBatch("", file)
+		if err != nil {
+			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %w", b.run, b.shard, info.Key, err))
+		}
+		b.mu.Lock()
+		b.markKnown(key)
+		for _, r := range reqs {
+			b.paidKeys[r.Key] = true
+		}
+		b.mu.Unlock()
 	}
 	return nil
 }
 
-// submitted notes the request keys of the batch with key (content key
-// and try), for markPaid.
+// submitted adds the requests of the batch with key (content key and
+// try) to the shard's paid requests.
 func (b *batchShard) submitted(key string, reqs map[string]gateway.BatchRequest) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.paid == nil {
-		b.paid = map[string][]string{}
+	b.markKnown(key)
+	for k := range reqs {
+		b.paidKeys[k] = true
 	}
-	b.paid[key] = slices.Collect(maps.Keys(reqs))
+}
+
+// markKnown records that the requests of the batch with key are in
+// paidKeys; b.mu is held.
+func (b *batchShard) markKnown(key string) {
+	if b.known == nil {
+		b.known, b.paidKeys = map[string]bool{}, map[string]bool{}
+	}
+	b.known[key] = true
 }
 
 // collector returns a Collector failing the requests whose batch tries
@@ -207,6 +234,9 @@ func (b *batchShard) collector(collect bool) *gateway.Collector {
 	c := gateway.NewCollector(collect)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for k := range b.paidKeys {
+		c.Paid(k)
+	}
 	for k, f := range b.state.Failed {
 		switch {
 		case f.Fallback:
@@ -472,9 +502,7 @@ func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.Bat
 	if err != nil {
 		return gateway.ToTemporal(err)
 	}
-	for _, e := range out.Entries {
-		b.seg.Put(ctx, e)
-	}
+	b.seg.PutAll(out.Entries)
 	if err := b.seg.Flush(ctx); err != nil {
 		return err
 	}

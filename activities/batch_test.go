@@ -28,7 +28,12 @@ import (
 // dialogue: three rounds in batch mode.
 type dialogueTask struct{ fakeTask }
 
+// dialogueRuns counts dialogueTask's Evaluate calls (the batch tests do
+// not run in parallel).
+var dialogueRuns atomic.Int64
+
 func (t *dialogueTask) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
+	dialogueRuns.Add(1)
 	var out scorers.Outcome
 	msgs := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hello from " + s.ID}}
 	var transcript []string
@@ -152,7 +157,14 @@ func TestBatchShardSameRowsAsInteractive(t *testing.T) {
 		t.Fatalf("the interactive run created %d batches", st.Created)
 	}
 	calls := srv.Stats().Requests
+	dialogueRuns.Store(0)
 	batched, bres, _, _ := batchShardRun(t, url, true, 10, fastBatches)
+	// Each sample's task runs once a round: three rounds that defer (two
+	// turns, the judge) and one that runs through on cached answers,
+	// whose rows are the shard's (no pass after the rounds).
+	if got := dialogueRuns.Load(); got != 40 {
+		t.Fatalf("the batch shard ran the task %d times, want 40 (4 rounds of 10 samples)", got)
+	}
 	st := srv.BatchStats()
 	if st.Created != 3 || st.MaxPerKey != 1 || st.Lines != 30 {
 		t.Fatalf("batch stats %+v, want 3 batches (two turns, a judge) of 10 lines, none created twice", st)

@@ -523,10 +523,12 @@ func (a *Eval) runShard(ctx context.Context, run string, shard int, rerunErrors 
 		stopBeat := heartbeatEvery(ctx, 2*time.Second, func() any { return sr.progress() })
 		defer stopBeat()
 	}
+	var finished map[int]schemas.ResultRow // by the batch rounds
 	if plan.Batch && !plan.NoCache {
 		// Batch rounds first (they need the cache: a no-cache run is
-		// interactive); the pass below then finds every answer in
-		// the cache, but for the requests whose batch tries are over.
+		// interactive). They finish the samples whose tasks ran through
+		// on cached answers; the pass below takes those rows and runs
+		// only the samples still deferring after the last round.
 		b := &batchShard{a: a, run: plan.RunID, shard: in.Shard, seg: seg, gw: a.Gateway.WithCache(seg), sr: sr}
 		var idx []int
 		for i := sr.progress().Done * sr.chunk; i < len(rows); i++ {
@@ -534,17 +536,21 @@ func (a *Eval) runShard(ctx context.Context, run string, shard int, rerunErrors 
 				idx = append(idx, i)
 			}
 		}
-		final, err := a.batchRounds(ctx, b, task, env, samples, idx)
+		final, done, err := a.batchRounds(ctx, b, task, env, samples, idx)
 		if err != nil {
 			_ = seg.Flush(context.WithoutCancel(ctx))
 			return ShardResult{}, err
 		}
-		env.Models, _ = b.gw.Deferring(final)
+		env.Models, _ = b.gw.Deferring(final, nil)
+		finished = done
 	}
 	err = sr.each(ctx, a.sampleConcurrency(), func(gctx context.Context, i int) error {
-		row, err := a.evaluate(sampleCtx(gctx, samples[i].ID), task, env, samples[i])
-		if err != nil {
-			return err
+		row, ok := finished[i]
+		if !ok {
+			var err error
+			if row, err = a.evaluate(sampleCtx(gctx, samples[i].ID), task, env, samples[i]); err != nil {
+				return err
+			}
 		}
 		row.RunID, row.Shard, row.SampleIndex = plan.RunID, int32(in.Shard), rng.First+int64(i)
 		rows[i] = row

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -132,6 +133,10 @@ type BatchRequest struct {
 	Model    string                       `json:"model"` // "<provider>/<model>"
 	Body     openai.ChatCompletionRequest `json:"body"`
 	Oracle   string                       `json:"oracle,omitempty"`
+	// body is Body's JSON as the cache key hashed it (cacheKey), when the
+	// request was deferred by Complete: EncodeBatch writes it as it is
+	// instead of encoding Body again.
+	body []byte
 }
 
 // A Collector gathers the requests a pass over samples defers to batches
@@ -219,17 +224,74 @@ func (c *Collector) add(r BatchRequest) {
 type batchView struct {
 	coll     *Collector
 	deferred *atomic.Int64
+	memo     *KeyMemo
 }
 
 // Deferring returns a view of g for one sample whose cache misses on
 // providers with batches enabled are added to c instead of sent (Complete
 // returns an error IsDeferred reports), and a function telling whether any
-// was. Requests c holds as failed fail without a call.
-func (g *Gateway) Deferring(c *Collector) (*Gateway, func() bool) {
+// was. Requests c holds as failed fail without a call. m, if not nil, is
+// the sample's KeyMemo, kept from one round to the next.
+func (g *Gateway) Deferring(c *Collector, m *KeyMemo) (*Gateway, func() bool) {
 	v := *g
 	n := &atomic.Int64{}
-	v.batch = &batchView{coll: c, deferred: n}
+	v.batch = &batchView{coll: c, deferred: n, memo: m}
 	return &v, func() bool { return n.Load() > 0 }
+}
+
+// A KeyMemo holds the cache keys of one sample's requests in a batch run,
+// so that the next round, which runs the sample's task again and makes the
+// same requests (the answers are now cached), does not encode and hash
+// each again: a request found equal (reflect.DeepEqual, with the same
+// provider, sample index and oracle) to a remembered one takes its key.
+// Equal requests have the same JSON, hence the same key; a request that
+// is not found is keyed as always. The zero value is ready to use; it is
+// safe for concurrent use (a task may make its calls at once).
+type KeyMemo struct {
+	mu      sync.Mutex
+	entries []memoEntry
+}
+
+type memoEntry struct {
+	pname       string
+	sampleIndex int
+	oracle      string
+	req         *openai.ChatCompletionRequest
+	key         string
+}
+
+// find returns the remembered key of the request, if any.
+func (m *KeyMemo) find(pname string, sampleIndex int, oracle string, req *openai.ChatCompletionRequest) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.entries {
+		if e.pname == pname && e.sampleIndex == sampleIndex && e.oracle == oracle && reflect.DeepEqual(e.req, req) {
+			return e.key, true
+		}
+	}
+	return "", false
+}
+
+// add remembers a request's key.
+func (m *KeyMemo) add(pname string, sampleIndex int, oracle string, req openai.ChatCompletionRequest, key string) {
+	m.mu.Lock()
+	m.entries = append(m.entries, memoEntry{pname: pname, sampleIndex: sampleIndex, oracle: oracle, req: &req, key: key})
+	m.mu.Unlock()
+}
+
+// memoized returns the view's remembered key of a request, if any.
+func (g *Gateway) memoized(pname string, sampleIndex int, oracle string, oreq *openai.ChatCompletionRequest) (string, bool) {
+	if g.batch == nil || g.batch.memo == nil {
+		return "", false
+	}
+	return g.batch.memo.find(pname, sampleIndex, oracle, oreq)
+}
+
+// memoize remembers a request's key in the view's memo, if it has one.
+func (g *Gateway) memoize(pname string, sampleIndex int, oracle string, oreq openai.ChatCompletionRequest, key string) {
+	if g.batch != nil && g.batch.memo != nil {
+		g.batch.memo.add(pname, sampleIndex, oracle, oreq, key)
+	}
 }
 
 // deferredMessage marks the error of a deferred request.
@@ -249,7 +311,7 @@ func IsBatchFailure(err error) bool {
 
 // viaBatch handles a cache miss of a batch run: the request's recorded
 // failure, a deferral, or (nil, false) to call interactively.
-func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.Request, oreq openai.ChatCompletionRequest) (*Error, bool) {
+func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.Request, oreq openai.ChatCompletionRequest, body []byte) (*Error, bool) {
 	if g.batch == nil || !p.cfg.BatchEnabled() || req.NoCache {
 		return nil, false
 	}
@@ -262,7 +324,7 @@ func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.
 	if call || !g.batch.coll.collect {
 		return nil, false
 	}
-	g.batch.coll.add(BatchRequest{Key: key, Provider: pname, Model: req.Model, Body: oreq, Oracle: oracle})
+	g.batch.coll.add(BatchRequest{Key: key, Provider: pname, Model: req.Model, Body: oreq, Oracle: oracle, body: body})
 	g.batch.deferred.Add(1)
 	return &Error{Class: ClassCanceled, Model: req.Model, Message: deferredMessage, deferred: true}, true
 }
@@ -296,15 +358,10 @@ func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, er
 	var cur []byte
 	n := 0
 	for _, r := range reqs {
-		l := batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: r.Body}
-		if r.Oracle != "" {
-			l.Oracle = base64.StdEncoding.EncodeToString([]byte(r.Oracle))
-		}
-		b, err := json.Marshal(l)
+		b, err := encodeLine(r)
 		if err != nil {
-			return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+			return nil, err
 		}
-		b = append(b, '\n')
 		if int64(len(b)) > maxBytes {
 			return nil, fmt.Errorf("gateway: batch line %s of %d bytes exceeds max_bytes %d", r.Key, len(b), maxBytes)
 		}
@@ -320,6 +377,46 @@ func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, er
 	}
 	return files, nil
 }
+
+// encodeLine encodes r as a batch file line, with its newline. A request
+// Complete deferred carries its body's JSON from the cache key: the line is
+// then put together around it, with the bytes json.Marshal of its
+// batchLine would give (the field order of batchLine, custom_id escaped as
+// json.Marshal escapes it; the body is compact JSON already).
+func encodeLine(r BatchRequest) ([]byte, error) {
+	var oracle string
+	if r.Oracle != "" {
+		oracle = base64.StdEncoding.EncodeToString([]byte(r.Oracle))
+	}
+	if r.body == nil {
+		b, err := json.Marshal(batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: r.Body, Oracle: oracle})
+		if err != nil {
+			return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+		}
+		return append(b, '\n'), nil
+	}
+	id, err := json.Marshal(r.Key)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+	}
+	b := make([]byte, 0, len(lineHead)+len(id)+len(lineBody)+len(r.body)+len(oracle)+32)
+	b = append(b, lineHead...)
+	b = append(b, id...)
+	b = append(b, lineBody...)
+	b = append(b, r.body...)
+	if oracle != "" {
+		b = append(b, `,"benchline_oracle":"`...)
+		b = append(b, oracle...) // base64: nothing to escape
+		b = append(b, '"')
+	}
+	return append(b, '}', '\n'), nil
+}
+
+// The fixed parts of a batch line (batchLine's fields in order).
+const (
+	lineHead = `{"custom_id":`
+	lineBody = `,"method":"POST","url":"` + string(openai.BatchEndpointChatCompletions) + `","body":`
+)
 
 // DecodeBatch reads back the requests of an EncodeBatch file of provider
 // pname (a retried activity resuming a batch from its stored file).
@@ -516,6 +613,57 @@ type outputLine struct {
 	} `json:"error"`
 }
 
+// answerLine is an output line that holds an answer, decoded in one step
+// into just the fields a Response takes (answer): the common line, most of
+// a batch run's decoding. Any other line (an error, a status other than
+// 200, a body this does not decode) is decoded again as an outputLine.
+type answerLine struct {
+	CustomID string `json:"custom_id"`
+	Response *struct {
+		StatusCode int `json:"status_code"`
+		Body       struct {
+			ID      string `json:"id"`
+			Model   string `json:"model"`
+			Choices []struct {
+				Message struct {
+					Content          string            `json:"content"`
+					Refusal          string            `json:"refusal"`
+					ReasoningContent string            `json:"reasoning_content"`
+					ToolCalls        []openai.ToolCall `json:"tool_calls"`
+				} `json:"message"`
+				FinishReason openai.FinishReason `json:"finish_reason"`
+			} `json:"choices"`
+			Usage struct {
+				PromptTokens     int `json:"prompt_tokens"`
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+		} `json:"body"`
+	} `json:"response"`
+}
+
+// decodeAnswer decodes line as an answerLine: its custom_id and answer,
+// if it is an answer (status 200) of at most limit bytes.
+func decodeAnswer(line []byte, limit int64) (string, openai.ChatCompletionResponse, bool) {
+	var a answerLine
+	if int64(len(line)) > limit || json.Unmarshal(line, &a) != nil || a.Response == nil || a.Response.StatusCode != http.StatusOK {
+		return "", openai.ChatCompletionResponse{}, false
+	}
+	return a.CustomID, a.completion(), true
+}
+
+// completion is the answer's body as the chat completion answer converts.
+func (l *answerLine) completion() openai.ChatCompletionResponse {
+	b := &l.Response.Body
+	out := openai.ChatCompletionResponse{ID: b.ID, Model: b.Model, Choices: make([]openai.ChatCompletionChoice, len(b.Choices)),
+		Usage: openai.Usage{PromptTokens: b.Usage.PromptTokens, CompletionTokens: b.Usage.CompletionTokens}}
+	for i, c := range b.Choices {
+		out.Choices[i] = openai.ChatCompletionChoice{Index: i, FinishReason: c.FinishReason, Message: openai.ChatCompletionMessage{
+			Role: openai.ChatMessageRoleAssistant, Content: c.Message.Content, Refusal: c.Message.Refusal,
+			ReasoningContent: c.Message.ReasoningContent, ToolCalls: c.Message.ToolCalls}}
+	}
+	return out
+}
+
 // BatchResults downloads a terminal batch's output and error files and
 // sorts every request of reqs (the batch's, by key) into an answer or a
 // failure: a request the files do not mention failed with the batch's
@@ -529,11 +677,33 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 	}
 	out := BatchOutcome{Failed: map[string]*Error{}}
 	seen := map[string]bool{}
+	limit := limits.Get().ReplyBytes
+	created := time.Now().UTC()
 	for _, fid := range []string{st.OutputFileID, st.ErrorFileID} {
 		if fid == "" {
 			continue
 		}
-		err := g.readBatchFile(ctx, p, fid, func(n int, l outputLine) error {
+		err := g.readBatchFile(ctx, p, fid, func(n int, line []byte) error {
+			// The common line first: an answer within the reply limit
+			// (the line bounds its body), decoded once.
+			if id, body, ok := decodeAnswer(line, limit); ok {
+				r, ok := reqs[id]
+				if !ok || seen[id] {
+					return nil
+				}
+				seen[id] = true
+				resp, gerr := g.batchAnswer(ctx, p, r, body)
+				if gerr != nil {
+					out.Failed[r.Key] = gerr
+					return nil
+				}
+				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
+				return nil
+			}
+			var l outputLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s line %d does not decode: %v", fid, n, err)}
+			}
 			r, ok := reqs[l.CustomID]
 			if !ok || seen[l.CustomID] {
 				return nil
@@ -541,16 +711,21 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 			seen[l.CustomID] = true
 			if l.Response != nil && l.Response.StatusCode == http.StatusOK {
 				// Each answer within the reply limit, as a call's is.
-				if limit := limits.Get().ReplyBytes; int64(len(l.Response.Body)) > limit {
+				if int64(len(l.Response.Body)) > limit {
 					out.Failed[r.Key] = replyTooLarge(&Error{Model: r.Model}, limit, l.Response.Body[:min(headBytes, len(l.Response.Body))], g.redactor())
 					return nil
 				}
-				resp, gerr := g.batchAnswer(ctx, p, r, l.Response.Body)
+				var body openai.ChatCompletionResponse
+				if err := json.Unmarshal(l.Response.Body, &body); err != nil {
+					out.Failed[r.Key] = &Error{Class: ClassServer, Model: r.Model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
+					return nil
+				}
+				resp, gerr := g.batchAnswer(ctx, p, r, body)
 				if gerr != nil {
 					out.Failed[r.Key] = gerr
 					return nil
 				}
-				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: time.Now().UTC(), Response: resp})
+				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
 				return nil
 			}
 			out.Failed[r.Key] = lineError(r.Model, st.ID, l)
@@ -605,13 +780,9 @@ func truncateMsg(s string) string {
 	return s
 }
 
-// batchAnswer converts an output line's body as a call's answer is
+// batchAnswer converts an output line's answer as a call's answer is
 // converted, at the batch price.
-func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, body json.RawMessage) (modelapi.Response, *Error) {
-	var out openai.ChatCompletionResponse
-	if err := json.Unmarshal(body, &out); err != nil {
-		return modelapi.Response{}, &Error{Class: ClassServer, Model: r.Model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
-	}
+func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, out openai.ChatCompletionResponse) (modelapi.Response, *Error) {
 	resp, gerr := g.answer(ctx, p, r.Model, out, 0, 0)
 	if gerr != nil {
 		gerr.batchFailed = true
@@ -628,7 +799,7 @@ func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, 
 // line at most 64 MiB. A download that fails part way is an error of the
 // download (retryable), never a line that does not decode: the scanner
 // hands over the partial last line when its reader fails.
-func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, l outputLine) error) error {
+func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, line []byte) error) error {
 	limit := p.cfg.Batch.MaxResultBytes
 	info := &attemptInfo{maxBody: limit}
 	// A download may be large: it gets ten attempt timeouts.
@@ -657,14 +828,11 @@ func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var l outputLine
-		if err := json.Unmarshal(line, &l); err != nil {
+		if err := fn(n, line); err != nil {
 			if body.err != nil {
+				// The partial last line of a download cut short.
 				return failed(n - 1)
 			}
-			return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s line %d does not decode: %v", fid, n, err)}
-		}
-		if err := fn(n, l); err != nil {
 			return err
 		}
 	}

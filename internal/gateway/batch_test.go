@@ -2,16 +2,19 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
 
 	"github.com/benchline/benchline/internal/baseline"
@@ -54,7 +57,7 @@ func collect(t *testing.T, g *Gateway, n int) []BatchRequest {
 	t.Helper()
 	c := NewCollector(true)
 	for i := range n {
-		v, deferred := g.Deferring(c)
+		v, deferred := g.Deferring(c, nil)
 		_, err := v.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg(fmt.Sprintf("question %d", i))})
 		require.True(t, IsDeferred(err), "a miss is deferred: %v", err)
 		// Tasks see it without linking the gateway, never as the model's failure.
@@ -256,4 +259,145 @@ func TestBatchResultFileLimits(t *testing.T) {
 			require.Equal(t, tc.class, e.Class, "%v", e)
 		})
 	}
+}
+
+// deferOne makes one Complete of req through a deferring view with memo m
+// and returns the deferred request.
+func deferOne(t *testing.T, g *Gateway, m *KeyMemo, req modelapi.Request) BatchRequest {
+	t.Helper()
+	c := NewCollector(true)
+	v, deferred := g.Deferring(c, m)
+	_, err := v.Complete(context.Background(), req)
+	require.True(t, IsDeferred(err), "%v", err)
+	require.True(t, deferred())
+	reqs := c.Requests()
+	require.Len(t, reqs, 1)
+	return reqs[0]
+}
+
+// A deferred request's batch line is put together around the JSON its
+// cache key hashed: the bytes json.Marshal of the line gives for a request
+// without free-form values, the same JSON values for one with tools (their
+// schemas with sorted keys), and the same line again when the request is
+// keyed from a KeyMemo (no JSON kept: the line is encoded anew).
+func TestBatchLineFromKeyJSON(t *testing.T) {
+	g := newTestGateway(t, "http://127.0.0.1:1/v1", func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
+	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "f",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"}}}`)}}}
+	for _, tc := range []struct {
+		name  string
+		req   modelapi.Request
+		exact bool
+	}{
+		{"plain", modelapi.Request{Model: "baseline/reference", Messages: userMsg("what is <1> & \u2028 \"2\"?")}, true},
+		{"oracle", modelapi.Request{Model: "baseline/judge-oracle", Messages: userMsg("q"), Oracle: "A"}, true},
+		{"tools", modelapi.Request{Model: "baseline/reference", Messages: userMsg("call f"), Tools: tools}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &KeyMemo{}
+			r := deferOne(t, g, m, tc.req)
+			require.NotNil(t, r.body, "the request carries its key's JSON")
+			got, err := encodeLine(r)
+			require.NoError(t, err)
+			r.body = nil
+			want, err := encodeLine(r)
+			require.NoError(t, err)
+			if tc.exact {
+				require.Equal(t, string(want), string(got))
+			} else {
+				require.JSONEq(t, string(want), string(got))
+			}
+			back, err := DecodeBatch(BaselineProvider, got)
+			require.NoError(t, err)
+			require.Len(t, back, 1)
+			require.Equal(t, r.Key, back[0].Key)
+			require.Equal(t, tc.req.Oracle, back[0].Oracle)
+
+			// The next round: the same request is keyed from the memo.
+			again := deferOne(t, g, m, tc.req)
+			require.Equal(t, r.Key, again.Key)
+			require.Nil(t, again.body, "keyed from the memo, not encoded")
+			require.Len(t, m.entries, 1)
+			line, err := encodeLine(again)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(line))
+		})
+	}
+}
+
+// A KeyMemo gives a request's key only to an equal request: another
+// message, parameter, sample index or oracle is keyed anew, to the key
+// the gateway gives it without a memo.
+func TestKeyMemo(t *testing.T) {
+	g := newTestGateway(t, "http://127.0.0.1:1/v1", func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
+	base := modelapi.Request{Model: "baseline/reference", Messages: userMsg("q")}
+	temp := float32(0.5)
+	seed := 7
+	variants := []func(r *modelapi.Request){
+		func(r *modelapi.Request) {},
+		func(r *modelapi.Request) { r.Messages = userMsg("q2") },
+		func(r *modelapi.Request) { r.Params.Temperature = &temp },
+		func(r *modelapi.Request) { r.Seed = &seed },
+		func(r *modelapi.Request) { r.SampleIndex = 1 },
+		func(r *modelapi.Request) { r.Model = "baseline/judge-oracle"; r.Oracle = "B" },
+		func(r *modelapi.Request) { r.Model = "baseline/judge-oracle"; r.Oracle = "C" },
+	}
+	m := &KeyMemo{}
+	seen := map[string]bool{}
+	for round := range 2 {
+		for i, mut := range variants {
+			req := base
+			req.Messages = slices.Clone(base.Messages) // a new slice each round, as a task builds it
+			mut(&req)
+			want := deferOne(t, g, nil, req).Key
+			got := deferOne(t, g, m, req).Key
+			require.Equal(t, want, got, "variant %d, round %d", i, round)
+			if round == 0 {
+				require.False(t, seen[got], "variant %d has a key of its own", i)
+				seen[got] = true
+			}
+		}
+		require.Len(t, m.entries, len(variants), "round %d: every variant keyed once", round)
+	}
+}
+
+// An answer line decoded in one step (decodeAnswer) converts to the
+// Response the full decode of the line's body as a chat completion gives;
+// a line that is not an answer within the limit is left to the full
+// decode.
+func TestDecodeAnswer(t *testing.T) {
+	g := newTestGateway(t, "http://127.0.0.1:1/v1", nil, Options{})
+	p := g.providers[BaselineProvider]
+	body := func(b string) string {
+		return `{"id":"batch_req_1","custom_id":"k1","response":{"status_code":200,"request_id":"r","body":` + b + `},"error":null}`
+	}
+	answers := []string{
+		`{"id":"c1","object":"chat.completion","created":1,"model":"reference","choices":[{"index":0,"message":{"role":"assistant","content":"6912"},"finish_reason":"stop"}],"usage":{"prompt_tokens":31,"completion_tokens":2,"total_tokens":33}}`,
+		`{"id":"c2","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"t1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":7}}`,
+		`{"id":"c3","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"","refusal":"no"},"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"b\u00e9 \ud83d\ude00","reasoning_content":"think"},"finish_reason":"length"}]}`,
+		`{"id":"c4","model":"m","choices":[]}`,
+		`{"id":"c5","model":"m","choices":[{"message":{"content":"x","unknown":{"deep":[1,2]}},"finish_reason":"stop","logprobs":null}],"system_fingerprint":"fp"}`,
+	}
+	for i, a := range answers {
+		id, got, ok := decodeAnswer([]byte(body(a)), 1<<20)
+		require.True(t, ok, "answer %d", i)
+		require.Equal(t, "k1", id)
+		var want openai.ChatCompletionResponse
+		require.NoError(t, json.Unmarshal([]byte(a), &want))
+		gr, ge := g.answer(context.Background(), p, "baseline/m", got, 0, 0)
+		wr, we := g.answer(context.Background(), p, "baseline/m", want, 0, 0)
+		require.Equal(t, we, ge, "answer %d", i)
+		require.Equal(t, wr, gr, "answer %d", i)
+	}
+	for i, l := range []string{
+		body(answers[0])[:40],
+		`{"custom_id":"k1","response":{"status_code":500,"body":{"error":{"message":"x"}}}}`,
+		`{"custom_id":"k1","response":null,"error":{"code":"batch_expired","message":"x"}}`,
+		body(`{"choices":[{"message":{"content":[{"type":"text","text":"parts"}]}}]}`),
+	} {
+		_, _, ok := decodeAnswer([]byte(l), 1<<20)
+		require.False(t, ok, "line %d is left to the full decode", i)
+	}
+	_, _, ok := decodeAnswer([]byte(body(answers[0])), 100)
+	require.False(t, ok, "a line over the limit is left to the full decode, which names the limit")
 }

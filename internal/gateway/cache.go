@@ -43,6 +43,13 @@ type Cache interface {
 // as a Go struct, a map or raw JSON in any key order hashes the same, also
 // after a round trip through Temporal's JSON payloads.
 func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int) (string, error) {
+	key, _, err := cacheKey(provider, req, sampleIndex)
+	return key, err
+}
+
+// cacheKey is CacheKey, and the canonical JSON it hashes: the request's
+// body as a batch file line carries it (EncodeBatch), encoded once.
+func cacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int) (string, []byte, error) {
 	var err error
 	if len(req.Tools) > 0 {
 		tools := make([]openai.Tool, len(req.Tools))
@@ -51,7 +58,7 @@ func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 			if t.Function != nil && t.Function.Parameters != nil {
 				f := *t.Function
 				if f.Parameters, err = canonical(f.Parameters); err != nil {
-					return "", err
+					return "", nil, err
 				}
 				tools[i].Function = &f
 			}
@@ -60,24 +67,24 @@ func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 	}
 	if req.ToolChoice != nil {
 		if req.ToolChoice, err = canonical(req.ToolChoice); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
 		js := *rf.JSONSchema
 		if js.Schema, err = canonical(js.Schema); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: rf.Type, JSONSchema: &js}
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return "", fmt.Errorf("gateway: encode request: %w", err)
+		return "", nil, fmt.Errorf("gateway: encode request: %w", err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "benchline-cache-v1\x00%s\x00%d\x00", provider, sampleIndex)
 	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), body, nil
 }
 
 // canonical re-encodes v with sorted object keys.
@@ -294,6 +301,24 @@ func (s *Segment) Put(ctx context.Context, e Entry) {
 			s.errFlush = err
 			s.mu.Unlock()
 		}
+	}
+}
+
+// PutAll adds entries as Put does, without Put's automatic flushes: the
+// caller flushes them as one part (a batch's answers, which are cached all
+// at once; Put's FlushEvery would write them as many small parts).
+func (s *Segment) PutAll(entries []Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		if _, ok := s.entries[e.Key]; ok {
+			continue
+		}
+		s.entries[e.Key] = e
+		if len(s.pending) == 0 {
+			s.since = s.opts.Now()
+		}
+		s.pending = append(s.pending, e)
 	}
 }
 

@@ -279,12 +279,17 @@ func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.
 	}
 	ctx = withOracle(ctx, oracle)
 	var key string
+	var body []byte // the request's JSON, for a batch line
 	if !req.NoCache {
-		var err error
-		if key, err = CacheKey(pname, oreq, req.SampleIndex); err != nil {
-			return modelapi.Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
+		var ok bool
+		if key, ok = g.memoized(pname, req.SampleIndex, oracle, &oreq); !ok {
+			var err error
+			if key, body, err = cacheKey(pname, oreq, req.SampleIndex); err != nil {
+				return modelapi.Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
+			}
+			key = oracleCacheKey(key, oracle)
+			g.memoize(pname, req.SampleIndex, oracle, oreq, key)
 		}
-		key = oracleCacheKey(key, oracle)
 		if e, ok := g.lookup(ctx, key); ok && e.Reward == nil {
 			if g.log.Enabled(ctx, slog.LevelDebug) {
 				g.log.DebugContext(ctx, "gateway call", "model", req.Model, "cache_hit", true)
@@ -299,7 +304,7 @@ func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.
 			return resp, nil
 		}
 	}
-	if gerr, ok := g.viaBatch(p, pname, key, oracle, req, oreq); ok {
+	if gerr, ok := g.viaBatch(p, pname, key, oracle, req, oreq, body); ok {
 		return modelapi.Response{}, gerr
 	}
 	resp, err := g.send(ctx, p, req.Model, oreq)

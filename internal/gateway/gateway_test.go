@@ -450,6 +450,32 @@ func TestSegmentFlushEveryAndInterval(t *testing.T) {
 	}
 }
 
+// PutAll adds many answers without Put's automatic flushes: one Flush
+// writes them as one part, and a reopened segment has each once.
+func TestSegmentPutAll(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	seg, err := OpenSegment(ctx, store, "c/s", SegmentOptions{FlushEvery: 3})
+	require.NoError(t, err)
+	seg.Put(ctx, Entry{Key: "k0"})
+	var entries []Entry
+	for i := range 10 {
+		entries = append(entries, Entry{Key: fmt.Sprint("k", i)}) // k0 is there already
+	}
+	seg.PutAll(entries)
+	require.Equal(t, 10, seg.Pending())
+	infos, err := store.List(ctx, "c/s/part-")
+	require.NoError(t, err)
+	require.Empty(t, infos, "no flush before the caller's")
+	require.NoError(t, seg.Flush(ctx))
+	infos, err = store.List(ctx, "c/s/part-")
+	require.NoError(t, err)
+	require.Len(t, infos, 1)
+	again, err := OpenSegment(ctx, store, "c/s", SegmentOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 10, again.Loaded())
+}
+
 // TestNoUsageIsWarnedOnce checks that a provider answering without usage
 // is named in one warning (its tokens and cost are unknown, not 0), and
 // that a provider that reports usage is not.
