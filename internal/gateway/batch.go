@@ -242,55 +242,86 @@ func (g *Gateway) Deferring(c *Collector, m *KeyMemo) (*Gateway, func() bool) {
 // A KeyMemo holds the cache keys of one sample's requests in a batch run,
 // so that the next round, which runs the sample's task again and makes the
 // same requests (the answers are now cached), does not encode and hash
-// each again: a request found equal (reflect.DeepEqual, with the same
-// provider, sample index and oracle) to a remembered one takes its key.
-// Equal requests have the same JSON, hence the same key; a request that
-// is not found is keyed as always. The zero value is ready to use; it is
-// safe for concurrent use (a task may make its calls at once).
+// each again: a request equal to a remembered one (sameRequest) takes its
+// key. Equal requests build the same request on the wire, hence the same
+// key; a request that is not found is keyed as always. The zero value is
+// ready to use; it is safe for concurrent use (a task may make its calls
+// at once).
 type KeyMemo struct {
 	mu      sync.Mutex
 	entries []memoEntry
 }
 
 type memoEntry struct {
-	pname       string
-	sampleIndex int
-	oracle      string
-	req         *openai.ChatCompletionRequest
-	key         string
+	req modelapi.Request
+	key string
 }
 
-// find returns the remembered key of the request, if any.
-func (m *KeyMemo) find(pname string, sampleIndex int, oracle string, req *openai.ChatCompletionRequest) (string, bool) {
+// find returns the remembered key of req, if any.
+func (m *KeyMemo) find(req *modelapi.Request) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, e := range m.entries {
-		if e.pname == pname && e.sampleIndex == sampleIndex && e.oracle == oracle && reflect.DeepEqual(e.req, req) {
-			return e.key, true
+	for i := range m.entries {
+		if sameRequest(&m.entries[i].req, req) {
+			return m.entries[i].key, true
 		}
 	}
 	return "", false
 }
 
-// add remembers a request's key.
-func (m *KeyMemo) add(pname string, sampleIndex int, oracle string, req openai.ChatCompletionRequest, key string) {
+// add remembers req's key.
+func (m *KeyMemo) add(req modelapi.Request, key string) {
 	m.mu.Lock()
-	m.entries = append(m.entries, memoEntry{pname: pname, sampleIndex: sampleIndex, oracle: oracle, req: &req, key: key})
+	m.entries = append(m.entries, memoEntry{req: req, key: key})
 	m.mu.Unlock()
 }
 
-// memoized returns the view's remembered key of a request, if any.
-func (g *Gateway) memoized(pname string, sampleIndex int, oracle string, oreq *openai.ChatCompletionRequest) (string, bool) {
+// sameRequest reports whether a and b are the same request: every field
+// equal (reflect.DeepEqual), but for an empty and a nil slice, which send
+// the same JSON. The messages, the bulk of a request, are compared field
+// by field, their strings (shared by a task's rounds) first;
+// TestSameRequestFields fails when go-openai adds a message field this
+// does not compare.
+func sameRequest(a, b *modelapi.Request) bool {
+	if a.Model != b.Model || a.SampleIndex != b.SampleIndex || a.NoCache != b.NoCache || a.Oracle != b.Oracle ||
+		len(a.Messages) != len(b.Messages) || (a.Seed == nil) != (b.Seed == nil) || (a.Seed != nil && *a.Seed != *b.Seed) {
+		return false
+	}
+	for i := range a.Messages {
+		if !sameMessage(&a.Messages[i], &b.Messages[i]) {
+			return false
+		}
+	}
+	return sameSlice(a.Tools, b.Tools) && reflect.DeepEqual(&a.Params, &b.Params)
+}
+
+func sameMessage(a, b *openai.ChatCompletionMessage) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.Refusal == b.Refusal && a.Name == b.Name &&
+		a.ReasoningContent == b.ReasoningContent && a.ToolCallID == b.ToolCallID &&
+		sameSlice(a.MultiContent, b.MultiContent) && sameSlice(a.ToolCalls, b.ToolCalls) &&
+		(a.FunctionCall == nil) == (b.FunctionCall == nil) && (a.FunctionCall == nil || *a.FunctionCall == *b.FunctionCall)
+}
+
+// sameSlice is reflect.DeepEqual, an empty slice equal to a nil one.
+func sameSlice[S ~[]E, E any](a, b S) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// memoized returns the view's remembered key of req, if any.
+func (g *Gateway) memoized(req *modelapi.Request) (string, bool) {
 	if g.batch == nil || g.batch.memo == nil {
 		return "", false
 	}
-	return g.batch.memo.find(pname, sampleIndex, oracle, oreq)
+	return g.batch.memo.find(req)
 }
 
-// memoize remembers a request's key in the view's memo, if it has one.
-func (g *Gateway) memoize(pname string, sampleIndex int, oracle string, oreq openai.ChatCompletionRequest, key string) {
+// memoize remembers req's key in the view's memo, if it has one.
+func (g *Gateway) memoize(req modelapi.Request, key string) {
 	if g.batch != nil && g.batch.memo != nil {
-		g.batch.memo.add(pname, sampleIndex, oracle, oreq, key)
+		g.batch.memo.add(req, key)
 	}
 }
 
@@ -358,18 +389,20 @@ func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, er
 	var cur []byte
 	n := 0
 	for _, r := range reqs {
-		b, err := encodeLine(r)
-		if err != nil {
+		start := len(cur)
+		var err error
+		if cur, err = appendLine(cur, r); err != nil {
 			return nil, err
 		}
-		if int64(len(b)) > maxBytes {
-			return nil, fmt.Errorf("gateway: batch line %s of %d bytes exceeds max_bytes %d", r.Key, len(b), maxBytes)
+		if size := len(cur) - start; int64(size) > maxBytes {
+			return nil, fmt.Errorf("gateway: batch line %s of %d bytes exceeds max_bytes %d", r.Key, size, maxBytes)
 		}
-		if n > 0 && (n >= maxReqs || int64(len(cur)+len(b)) > maxBytes) {
-			files = append(files, cur)
-			cur, n = nil, 0
+		if n > 0 && (n >= maxReqs || int64(len(cur)) > maxBytes) {
+			// The line starts the next file.
+			line := cur[start:]
+			files = append(files, cur[:start:start])
+			cur, n = append(make([]byte, 0, 2*len(line)), line...), 0
 		}
-		cur = append(cur, b...)
 		n++
 	}
 	if n > 0 {
@@ -378,12 +411,12 @@ func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, er
 	return files, nil
 }
 
-// encodeLine encodes r as a batch file line, with its newline. A request
-// Complete deferred carries its body's JSON from the cache key: the line is
-// then put together around it, with the bytes json.Marshal of its
-// batchLine would give (the field order of batchLine, custom_id escaped as
-// json.Marshal escapes it; the body is compact JSON already).
-func encodeLine(r BatchRequest) ([]byte, error) {
+// appendLine appends r as a batch file line, with its newline, to dst. A
+// request Complete deferred carries its body's JSON from the cache key:
+// the line is then put together around it, with the bytes json.Marshal of
+// its batchLine would give (the field order of batchLine, custom_id
+// escaped as json.Marshal escapes it; the body is compact JSON already).
+func appendLine(dst []byte, r BatchRequest) ([]byte, error) {
 	var oracle string
 	if r.Oracle != "" {
 		oracle = base64.StdEncoding.EncodeToString([]byte(r.Oracle))
@@ -391,25 +424,24 @@ func encodeLine(r BatchRequest) ([]byte, error) {
 	if r.body == nil {
 		b, err := json.Marshal(batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: r.Body, Oracle: oracle})
 		if err != nil {
-			return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+			return dst, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
 		}
-		return append(b, '\n'), nil
+		return append(append(dst, b...), '\n'), nil
 	}
 	id, err := json.Marshal(r.Key)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
+		return dst, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
 	}
-	b := make([]byte, 0, len(lineHead)+len(id)+len(lineBody)+len(r.body)+len(oracle)+32)
-	b = append(b, lineHead...)
-	b = append(b, id...)
-	b = append(b, lineBody...)
-	b = append(b, r.body...)
+	dst = append(dst, lineHead...)
+	dst = append(dst, id...)
+	dst = append(dst, lineBody...)
+	dst = append(dst, r.body...)
 	if oracle != "" {
-		b = append(b, `,"benchline_oracle":"`...)
-		b = append(b, oracle...) // base64: nothing to escape
-		b = append(b, '"')
+		dst = append(dst, `,"benchline_oracle":"`...)
+		dst = append(dst, oracle...) // base64: nothing to escape
+		dst = append(dst, '"')
 	}
-	return append(b, '}', '\n'), nil
+	return append(dst, '}', '\n'), nil
 }
 
 // The fixed parts of a batch line (batchLine's fields in order).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,10 +298,10 @@ func TestBatchLineFromKeyJSON(t *testing.T) {
 			m := &KeyMemo{}
 			r := deferOne(t, g, m, tc.req)
 			require.NotNil(t, r.body, "the request carries its key's JSON")
-			got, err := encodeLine(r)
+			got, err := appendLine(nil, r)
 			require.NoError(t, err)
 			r.body = nil
-			want, err := encodeLine(r)
+			want, err := appendLine(nil, r)
 			require.NoError(t, err)
 			if tc.exact {
 				require.Equal(t, string(want), string(got))
@@ -318,7 +319,7 @@ func TestBatchLineFromKeyJSON(t *testing.T) {
 			require.Equal(t, r.Key, again.Key)
 			require.Nil(t, again.body, "keyed from the memo, not encoded")
 			require.Len(t, m.entries, 1)
-			line, err := encodeLine(again)
+			line, err := appendLine(nil, again)
 			require.NoError(t, err)
 			require.Equal(t, string(want), string(line))
 		})
@@ -400,4 +401,85 @@ func TestDecodeAnswer(t *testing.T) {
 	}
 	_, _, ok := decodeAnswer([]byte(body(answers[0])), 100)
 	require.False(t, ok, "a line over the limit is left to the full decode, which names the limit")
+}
+
+// nonZero returns a value of t other than its zero value.
+func nonZero(t *testing.T, typ reflect.Type) reflect.Value {
+	v := reflect.New(typ).Elem()
+	switch typ.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
+	case reflect.Pointer:
+		v.Set(reflect.New(typ.Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(typ, 1, 1))
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("x"))
+	case reflect.Struct:
+		f := typ.Field(0)
+		if f.IsExported() {
+			v.Field(0).Set(nonZero(t, f.Type))
+		}
+	default:
+		t.Fatalf("no non-zero value for %s", typ)
+	}
+	return v
+}
+
+// sameRequest tells apart two requests that differ in any one field of the
+// request, of its parameters or of a message: a go-openai upgrade that
+// adds a message field sameMessage does not compare fails here, not in a
+// wrong cache key.
+func TestSameRequestFields(t *testing.T) {
+	base := modelapi.Request{Model: "baseline/m", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "q"}}}
+	same := base
+	same.Messages = slices.Clone(base.Messages)
+	require.True(t, sameRequest(&base, &same))
+	empty := same
+	empty.Tools = []openai.Tool{}
+	require.True(t, sameRequest(&base, &empty), "an empty slice sends what a nil one does")
+
+	set := func(v reflect.Value, name string) {
+		t.Helper()
+		f, _ := v.Type().FieldByName(name)
+		v.FieldByName(name).Set(nonZero(t, f.Type))
+	}
+	for i := range reflect.TypeFor[modelapi.Request]().NumField() {
+		name := reflect.TypeFor[modelapi.Request]().Field(i).Name
+		if name == "Messages" {
+			continue
+		}
+		other := base
+		set(reflect.ValueOf(&other).Elem(), name)
+		require.False(t, sameRequest(&base, &other), "requests differing in %s", name)
+	}
+	for i := range reflect.TypeFor[modelapi.Params]().NumField() {
+		name := reflect.TypeFor[modelapi.Params]().Field(i).Name
+		other := base
+		set(reflect.ValueOf(&other.Params).Elem(), name)
+		require.False(t, sameRequest(&base, &other), "requests differing in Params.%s", name)
+	}
+	for i := range reflect.TypeFor[openai.ChatCompletionMessage]().NumField() {
+		f := reflect.TypeFor[openai.ChatCompletionMessage]().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		other := base
+		other.Messages = slices.Clone(base.Messages)
+		set(reflect.ValueOf(&other.Messages[0]).Elem(), f.Name)
+		require.False(t, sameRequest(&base, &other), "messages differing in %s", f.Name)
+	}
+	longer := base
+	longer.Messages = append(slices.Clone(base.Messages), base.Messages[0])
+	require.False(t, sameRequest(&base, &longer))
+	s1, s2 := 1, 2
+	a, b := base, base
+	a.Seed, b.Seed = &s1, &s2
+	require.False(t, sameRequest(&a, &b), "seeds 1 and 2")
 }

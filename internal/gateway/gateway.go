@@ -282,13 +282,13 @@ func (g *Gateway) complete(ctx context.Context, req modelapi.Request) (modelapi.
 	var body []byte // the request's JSON, for a batch line
 	if !req.NoCache {
 		var ok bool
-		if key, ok = g.memoized(pname, req.SampleIndex, oracle, &oreq); !ok {
+		if key, ok = g.memoized(&req); !ok {
 			var err error
 			if key, body, err = cacheKey(pname, oreq, req.SampleIndex); err != nil {
 				return modelapi.Response{}, &Error{Class: ClassBadRequest, Model: req.Model, Message: err.Error()}
 			}
 			key = oracleCacheKey(key, oracle)
-			g.memoize(pname, req.SampleIndex, oracle, oreq, key)
+			g.memoize(req, key)
 		}
 		if e, ok := g.lookup(ctx, key); ok && e.Reward == nil {
 			if g.log.Enabled(ctx, slog.LevelDebug) {
