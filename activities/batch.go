@@ -210,7 +210,7 @@ func (b *batchShard) loadPaid(ctx context.Context) error {
 
 // submitted adds the requests of the batch with key (content key and
 // try) to the shard's paid requests.
-func (b *batchShard) submitted(key string, reqs map[string]gateway.BatchRequest) {
+func (b *batchShard) submitted(key string, reqs map[string]*gateway.BatchRequest) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.markKnown(key)
@@ -253,8 +253,12 @@ func (b *batchShard) collector(collect bool) *gateway.Collector {
 // answers and records the failures.
 func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest) error {
 	byProvider := map[string][]gateway.BatchRequest{}
-	for _, r := range reqs {
-		byProvider[r.Provider] = append(byProvider[r.Provider], r)
+	if !slices.ContainsFunc(reqs, func(r gateway.BatchRequest) bool { return r.Provider != reqs[0].Provider }) {
+		byProvider[reqs[0].Provider] = reqs // one provider, the common case: no copy
+	} else {
+		for _, r := range reqs {
+			byProvider[r.Provider] = append(byProvider[r.Provider], r)
+		}
 	}
 	var jobs []*batchJob
 	for _, pname := range slices.Sorted(maps.Keys(byProvider)) {
@@ -272,12 +276,12 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			n := countLines(f)
 			part := preqs[start : start+n]
 			start += n
-			j := &batchJob{reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
+			j := &batchJob{reqs: make(map[string]*gateway.BatchRequest, len(part)), cfg: cfg}
 			tries := 0
 			b.mu.Lock()
-			for _, r := range part {
-				j.reqs[r.Key] = r
-				tries = max(tries, b.state.Failed[r.Key].Tries)
+			for i := range part {
+				j.reqs[part[i].Key] = &part[i]
+				tries = max(tries, b.state.Failed[part[i].Key].Tries)
 			}
 			b.mu.Unlock()
 			// The try makes a retry of the same requests a new batch.
@@ -297,7 +301,7 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 // batchJob is one batch a round waits for.
 type batchJob struct {
 	rec  batchRecord
-	reqs map[string]gateway.BatchRequest
+	reqs map[string]*gateway.BatchRequest
 	cfg  gateway.BatchConfig
 }
 
@@ -340,9 +344,9 @@ func (b *batchShard) resume(ctx context.Context) error {
 		if rec, err = b.submit(ctx, rec.Provider, rec.Key, file, len(reqs)); err != nil {
 			return err
 		}
-		j := &batchJob{rec: rec, reqs: map[string]gateway.BatchRequest{}, cfg: cfg}
-		for _, r := range reqs {
-			j.reqs[r.Key] = r
+		j := &batchJob{rec: rec, reqs: make(map[string]*gateway.BatchRequest, len(reqs)), cfg: cfg}
+		for i := range reqs {
+			j.reqs[reqs[i].Key] = &reqs[i]
 		}
 		b.submitted(rec.Key, j.reqs)
 		jobs = append(jobs, j)
@@ -446,7 +450,7 @@ func (b *batchShard) count(f func(*BatchCounts)) {
 // wait polls rec's batch until it ends or its bound (created + window +
 // margin) passes, then caches its answers and records its failures. A
 // cancelled activity (the run was cancelled) cancels the batch.
-func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.BatchConfig, reqs map[string]gateway.BatchRequest) error {
+func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.BatchConfig, reqs map[string]*gateway.BatchRequest) error {
 	if rec.Done {
 		b.count(func(c *BatchCounts) { c.Completed++; c.RequestsDone += int64(rec.Requests) })
 		return nil

@@ -386,7 +386,11 @@ type batchLine struct {
 // each, in order. A single request larger than maxBytes is an error.
 func EncodeBatch(reqs []BatchRequest, maxReqs int, maxBytes int64) ([][]byte, error) {
 	var files [][]byte
-	var cur []byte
+	size := 0 // the lines' bytes, about, for one allocation
+	for i := range reqs {
+		size += len(reqs[i].body) + len(reqs[i].Key) + len(reqs[i].Oracle)*4/3 + 128
+	}
+	cur := make([]byte, 0, min(int64(size), maxBytes+1))
 	n := 0
 	for _, r := range reqs {
 		start := len(cur)
@@ -702,13 +706,13 @@ func (l *answerLine) completion() openai.ChatCompletionResponse {
 // status (expired, cancelled, failed). Lines for other keys are ignored;
 // a file over MaxResultBytes or a line that does not decode is an error
 // naming the file and line.
-func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]BatchRequest) (BatchOutcome, error) {
+func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]*BatchRequest) (BatchOutcome, error) {
 	p := g.providers[pname]
 	if p == nil || !p.cfg.BatchEnabled() {
 		return BatchOutcome{}, &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled"}
 	}
-	out := BatchOutcome{Failed: map[string]*Error{}}
-	seen := map[string]bool{}
+	out := BatchOutcome{Failed: map[string]*Error{}, Entries: make([]Entry, 0, len(reqs))}
+	seen := make(map[string]bool, len(reqs))
 	limit := limits.Get().ReplyBytes
 	created := time.Now().UTC()
 	for _, fid := range []string{st.OutputFileID, st.ErrorFileID} {
@@ -814,7 +818,7 @@ func truncateMsg(s string) string {
 
 // batchAnswer converts an output line's answer as a call's answer is
 // converted, at the batch price.
-func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r BatchRequest, out openai.ChatCompletionResponse) (modelapi.Response, *Error) {
+func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r *BatchRequest, out openai.ChatCompletionResponse) (modelapi.Response, *Error) {
 	resp, gerr := g.answer(ctx, p, r.Model, out, 0, 0)
 	if gerr != nil {
 		gerr.batchFailed = true

@@ -43,9 +43,9 @@ func runBatch(t *testing.T, g *Gateway, reqs []BatchRequest) (BatchStatus, Batch
 		st, err = g.PollBatch(ctx, BaselineProvider, st.ID)
 		require.NoError(t, err)
 	}
-	byKey := map[string]BatchRequest{}
-	for _, r := range reqs {
-		byKey[r.Key] = r
+	byKey := map[string]*BatchRequest{}
+	for i := range reqs {
+		byKey[reqs[i].Key] = &reqs[i]
 	}
 	out, err := g.BatchResults(ctx, BaselineProvider, st, byKey)
 	require.NoError(t, err)
@@ -234,9 +234,9 @@ func TestBatchResultFileLimits(t *testing.T) {
 	}
 
 	reqs := collect(t, g, 40)
-	byKey := map[string]BatchRequest{}
-	for _, r := range reqs {
-		byKey[r.Key] = r
+	byKey := map[string]*BatchRequest{}
+	for i := range reqs {
+		byKey[reqs[i].Key] = &reqs[i]
 	}
 	for _, tc := range []struct {
 		name  string

@@ -335,6 +335,7 @@ func (s *Segment) Flush(ctx context.Context) error {
 		return prev
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(batch) * 384) // about an answer's line
 	enc := json.NewEncoder(&buf)
 	for _, e := range batch {
 		if err := enc.Encode(e); err != nil {

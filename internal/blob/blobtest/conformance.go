@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,6 +38,39 @@ func Conformance(t *testing.T, newStore func(t *testing.T) blob.Store) {
 		}
 		if got, _ := blob.GetBytes(ctx, s, "a/b/c.txt"); string(got) != "x" {
 			t.Fatalf("after overwrite get = %q", got)
+		}
+	})
+	t.Run("PutFromReaders", func(t *testing.T) {
+		// The body is what is left of the reader, whatever its kind (a
+		// store may send an in-memory reader as it is).
+		s := newStore(t)
+		partly := bytes.NewReader([]byte("skip:kept"))
+		_, _ = partly.Read(make([]byte, 5))
+		cases := []struct {
+			key  string
+			r    io.Reader
+			size int64
+			want string
+		}{
+			{"bytes", bytes.NewReader([]byte("from bytes")), 10, "from bytes"},
+			{"partly-read", partly, 4, "kept"},
+			{"strings", strings.NewReader("from a string"), 13, "from a string"},
+			{"unknown-size", bytes.NewReader([]byte("no size")), -1, "no size"},
+			{"stream", io.MultiReader(strings.NewReader("a "), strings.NewReader("stream")), 8, "a stream"},
+		}
+		for _, c := range cases {
+			if err := s.Put(ctx, c.key, c.r, c.size); err != nil {
+				t.Fatalf("put %s: %v", c.key, err)
+			}
+			if got, err := blob.GetBytes(ctx, s, c.key); err != nil || string(got) != c.want {
+				t.Fatalf("get %s = %q, %v; want %q", c.key, got, err, c.want)
+			}
+		}
+		if err := s.PutIfAbsent(ctx, "if-absent", strings.NewReader("once"), 4); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := blob.GetBytes(ctx, s, "if-absent"); err != nil || string(got) != "once" {
+			t.Fatalf("get if-absent = %q, %v", got, err)
 		}
 	})
 	t.Run("NotFound", func(t *testing.T) {

@@ -201,11 +201,11 @@ func (s *Store) rel(full string) string {
 func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) error {
 	k := s.full(key)
 	if size >= 0 && size <= s.uploader.PartSize {
-		b, err := io.ReadAll(r)
+		body, n, err := seekable(r, size)
 		if err != nil {
 			return fmt.Errorf("s3blob: put %s: read body: %w", key, err)
 		}
-		_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))})
+		_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: body, ContentLength: aws.Int64(n)})
 		if err != nil {
 			return s.wrap("put", key, err)
 		}
@@ -218,15 +218,37 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	return nil
 }
 
+// seekable returns r as the seekable body PutObject needs (it hashes the
+// body for the signature, then sends it), and its length: r itself when it
+// is an in-memory reader of size bytes (bytes.Reader, strings.Reader, as
+// most callers pass), else r read into memory.
+func seekable(r io.Reader, size int64) (io.ReadSeeker, int64, error) {
+	switch rs := r.(type) {
+	case *bytes.Reader:
+		if size >= 0 && int64(rs.Len()) == size {
+			return rs, size, nil
+		}
+	case *strings.Reader:
+		if size >= 0 && int64(rs.Len()) == size {
+			return rs, size, nil
+		}
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return bytes.NewReader(b), int64(len(b)), nil
+}
+
 // PutIfAbsent implements Store with a conditional write (If-None-Match: *).
 func (s *Store) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
 	k := s.full(key)
-	b, err := io.ReadAll(r)
+	body, n, err := seekable(r, size)
 	if err != nil {
 		return fmt.Errorf("s3blob: put %s: read body: %w", key, err)
 	}
-	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: bytes.NewReader(b),
-		ContentLength: aws.Int64(int64(len(b))), IfNoneMatch: aws.String("*")})
+	_, err = s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.bucket, Key: &k, Body: body,
+		ContentLength: aws.Int64(n), IfNoneMatch: aws.String("*")})
 	if err != nil {
 		if code := httpStatus(err); code == http.StatusPreconditionFailed || code == http.StatusConflict {
 			return fmt.Errorf("s3blob: put %s: %w", key, blob.ErrExists)
