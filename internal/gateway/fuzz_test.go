@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // FuzzProvidersFile loads arbitrary YAML as a providers file. It must never
@@ -84,6 +88,30 @@ func FuzzParseRewardResponse(f *testing.F) {
 		}
 		if math.IsNaN(r.Score) || math.IsInf(r.Score, 0) {
 			t.Fatalf("accepted score %v from %q", r.Score, body)
+		}
+	})
+}
+
+// FuzzDecodeAnswer: the one-step decode of an answer line (jsonv2) accepts
+// nothing encoding/json rejects, and what both accept they decode alike,
+// so that a batch answer is what the full decode would have made of it.
+func FuzzDecodeAnswer(f *testing.F) {
+	f.Add(`{"id":"b1","custom_id":"k1","response":{"status_code":200,"request_id":"r","body":{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"6912"},"finish_reason":"stop"}],"usage":{"prompt_tokens":31,"completion_tokens":2}}},"error":null}`)
+	f.Add(`{"custom_id":"k1","response":{"status_code":200,"body":{"choices":[{"message":{"content":null,"tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}}}`)
+	f.Add(`{"CUSTOM_ID":"k","Response":{"Status_Code":200,"BODY":{"Choices":[{"Message":{"Content":"x"}}]}}}`)
+	f.Add(`{"custom_id":"a","custom_id":"b","response":{"status_code":200}}`)
+	f.Add("{\"custom_id\":\"\xff\",\"response\":{\"status_code\":200,\"body\":{\"choices\":[{\"message\":{\"content\":\"\\ud800\"}}]}}}")
+	f.Add(`{"customid":"k","response":{"status_code":200.0}}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		var want answerLine
+		werr := json.Unmarshal([]byte(line), &want)
+		var got answerLine
+		gerr := jsonv2.Unmarshal([]byte(line), &got, answerOptions)
+		if gerr == nil && werr != nil {
+			t.Fatalf("jsonv2 accepts what encoding/json rejects (%v): %q", werr, line)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %+v, encoding/json %+v: %q", got, want, line)
 		}
 	})
 }
