@@ -2,7 +2,10 @@ package scorers
 
 import (
 	"context"
+	"errors"
 	"strings"
+
+	"github.com/benchline/benchline/internal/modelapi"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -11,8 +14,11 @@ import (
 // match: metric is 1 when the reply, trimmed of surrounding white space,
 // equals want, else 0. The prompt hash is that of the first message.
 func AskExact(ctx context.Context, env Env, msgs []openai.ChatCompletionMessage, want, metric string) (Outcome, error) {
-	out := Outcome{PromptHash: PromptHash(msgs[0].Content)}
 	resp, err := env.Models.Complete(ctx, env.Request(msgs, nil))
+	if errors.Is(err, modelapi.ErrDeferred) {
+		return Outcome{}, err // a batch round: the outcome is not used
+	}
+	out := Outcome{PromptHash: PromptHash(msgs[0].Content)}
 	if err != nil {
 		return out, err
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -148,7 +149,7 @@ type Collector struct {
 	collect bool
 
 	mu     sync.Mutex
-	reqs   map[string]BatchRequest
+	reqs   map[string]*BatchRequest
 	failed map[string]*Error
 	call   map[string]bool
 	paid   map[string]bool
@@ -157,19 +158,20 @@ type Collector struct {
 // NewCollector returns a Collector; collect false makes it only answer the
 // failed requests (the final, interactive pass of a batch run).
 func NewCollector(collect bool) *Collector {
-	return &Collector{collect: collect, reqs: map[string]BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
+	return &Collector{collect: collect, reqs: map[string]*BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
 // Requests returns the deferred requests, sorted by key, and forgets them.
 func (c *Collector) Requests() []BatchRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]BatchRequest, 0, len(c.reqs))
-	for _, r := range c.reqs {
-		out = append(out, r)
+	// Sorted by key, then copied once (a request is a large struct).
+	keys := slices.Sorted(maps.Keys(c.reqs))
+	out := make([]BatchRequest, len(keys))
+	for i, k := range keys {
+		out[i] = *c.reqs[k]
 	}
 	clear(c.reqs)
-	slices.SortFunc(out, func(a, b BatchRequest) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
@@ -219,7 +221,7 @@ func BatchError(class Class, status int, msg string) *Error {
 
 func (c *Collector) add(r BatchRequest) {
 	c.mu.Lock()
-	c.reqs[r.Key] = r
+	c.reqs[r.Key] = &r
 	c.mu.Unlock()
 }
 
