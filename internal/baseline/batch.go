@@ -39,9 +39,12 @@ type BatchOptions struct {
 	// request fails again in a later batch.
 	FailLines float64
 	// MaxFileBytes bounds an upload [200 MB]; MaxFiles the files held
-	// [10000] (older files are dropped first).
+	// [10000] and MaxHeldBytes their bytes [1 GiB] (older files are
+	// dropped first, so a long-lived dev stack's memory does not grow with
+	// the batches it has answered).
 	MaxFileBytes int64
 	MaxFiles     int
+	MaxHeldBytes int64
 }
 
 // ParseBatchOptions parses "delay=2s,expire=0.1,never=0.05,fail_lines=0.02".
@@ -78,7 +81,7 @@ func (o BatchOptions) Validate() error {
 	if o.Expire+o.Never > 1 {
 		return fmt.Errorf("baseline: batch expire + never = %v exceeds 1", o.Expire+o.Never)
 	}
-	if o.Delay < 0 || o.MaxFileBytes < 0 || o.MaxFiles < 0 {
+	if o.Delay < 0 || o.MaxFileBytes < 0 || o.MaxFiles < 0 || o.MaxHeldBytes < 0 {
 		return fmt.Errorf("baseline: batch delay and limits must not be negative")
 	}
 	return nil
@@ -133,6 +136,7 @@ type batches struct {
 	mu      sync.Mutex
 	files   map[string]*batchFile
 	order   []string // file ids, oldest first
+	held    int64    // the files' bytes
 	jobs    map[string]*batchJob
 	jobIDs  []string // oldest first
 	perKey  map[string]int
@@ -148,6 +152,9 @@ func (s *Server) routeBatches() {
 	}
 	if s.opts.Batch.MaxFiles == 0 {
 		s.opts.Batch.MaxFiles = 10000
+	}
+	if s.opts.Batch.MaxHeldBytes == 0 {
+		s.opts.Batch.MaxHeldBytes = 1 << 30
 	}
 	s.mux.HandleFunc("POST /v1/files", s.uploadFile)
 	s.mux.HandleFunc("GET /v1/files/{id}", s.getFile)
@@ -177,12 +184,18 @@ func (b *batches) id(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, b.next)
 }
 
-// addFile stores data as a new file; the caller holds b.mu.
-func (b *batches) addFile(name, purpose string, data []byte, maxFiles int) *batchFile {
+// addFile stores data as a new file, dropping the oldest files while more
+// than maxFiles or maxBytes are held (never the new one); the caller holds
+// b.mu.
+func (b *batches) addFile(name, purpose string, data []byte, maxFiles int, maxBytes int64) *batchFile {
 	f := &batchFile{id: b.id("file-baseline"), name: name, purpose: purpose, data: data, created: time.Now().Unix()}
 	b.files[f.id] = f
 	b.order = append(b.order, f.id)
-	for len(b.order) > maxFiles {
+	b.held += int64(len(data))
+	for len(b.order) > 1 && (len(b.order) > maxFiles || b.held > maxBytes) {
+		if old := b.files[b.order[0]]; old != nil {
+			b.held -= int64(len(old.data))
+		}
 		delete(b.files, b.order[0])
 		b.order = b.order[1:]
 	}
@@ -213,7 +226,7 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.b.mu.Lock()
-	f := s.b.addFile(hdr.Filename, r.FormValue("purpose"), data, s.opts.Batch.MaxFiles)
+	f := s.b.addFile(hdr.Filename, r.FormValue("purpose"), data, s.opts.Batch.MaxFiles, s.opts.Batch.MaxHeldBytes)
 	s.b.stats.Files++
 	s.b.mu.Unlock()
 	writeJSON(w, http.StatusOK, fileJSON(f))
@@ -388,11 +401,11 @@ func (s *Server) endBatchLocked(j *batchJob, status string, output, errs []byte)
 	now := time.Now().Unix()
 	j.Status = status
 	if len(output) > 0 {
-		f := s.b.addFile(j.ID+"-output.jsonl", "batch_output", output, s.opts.Batch.MaxFiles)
+		f := s.b.addFile(j.ID+"-output.jsonl", "batch_output", output, s.opts.Batch.MaxFiles, s.opts.Batch.MaxHeldBytes)
 		j.OutputFileID = &f.id
 	}
 	if len(errs) > 0 {
-		f := s.b.addFile(j.ID+"-errors.jsonl", "batch_output", errs, s.opts.Batch.MaxFiles)
+		f := s.b.addFile(j.ID+"-errors.jsonl", "batch_output", errs, s.opts.Batch.MaxFiles, s.opts.Batch.MaxHeldBytes)
 		j.ErrorFileID = &f.id
 	}
 	j.RequestCounts.Completed = countLines(output)
