@@ -42,6 +42,13 @@
 # PROMPTFOO_RATIO_CONCURRENCY (default 128) sets promptfoo's -j,
 # PROMPTFOO_RATIO_SEED (default 41) the first dataset's seed,
 # PROMPTFOO_RATIO_EVAL_ARGS extra flags for benchline's eval (e.g. --shard-size 5000).
+# --warmup W (or PROMPTFOO_RATIO_WARMUP=W; default 0) first runs one uncounted
+# evaluation of W samples of another synthetic dataset, in the same mode, as
+# deploy/dev/bench-eval.sh does: a deployed worker (and its Temporal and
+# MinIO) is long-lived, and the first run on a fresh stack pays its start-up
+# (heap growth, connections, the first workflows) on top of the run's own
+# work. The measured dataset stays new: its references and files are not
+# warmed.
 # --batch (or PROMPTFOO_RATIO_BATCH=1) runs benchline's side in batch mode (`eval --batch
 # --seed S`, a fresh seed per N, instead of `--no-cache`: batch mode needs the
 # cache): its requests go to the baseline server's batch endpoints, whose CPU
@@ -56,12 +63,22 @@ die() {
 	echo "promptfoo-ratio: $*" >&2
 	exit 1
 }
-usage() { echo "usage: promptfoo-ratio.sh [--batch] [N ...]  (N: samples, default 2000; --batch: benchline in batch mode)"; }
+usage() { echo "usage: promptfoo-ratio.sh [--batch] [--warmup W] [N ...]  (N: samples, default 2000; --batch: benchline in batch mode; --warmup: an uncounted run of W samples first)"; }
 
 batch=${PROMPTFOO_RATIO_BATCH:-0}
+warmup=${PROMPTFOO_RATIO_WARMUP:-0}
 sizes=()
-for a in "$@"; do
-	if [ "$a" = --batch ]; then batch=1; else sizes+=("$a"); fi
+while [ $# -gt 0 ]; do
+	case $1 in
+	--batch) batch=1 ;;
+	--warmup)
+		[ $# -ge 2 ] || { usage >&2 && die "--warmup needs a number of samples"; }
+		warmup=$2
+		shift
+		;;
+	*) sizes+=("$1") ;;
+	esac
+	shift
 done
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000)
 for n in "${sizes[@]}"; do
@@ -83,6 +100,7 @@ seed=${PROMPTFOO_RATIO_SEED:-41}
 case $conc in *[!0-9]* | '' | 0*) die "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer, got \"$conc\"" ;; esac
 case $seed in *[!0-9]* | '') die "PROMPTFOO_RATIO_SEED must be a non-negative integer, got \"$seed\"" ;; esac
 case $batch in 0 | 1) ;; *) die "PROMPTFOO_RATIO_BATCH must be 0 or 1, got \"$batch\"" ;; esac
+case $warmup in *[!0-9]* | '') die "--warmup (PROMPTFOO_RATIO_WARMUP) must be a non-negative integer, got \"$warmup\"" ;; esac
 
 [ -x "$bin" ] || die "no benchline executable at $bin: run make build (or set BENCHLINE_BIN)"
 for tool in node npm go awk flock; do
@@ -200,6 +218,19 @@ worker=$!
 sleep 3 # let the worker start before its CPU counts
 kill -0 "$worker" 2>/dev/null || { cat "$tmp/worker.log" >&2; worker=; die "benchline worker exited at start (its output above)"; }
 
+if [ "$warmup" -gt 0 ]; then
+	echo "warm-up (not measured): $warmup samples of another synthetic dataset..." >&2
+	"$bin" dataset build synthetic --param rows="$warmup" --param seed=$((seed + 1000000)) --json >"$tmp/warmup-build.json" 2>"$tmp/warmup.err" ||
+		{ cat "$tmp/warmup.err" >&2; die "warm-up: dataset build failed"; }
+	wversion=$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' "$tmp/warmup-build.json")
+	wmode=(--no-cache)
+	if [ "$batch" = 1 ]; then wmode=(--batch --seed $((seed + 1000000))); fi
+	# shellcheck disable=SC2206 # split on purpose: extra eval flags
+	wmode+=(${PROMPTFOO_RATIO_EVAL_ARGS:-})
+	"$bin" eval --dataset "synthetic@$wversion" --model baseline/reference "${wmode[@]}" --json >/dev/null 2>"$tmp/warmup.err" ||
+		{ cat "$tmp/warmup.err" >&2; die "warm-up: benchline eval failed"; }
+fi
+
 for n in "${sizes[@]}"; do
 	out=$tmp/n$n
 	mkdir -p "$out/pf"
@@ -253,7 +284,7 @@ for n in "${sizes[@]}"; do
 	ratio_ep=$(calc "%.1f" "($pf + $pe) / ($bl + $be)")
 	echo
 	echo "N=$n: the same $n prompts to baseline/reference at $BENCHLINE_BASELINE_URL, $conc concurrent calls, no cache (benchline: ${mode[*]})"
-	echo "machine: $(nproc) cores;$(uptime | sed 's/.*,  *load/ load/')"
+	echo "machine: $(nproc) cores;$(uptime | sed 's/.*,  *load/ load/'); warm-up: $warmup samples"
 	echo
 	echo "| side | processes | CPU s | CPU µs/sample | endpoint CPU µs/sample | wall s | samples/s |"
 	echo "|---|---|---:|---:|---:|---:|---:|"
@@ -263,6 +294,6 @@ for n in "${sizes[@]}"; do
 		"$PF_VERSION" "$pf" "$(us "$pf")" "$(us "$pe")" "$pwall" "$(calc "%.0f" "$n / $pwall")"
 	echo
 	echo "promptfoo/benchline cpu per sample ratio: ${ratio}x (goal >= 100x); with the endpoint on both sides: ${ratio_ep}x"
-	printf '{"batch":%s,"samples":%d,"concurrency":%d,"promptfoo_version":"%s","ratio":%s,"ratio_with_endpoint":%s,"benchline_cpu_us_per_sample":%s,"benchline_worker_cpu_s":%s,"benchline_temporal_cpu_s":%s,"benchline_minio_cpu_s":%s,"benchline_cli_cpu_s":%s,"benchline_endpoint_cpu_s":%s,"benchline_wall_s":%s,"promptfoo_cpu_us_per_sample":%s,"promptfoo_cpu_s":%s,"promptfoo_endpoint_cpu_s":%s,"promptfoo_wall_s":%s}\n' \
-		"$([ "$batch" = 1 ] && echo true || echo false)" "$n" "$conc" "$PF_VERSION" "$ratio" "$ratio_ep" "$(us "$bl")" "$bw" "$bt" "$bm" "$cli" "$be" "$bwall" "$(us "$pf")" "$pf" "$pe" "$pwall"
+	printf '{"batch":%s,"warmup":%d,"samples":%d,"concurrency":%d,"promptfoo_version":"%s","ratio":%s,"ratio_with_endpoint":%s,"benchline_cpu_us_per_sample":%s,"benchline_worker_cpu_s":%s,"benchline_temporal_cpu_s":%s,"benchline_minio_cpu_s":%s,"benchline_cli_cpu_s":%s,"benchline_endpoint_cpu_s":%s,"benchline_wall_s":%s,"promptfoo_cpu_us_per_sample":%s,"promptfoo_cpu_s":%s,"promptfoo_endpoint_cpu_s":%s,"promptfoo_wall_s":%s}\n' \
+		"$([ "$batch" = 1 ] && echo true || echo false)" "$warmup" "$n" "$conc" "$PF_VERSION" "$ratio" "$ratio_ep" "$(us "$bl")" "$bw" "$bt" "$bm" "$cli" "$be" "$bwall" "$(us "$pf")" "$pf" "$pe" "$pwall"
 done

@@ -152,7 +152,10 @@ func TestPromptfooScriptChecksFirst(t *testing.T) {
 		ok   bool
 		want string
 	}{
-		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [--batch] [N ...]"},
+		{"help", nil, []string{"--help"}, true, "usage: promptfoo-ratio.sh [--batch] [--warmup W] [N ...]"},
+		{"warmup word", nil, []string{"--warmup", "x", "10"}, false, `--warmup (PROMPTFOO_RATIO_WARMUP) must be a non-negative integer, got "x"`},
+		{"warmup missing", nil, []string{"10", "--warmup"}, false, "--warmup needs a number of samples"},
+		{"warmup env", []string{"PROMPTFOO_RATIO_WARMUP=-1"}, []string{"10"}, false, `got "-1"`},
 		{"zero", nil, []string{"0"}, false, `N must be a positive integer, got "0"`},
 		{"word", nil, []string{"2000", "many"}, false, `got "many"`},
 		{"concurrency", []string{"PROMPTFOO_RATIO_CONCURRENCY=x"}, []string{"10"}, false, "PROMPTFOO_RATIO_CONCURRENCY must be a positive integer"},
