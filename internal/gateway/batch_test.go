@@ -277,37 +277,39 @@ func deferOne(t *testing.T, g *Gateway, m *KeyMemo, req modelapi.Request) BatchR
 }
 
 // A deferred request's batch line is put together around the JSON its
-// cache key hashed: the bytes json.Marshal of the line gives for a request
-// without free-form values, the same JSON values for one with tools (their
-// schemas with sorted keys), and the same line again when the request is
-// keyed from a KeyMemo (no JSON kept: the line is encoded anew).
+// cache key hashed, the bytes json.Marshal of the line gives, for a request
+// without free-form values; one with tools (whose key hashes their schemas
+// with sorted keys) is encoded as a call sends it, key order and all; and
+// the line is the same again when the request is keyed from a KeyMemo (no
+// JSON kept: the line is encoded anew).
 func TestBatchLineFromKeyJSON(t *testing.T) {
 	g := newTestGateway(t, "http://127.0.0.1:1/v1", func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
 	tools := []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "f",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"}}}`)}}}
+	schema := &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+		JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "v", Schema: json.RawMessage(`{"type":"object","properties":{"z":{},"a":{}}}`)}}
 	for _, tc := range []struct {
-		name  string
-		req   modelapi.Request
-		exact bool
+		name     string
+		req      modelapi.Request
+		keyJSON  bool // the line reuses the key's JSON
+		contains string
 	}{
-		{"plain", modelapi.Request{Model: "baseline/reference", Messages: userMsg("what is <1> & \u2028 \"2\"?")}, true},
-		{"oracle", modelapi.Request{Model: "baseline/judge-oracle", Messages: userMsg("q"), Oracle: "A"}, true},
-		{"tools", modelapi.Request{Model: "baseline/reference", Messages: userMsg("call f"), Tools: tools}, false},
+		{"plain", modelapi.Request{Model: "baseline/reference", Messages: userMsg("what is <1> & \u2028 \"2\"?")}, true, ""},
+		{"oracle", modelapi.Request{Model: "baseline/judge-oracle", Messages: userMsg("q"), Oracle: "A"}, true, ""},
+		{"tools", modelapi.Request{Model: "baseline/reference", Messages: userMsg("call f"), Tools: tools}, false, `"properties":{"z":{"type":"string"},"a":`},
+		{"schema", modelapi.Request{Model: "baseline/reference", Messages: userMsg("json"), Params: modelapi.Params{ResponseFormat: schema}}, false, `"properties":{"z":{},"a":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &KeyMemo{}
 			r := deferOne(t, g, m, tc.req)
-			require.NotNil(t, r.body, "the request carries its key's JSON")
+			require.Equal(t, tc.keyJSON, r.body != nil, "the request carries its key's JSON")
 			got, err := appendLine(nil, r)
 			require.NoError(t, err)
 			r.body = nil
 			want, err := appendLine(nil, r)
 			require.NoError(t, err)
-			if tc.exact {
-				require.Equal(t, string(want), string(got))
-			} else {
-				require.JSONEq(t, string(want), string(got))
-			}
+			require.Equal(t, string(want), string(got))
+			require.Contains(t, string(got), tc.contains, "the line carries the request as a call sends it")
 			back, err := DecodeBatch(BaselineProvider, got)
 			require.NoError(t, err)
 			require.Len(t, back, 1)

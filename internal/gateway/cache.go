@@ -47,10 +47,15 @@ func CacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 	return key, err
 }
 
-// cacheKey is CacheKey, and the canonical JSON it hashes: the request's
-// body as a batch file line carries it (EncodeBatch), encoded once.
+// cacheKey is CacheKey, and the JSON it hashes when that is the request's
+// JSON as sent (no free-form value was re-encoded): the body a batch file
+// line carries (EncodeBatch), encoded once. A request whose tools, tool
+// choice or response schema were re-encoded gets nil: the line must carry
+// the request as a call sends it, key order and all (a model reads the
+// schema's text), not its canonical form.
 func cacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int) (string, []byte, error) {
 	var err error
+	sent := len(req.Tools) == 0 && req.ToolChoice == nil && (req.ResponseFormat == nil || req.ResponseFormat.JSONSchema == nil || req.ResponseFormat.JSONSchema.Schema == nil)
 	if len(req.Tools) > 0 {
 		tools := make([]openai.Tool, len(req.Tools))
 		for i, t := range req.Tools {
@@ -84,6 +89,9 @@ func cacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 	h := sha256.New()
 	fmt.Fprintf(h, "benchline-cache-v1\x00%s\x00%d\x00", provider, sampleIndex)
 	h.Write(body)
+	if !sent {
+		body = nil
+	}
 	return hex.EncodeToString(h.Sum(nil)), body, nil
 }
 
