@@ -730,21 +730,22 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 		if fid == "" {
 			continue
 		}
+		// take records r's answer, or its failure.
+		take := func(r *BatchRequest, body openai.ChatCompletionResponse) {
+			if resp, gerr := g.batchAnswer(ctx, p, r, body); gerr != nil {
+				out.Failed[r.Key] = gerr
+			} else {
+				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
+			}
+		}
 		err := g.readBatchFile(ctx, p, fid, func(n int, line []byte) error {
 			// The common line first: an answer within the reply limit
 			// (the line bounds its body), decoded once.
 			if id, body, ok := decodeAnswer(line, limit); ok {
-				r, ok := reqs[id]
-				if !ok || seen[id] {
-					return nil
+				if r, ok := reqs[id]; ok && !seen[id] {
+					seen[id] = true
+					take(r, body)
 				}
-				seen[id] = true
-				resp, gerr := g.batchAnswer(ctx, p, r, body)
-				if gerr != nil {
-					out.Failed[r.Key] = gerr
-					return nil
-				}
-				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
 				return nil
 			}
 			var l outputLine
@@ -767,12 +768,7 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 					out.Failed[r.Key] = &Error{Class: ClassServer, Model: r.Model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
 					return nil
 				}
-				resp, gerr := g.batchAnswer(ctx, p, r, body)
-				if gerr != nil {
-					out.Failed[r.Key] = gerr
-					return nil
-				}
-				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
+				take(r, body)
 				return nil
 			}
 			out.Failed[r.Key] = lineError(r.Model, st.ID, l)
