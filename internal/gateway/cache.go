@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -82,17 +83,82 @@ func cacheKey(provider string, req openai.ChatCompletionRequest, sampleIndex int
 		}
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: rf.Type, JSONSchema: &js}
 	}
-	body, err := json.Marshal(req)
+	body, err := marshalRequest(req)
 	if err != nil {
 		return "", nil, fmt.Errorf("gateway: encode request: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "benchline-cache-v1\x00%s\x00%d\x00", provider, sampleIndex)
+	// "benchline-cache-v1\x00<provider>\x00<sample index>\x00", then the body.
+	head := make([]byte, 0, 64)
+	head = append(head, "benchline-cache-v1\x00"...)
+	head = append(head, provider...)
+	head = append(head, 0)
+	head = strconv.AppendInt(head, int64(sampleIndex), 10)
+	h.Write(append(head, 0))
 	h.Write(body)
 	if !sent {
 		body = nil
 	}
 	return hex.EncodeToString(h.Sum(nil)), body, nil
+}
+
+// textMessage is openai.ChatCompletionMessage as its MarshalJSON writes a
+// message without parts (MultiContent): the same fields, so that a
+// message converts to it (a go-openai that changes the message's fields
+// does not compile here), with the tags of that encoding.
+type textMessage struct {
+	Role             string                   `json:"role"`
+	Content          string                   `json:"content,omitempty"`
+	Refusal          string                   `json:"refusal,omitempty"`
+	MultiContent     []openai.ChatMessagePart `json:"-"`
+	Name             string                   `json:"name,omitempty"`
+	ReasoningContent string                   `json:"reasoning_content,omitempty"`
+	FunctionCall     *openai.FunctionCall     `json:"function_call,omitempty"`
+	ToolCalls        []openai.ToolCall        `json:"tool_calls,omitempty"`
+	ToolCallID       string                   `json:"tool_call_id,omitempty"`
+}
+
+// messagesNull is where json.Marshal writes a request's nil messages: the
+// second member, after "model", whose string value cannot hold it (a quote
+// in a JSON string is escaped).
+var messagesNull = []byte(`"messages":null`)
+
+// marshalRequest is json.Marshal(req), byte for byte (the cache key hashes
+// it, and a batch line carries it), a third faster for messages of
+// text: they are encoded as textMessage values instead of through
+// go-openai's MarshalJSON, which encodes each message, and encoding/json
+// then checks and copies what it returned. A request with a message of
+// parts is encoded by json.Marshal itself. TestMarshalRequest compares the
+// two on every kind of request.
+func marshalRequest(req openai.ChatCompletionRequest) ([]byte, error) {
+	msgs := make([]textMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		if len(m.MultiContent) > 0 || m.MultiContent != nil && m.Content != "" {
+			return json.Marshal(req)
+		}
+		msgs[i] = textMessage(m)
+	}
+	isNil := req.Messages == nil
+	req.Messages = nil
+	rest, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if isNil {
+		return rest, nil
+	}
+	at := bytes.Index(rest, messagesNull)
+	if at < 0 {
+		return nil, errors.New(`gateway: encode request: no "messages" member`)
+	}
+	list, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(rest)+len(list))
+	out = append(out, rest[:at+len(`"messages":`)]...)
+	out = append(out, list...)
+	return append(out, rest[at+len(messagesNull):]...), nil
 }
 
 // canonical re-encodes v with sorted object keys.
