@@ -248,21 +248,20 @@ func (b *batchShard) collector(collect bool) *gateway.Collector {
 	return c
 }
 
-// runBatches sends reqs through their providers' batch APIs, in files
-// within each provider's limits, waits for all of them, caches the
-// answers and records the failures.
+// runBatches sends reqs (Collector.Requests: each provider's a run of
+// the slice) through their providers' batch APIs, in files within each
+// provider's limits, waits for all of them, caches the answers and
+// records the failures.
 func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest) error {
-	byProvider := map[string][]gateway.BatchRequest{}
-	if !slices.ContainsFunc(reqs, func(r gateway.BatchRequest) bool { return r.Provider != reqs[0].Provider }) {
-		byProvider[reqs[0].Provider] = reqs // one provider, the common case: no copy
-	} else {
-		for _, r := range reqs {
-			byProvider[r.Provider] = append(byProvider[r.Provider], r)
-		}
-	}
 	var jobs []*batchJob
-	for _, pname := range slices.Sorted(maps.Keys(byProvider)) {
-		preqs := byProvider[pname]
+	for len(reqs) > 0 {
+		pname := reqs[0].Provider
+		n := 1
+		for n < len(reqs) && reqs[n].Provider == pname {
+			n++
+		}
+		preqs := reqs[:n]
+		reqs = reqs[n:]
 		cfg, ok := b.a.Gateway.BatchConfigOf(preqs[0].Model)
 		if !ok {
 			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, pname)

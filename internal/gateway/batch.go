@@ -161,12 +161,16 @@ func NewCollector(collect bool) *Collector {
 	return &Collector{collect: collect, reqs: map[string]*BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
-// Requests returns the deferred requests, sorted by key, and forgets them.
+// Requests returns the deferred requests, sorted by provider and then by
+// key (each provider's a run of the slice), and forgets them.
 func (c *Collector) Requests() []BatchRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Sorted by key, then copied once (a request is a large struct).
-	keys := slices.Sorted(maps.Keys(c.reqs))
+	// The keys sorted, then each request copied once (a large struct).
+	keys := slices.Collect(maps.Keys(c.reqs))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(strings.Compare(c.reqs[a].Provider, c.reqs[b].Provider), strings.Compare(a, b))
+	})
 	out := make([]BatchRequest, len(keys))
 	for i, k := range keys {
 		out[i] = *c.reqs[k]

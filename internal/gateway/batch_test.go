@@ -485,3 +485,18 @@ func TestSameRequestFields(t *testing.T) {
 	a.Seed, b.Seed = &s1, &s2
 	require.False(t, sameRequest(&a, &b), "seeds 1 and 2")
 }
+
+// A round's requests come sorted by provider, then by key: each provider's
+// requests are a run of the slice, the batch file's order.
+func TestCollectorRequestsOrder(t *testing.T) {
+	c := NewCollector(true)
+	for _, r := range []BatchRequest{{Key: "b", Provider: "p2"}, {Key: "c", Provider: "p1"}, {Key: "a", Provider: "p2"}, {Key: "d", Provider: "p1"}} {
+		c.add(r)
+	}
+	var got []string
+	for _, r := range c.Requests() {
+		got = append(got, r.Provider+"/"+r.Key)
+	}
+	require.Equal(t, []string{"p1/c", "p1/d", "p2/a", "p2/b"}, got)
+	require.Empty(t, c.Requests(), "forgotten once returned")
+}
