@@ -252,9 +252,10 @@ func (g *Gateway) Deferring(c *Collector, m *KeyMemo) (*Gateway, func() bool) {
 // same requests (the answers are now cached), does not encode and hash
 // each again: a request equal to a remembered one (sameRequest) takes its
 // key. Equal requests build the same request on the wire, hence the same
-// key; a request that is not found is keyed as always. The zero value is
-// ready to use; it is safe for concurrent use (a task may make its calls
-// at once).
+// key; a request that is not found is keyed as always. It remembers a copy
+// of each request (snapshot), only of requests it can copy whole. The zero
+// value is ready to use; it is safe for concurrent use (a task may make
+// its calls at once).
 type KeyMemo struct {
 	mu      sync.Mutex
 	entries []memoEntry
@@ -277,11 +278,42 @@ func (m *KeyMemo) find(req *modelapi.Request) (string, bool) {
 	return "", false
 }
 
-// add remembers req's key.
+// add remembers req's key, if req is one the memo can hold a copy of.
 func (m *KeyMemo) add(req modelapi.Request, key string) {
+	snap, ok := snapshot(req)
+	if !ok {
+		return
+	}
 	m.mu.Lock()
-	m.entries = append(m.entries, memoEntry{req: req, key: key})
+	m.entries = append(m.entries, memoEntry{req: snap, key: key})
 	m.mu.Unlock()
+}
+
+// snapshot returns a copy of req that a task's later changes to its own
+// values (a message slice reused for the next question, say) cannot
+// reach, and whether req is one it can copy: messages of text only
+// (strings), no tools, tool choice or response format (free-form values
+// a task could change in place). Other requests are keyed every round.
+func snapshot(req modelapi.Request) (modelapi.Request, bool) {
+	if len(req.Tools) > 0 || req.Params.ToolChoice != nil || req.Params.ResponseFormat != nil {
+		return req, false
+	}
+	for _, m := range req.Messages {
+		if len(m.MultiContent) > 0 || len(m.ToolCalls) > 0 || m.FunctionCall != nil {
+			return req, false
+		}
+	}
+	req.Messages = slices.Clone(req.Messages)
+	req.Params.Stop = slices.Clone(req.Params.Stop)
+	if t := req.Params.Temperature; t != nil {
+		v := *t
+		req.Params.Temperature = &v
+	}
+	if s := req.Seed; s != nil {
+		v := *s
+		req.Seed = &v
+	}
+	return req, true
 }
 
 // sameRequest reports whether a and b are the same request: every field

@@ -316,11 +316,16 @@ func TestBatchLineFromKeyJSON(t *testing.T) {
 			require.Equal(t, r.Key, back[0].Key)
 			require.Equal(t, tc.req.Oracle, back[0].Oracle)
 
-			// The next round: the same request is keyed from the memo.
+			// The next round: the same request is keyed from the memo (a
+			// request of text; one with tools or a schema is keyed again).
 			again := deferOne(t, g, m, tc.req)
 			require.Equal(t, r.Key, again.Key)
 			require.Nil(t, again.body, "keyed from the memo, not encoded")
-			require.Len(t, m.entries, 1)
+			if tc.keyJSON {
+				require.Len(t, m.entries, 1)
+			} else {
+				require.Empty(t, m.entries)
+			}
 			line, err := appendLine(nil, again)
 			require.NoError(t, err)
 			require.Equal(t, string(want), string(line))
@@ -499,4 +504,27 @@ func TestCollectorRequestsOrder(t *testing.T) {
 	}
 	require.Equal(t, []string{"p1/c", "p1/d", "p2/a", "p2/b"}, got)
 	require.Empty(t, c.Requests(), "forgotten once returned")
+}
+
+// A task that changes its own request after a call (a message slice reused
+// for the next question) gets the changed request's key: the memo holds a
+// copy of what it remembered.
+func TestKeyMemoCopies(t *testing.T) {
+	g := newTestGateway(t, "http://127.0.0.1:1/v1", func(p *Provider) { p.Batch = &BatchConfig{Enabled: true} }, Options{})
+	temp, seed := float32(0.5), 7
+	msgs := []openai.ChatCompletionMessage{{Role: "system", Content: "Answer."}, {Role: "user", Content: "first"}}
+	req := modelapi.Request{Model: "baseline/reference", Messages: msgs, Seed: &seed, Params: modelapi.Params{Temperature: &temp, Stop: []string{"x"}}}
+	m := &KeyMemo{}
+	first := deferOne(t, g, m, req).Key
+	for name, change := range map[string]func(){
+		"message": func() { msgs[1].Content = "second" },
+		"seed":    func() { seed = 8 },
+		"temp":    func() { temp = 0.9 },
+		"stop":    func() { req.Params.Stop[0] = "y" },
+	} {
+		change()
+		want := deferOne(t, g, nil, req).Key
+		require.NotEqual(t, first, want, name)
+		require.Equal(t, want, deferOne(t, g, m, req).Key, "after a change of the %s in place", name)
+	}
 }
