@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/benchline/benchline/internal/modelapi"
-
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/modelapi"
 )
 
 // AskExact asks the model under test msgs and scores the reply by exact
