@@ -502,6 +502,15 @@ func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.Bat
 		}
 	}
 	out, err := b.a.Gateway.BatchResults(ctx, rec.Provider, st, reqs)
+	if err != nil && ctx.Err() == nil && gateway.ClassOf(err) == gateway.ClassNotFound {
+		// The provider no longer has the batch's output or error file
+		// (deleted, or dropped by a provider that bounds what it keeps):
+		// the batch is lost as one the provider no longer knows is, its
+		// requests unanswered and retried per the batch settings. Failing
+		// the shard would fail every later attempt on the same record.
+		st = gateway.BatchStatus{ID: rec.ID, Status: "lost"}
+		out, err = b.a.Gateway.BatchResults(ctx, rec.Provider, st, reqs)
+	}
 	if err != nil {
 		return gateway.ToTemporal(err)
 	}

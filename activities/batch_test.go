@@ -373,3 +373,36 @@ func TestBatchShardLostBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchShardLostResultFile: a completed batch whose output file the
+// provider no longer has (a 404 on its download: deleted, or dropped by a
+// provider that bounds what it keeps) is a batch that ended unanswered, as
+// a lost one is: its requests go into a new batch and the shard ends with
+// every sample answered, instead of failing on the same record at every
+// attempt.
+func TestBatchShardLostResultFile(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
+	srv, err := baseline.New(baseline.Options{Batch: baseline.BatchOptions{Delay: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dropped atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/content") && dropped.Add(1) == 1 {
+			http.Error(w, `{"error":{"message":"No such File object","type":"invalid_request_error"}}`, http.StatusNotFound)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	got, _, _, _ := batchShardRun(t, hs.URL+"/v1", true, 8, fastBatches)
+	if dropped.Load() < 2 {
+		t.Fatalf("%d downloads, want the dropped one and more", dropped.Load())
+	}
+	for i := range want {
+		if got[i].ErrorClass != "" || got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
