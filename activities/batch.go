@@ -119,10 +119,14 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	// A batch an earlier attempt left unfinished first: its answers may be
 	// partly cached, so this attempt's first round would ask for another
 	// set of requests.
-	if err := b.resume(ctx); err != nil {
+	infos, err := a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s shard %d: list batches: %w", b.run, b.shard, err)
+	}
+	if err := b.resume(ctx, infos); err != nil {
 		return nil, nil, err
 	}
-	if err := b.loadPaid(ctx); err != nil {
+	if err := b.loadPaid(ctx, infos); err != nil {
 		return nil, nil, err
 	}
 	done := map[int]schemas.ResultRow{}
@@ -173,12 +177,9 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 // earlier attempt finished (their files are stored), so that an answer
 // they paid for counts as a paid call in this attempt's rows, not as a
 // cache hit. The batches this attempt submits or resumes add theirs from
-// memory (submitted).
-func (b *batchShard) loadPaid(ctx context.Context) error {
-	infos, err := b.a.Store.List(ctx, runs.BatchPrefix(b.run, b.shard))
-	if err != nil {
-		return err
-	}
+// memory (submitted). infos is the listing of the shard's batches
+// (runs.BatchPrefix) the attempt made when it started.
+func (b *batchShard) loadPaid(ctx context.Context, infos []blob.Info) error {
 	for _, info := range infos {
 		key, ok := strings.CutSuffix(path.Base(info.Key), ".jsonl")
 		if !ok {
@@ -316,9 +317,10 @@ func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 }
 
 // resume finishes the batches of the shard whose records are not done,
-// from their stored files.
-func (b *batchShard) resume(ctx context.Context) error {
-	recs, _, err := listBatches(ctx, b.a.Store, runs.BatchPrefix(b.run, b.shard))
+// from their stored files; infos lists the shard's batches
+// (runs.BatchPrefix).
+func (b *batchShard) resume(ctx context.Context, infos []blob.Info) error {
+	recs, _, err := readBatches(ctx, b.a.Store, infos)
 	if err != nil {
 		return fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err)
 	}
@@ -360,6 +362,11 @@ func listBatches(ctx context.Context, store blob.Store, prefix string) (recs []b
 	if err != nil {
 		return nil, nil, err
 	}
+	return readBatches(ctx, store, infos)
+}
+
+// readBatches is listBatches over infos, a listing already made.
+func readBatches(ctx context.Context, store blob.Store, infos []blob.Info) (recs []batchRecord, states []string, err error) {
 	for _, info := range infos {
 		switch {
 		case strings.HasSuffix(info.Key, "/state.json"):
