@@ -23,8 +23,9 @@ const maxBatchReasons = 5
 type BatchReport struct {
 	Batches int `json:"batches"`
 	// Status counts the batches by the provider's last status
-	// (completed, expired, cancelled, failed; "in_progress" for one not
-	// finished yet).
+	// (completed, expired, cancelled, failed; "lost" for one the provider
+	// no longer knows or whose result file it no longer has;
+	// "in_progress" for one not finished yet).
 	Status map[string]int `json:"status"`
 	// Requests counts the lines of every batch (a request retried in a new
 	// batch counts again).
