@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -148,8 +147,11 @@ type BatchRequest struct {
 type Collector struct {
 	collect bool
 
-	mu     sync.Mutex
-	reqs   map[string]*BatchRequest
+	mu sync.Mutex
+	// reqs are the deferred requests in the order they came, index their
+	// positions by key (a request deferred twice is held once).
+	reqs   []BatchRequest
+	index  map[string]int
 	failed map[string]*Error
 	call   map[string]bool
 	paid   map[string]bool
@@ -158,7 +160,7 @@ type Collector struct {
 // NewCollector returns a Collector; collect false makes it only answer the
 // failed requests (the final, interactive pass of a batch run).
 func NewCollector(collect bool) *Collector {
-	return &Collector{collect: collect, reqs: map[string]*BatchRequest{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
+	return &Collector{collect: collect, index: map[string]int{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
 // Requests returns the deferred requests, sorted by provider and then by
@@ -166,16 +168,22 @@ func NewCollector(collect bool) *Collector {
 func (c *Collector) Requests() []BatchRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The keys sorted, then each request copied once (a large struct).
-	keys := slices.Collect(maps.Keys(c.reqs))
-	slices.SortFunc(keys, func(a, b string) int {
-		return cmp.Or(strings.Compare(c.reqs[a].Provider, c.reqs[b].Provider), strings.Compare(a, b))
-	})
-	out := make([]BatchRequest, len(keys))
-	for i, k := range keys {
-		out[i] = *c.reqs[k]
+	// Their positions sorted, then each request copied once (a large
+	// struct, too large to move at every swap).
+	order := make([]int32, len(c.reqs))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	clear(c.reqs)
+	slices.SortFunc(order, func(a, b int32) int {
+		ra, rb := &c.reqs[a], &c.reqs[b]
+		return cmp.Or(strings.Compare(ra.Provider, rb.Provider), strings.Compare(ra.Key, rb.Key))
+	})
+	out := make([]BatchRequest, len(order))
+	for i, j := range order {
+		out[i] = c.reqs[j]
+	}
+	c.reqs = nil
+	clear(c.index)
 	return out
 }
 
@@ -225,8 +233,12 @@ func BatchError(class Class, status int, msg string) *Error {
 
 func (c *Collector) add(r BatchRequest) {
 	c.mu.Lock()
-	c.reqs[r.Key] = &r
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if _, ok := c.index[r.Key]; ok {
+		return // the same request (the same key), deferred by another sample
+	}
+	c.index[r.Key] = len(c.reqs)
+	c.reqs = append(c.reqs, r)
 }
 
 type batchView struct {

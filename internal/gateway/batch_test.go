@@ -495,15 +495,21 @@ func TestSameRequestFields(t *testing.T) {
 // requests are a run of the slice, the batch file's order.
 func TestCollectorRequestsOrder(t *testing.T) {
 	c := NewCollector(true)
-	for _, r := range []BatchRequest{{Key: "b", Provider: "p2"}, {Key: "c", Provider: "p1"}, {Key: "a", Provider: "p2"}, {Key: "d", Provider: "p1"}} {
+	// "a" twice: two samples deferring the same request make one line.
+	for _, r := range []BatchRequest{{Key: "b", Provider: "p2"}, {Key: "c", Provider: "p1"}, {Key: "a", Provider: "p2"}, {Key: "d", Provider: "p1"}, {Key: "a", Provider: "p2"}} {
 		c.add(r)
 	}
-	var got []string
-	for _, r := range c.Requests() {
-		got = append(got, r.Provider+"/"+r.Key)
+	keys := func() []string {
+		var got []string
+		for _, r := range c.Requests() {
+			got = append(got, r.Provider+"/"+r.Key)
+		}
+		return got
 	}
-	require.Equal(t, []string{"p1/c", "p1/d", "p2/a", "p2/b"}, got)
+	require.Equal(t, []string{"p1/c", "p1/d", "p2/a", "p2/b"}, keys())
 	require.Empty(t, c.Requests(), "forgotten once returned")
+	c.add(BatchRequest{Key: "a", Provider: "p2"}) // the next round's
+	require.Equal(t, []string{"p2/a"}, keys())
 }
 
 // A task that changes its own request after a call (a message slice reused
