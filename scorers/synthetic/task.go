@@ -32,7 +32,7 @@ func (Task) ReadSamples(ctx context.Context, store blob.Store, key string, start
 
 func messages(r *schemas.SyntheticRow) []openai.ChatCompletionMessage {
 	return []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser,
-		Content: fmt.Sprintf("Item %s. %s\nReply with the item's reference number only.", r.ID, r.Prompt)}}
+		Content: "Item " + r.ID + ". " + r.Prompt + "\nReply with the item's reference number only."}}
 }
 
 // Evaluate asks for the reference number and checks it exactly.
