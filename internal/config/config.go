@@ -148,6 +148,7 @@ var Settings = []Setting{
 	{Key: "s3.access_key_id", rule: text(func(c *Config) *string { return &c.S3.AccessKeyID })},
 	{Key: "s3.secret_access_key", rule: text(func(c *Config) *string { return &c.S3.SecretAccessKey })},
 	{Key: "s3.part_size", rule: partSize(func(c *Config) *int64 { return &c.S3.PartSize })},
+	{Key: "s3.sign_payload", rule: boolean(func(c *Config) *bool { return &c.S3.SignPayload })},
 	{Key: "s3.connect_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.ConnectTimeout })},
 	{Key: "s3.response_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.ResponseTimeout })},
 	{Key: "s3.idle_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.IdleTimeout })},

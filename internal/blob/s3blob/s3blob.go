@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -43,6 +44,13 @@ type Config struct {
 	SecretAccessKey string `yaml:"secret_access_key"`
 	// PartSize is the multipart part size in bytes (default 8 MiB).
 	PartSize int64 `yaml:"part_size"`
+	// SignPayload makes every request sign its body's SHA-256 (SigV4's
+	// signed payload). Unset, a body is signed only when it travels
+	// unencrypted to another host: over TLS (https) or to a loopback
+	// address, where nothing on the way can change it, requests are sent
+	// as UNSIGNED-PAYLOAD, so neither the client nor the server hashes
+	// every byte (payloadSigned).
+	SignPayload bool `yaml:"sign_payload"`
 	// Deadlines of every request (zero: the defaults below): connecting
 	// (TCP and TLS handshake each), waiting for the response's headers
 	// once the request is sent, and a connection delivering no byte
@@ -78,6 +86,32 @@ func (c Config) withDefaults() Config {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
 	return c
+}
+
+// payloadSigned reports whether cfg's requests sign their bodies'
+// SHA-256: when SignPayload says so, or when the endpoint is plain http to
+// a host that is not a loopback address (AWS, the empty endpoint, is
+// https).
+func payloadSigned(cfg Config) bool {
+	if cfg.SignPayload {
+		return true
+	}
+	if cfg.Endpoint == "" {
+		return false
+	}
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil {
+		return true
+	}
+	if u.Scheme == "https" {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // httpClient is the client of every request to the server, with cfg's
@@ -143,6 +177,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		// default checksums; only send them when the operation requires it.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		if !payloadSigned(cfg) {
+			o.APIOptions = append(o.APIOptions, v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+		}
 	})
 	partSize := cfg.PartSize
 	if partSize <= 0 {

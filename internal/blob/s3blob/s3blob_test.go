@@ -2,8 +2,13 @@ package s3blob
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +117,60 @@ func TestSilentEndpoint(t *testing.T) {
 			t.Errorf("%s: error does not name the endpoint %s: %v", op.name, endpoint, err)
 		case errors.Is(err, blob.ErrNotFound) || blob.Permanent(err):
 			t.Errorf("%s: a silent server is not a permanent failure: %v", op.name, err)
+		}
+	}
+}
+
+// TestPayloadSigned: a body's SHA-256 is signed only when it crosses a
+// network unencrypted, or when the configuration asks for it.
+func TestPayloadSigned(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{}, false}, // AWS: https
+		{Config{Endpoint: "https://s3.example.com"}, false},
+		{Config{Endpoint: "http://127.0.0.1:9000"}, false},
+		{Config{Endpoint: "http://127.9.9.9:9000"}, false},
+		{Config{Endpoint: "http://[::1]:9000"}, false},
+		{Config{Endpoint: "http://localhost:9000"}, false},
+		{Config{Endpoint: "http://minio:9000"}, true},
+		{Config{Endpoint: "http://10.0.0.5:9000"}, true},
+		{Config{Endpoint: "http://127.0.0.1.example.com:9000"}, true},
+		{Config{Endpoint: "https://s3.example.com", SignPayload: true}, true},
+		{Config{Endpoint: "http://127.0.0.1:9000", SignPayload: true}, true},
+	} {
+		if got := payloadSigned(tc.cfg); got != tc.want {
+			t.Errorf("payloadSigned(%+v) = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+// TestPayloadHeader: what payloadSigned decides is what a PUT sends, in
+// the header the server checks the body against.
+func TestPayloadHeader(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("X-Amz-Content-Sha256"))
+		io.Copy(io.Discard, r.Body)
+	}))
+	defer srv.Close()
+	sum := sha256.Sum256([]byte("body"))
+	for _, tc := range []struct {
+		sign bool
+		want string
+	}{{false, "UNSIGNED-PAYLOAD"}, {true, hex.EncodeToString(sum[:])}} {
+		got = nil
+		st, err := New(context.Background(), Config{Endpoint: srv.URL, Bucket: "b", PathStyle: true, Region: "us-east-1",
+			AccessKeyID: "k", SecretAccessKey: "s", SignPayload: tc.sign})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := blob.PutBytes(context.Background(), st, "k", []byte("body")); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("sign_payload %v: X-Amz-Content-Sha256 %q, want %q", tc.sign, got, tc.want)
 		}
 	}
 }
