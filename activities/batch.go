@@ -138,6 +138,7 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	pending := idx
 	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
 		coll := b.collector(true)
+		coll.Reserve(len(pending)) // a request per sample at least
 		var mu sync.Mutex
 		var next []int
 		err := eachIndex(ctx, pending, a.sampleConcurrency(), func(gctx context.Context, i int) error {
@@ -211,7 +212,7 @@ func (b *batchShard) loadPaid(ctx context.Context, infos []blob.Info) error {
 
 // submitted adds the requests of the batch with key (content key and
 // try) to the shard's paid requests.
-func (b *batchShard) submitted(key string, reqs map[string]*gateway.BatchRequest) {
+func (b *batchShard) submitted(key string, reqs map[string]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.markKnown(key)
@@ -276,11 +277,11 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			n := countLines(f)
 			part := preqs[start : start+n]
 			start += n
-			j := &batchJob{reqs: make(map[string]*gateway.BatchRequest, len(part)), cfg: cfg}
+			j := &batchJob{reqs: make(map[string]string, len(part)), cfg: cfg}
 			tries := 0
 			b.mu.Lock()
 			for i := range part {
-				j.reqs[part[i].Key] = &part[i]
+				j.reqs[part[i].Key] = part[i].Model
 				tries = max(tries, b.state.Failed[part[i].Key].Tries)
 			}
 			b.mu.Unlock()
@@ -300,8 +301,10 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 
 // batchJob is one batch a round waits for.
 type batchJob struct {
-	rec  batchRecord
-	reqs map[string]*gateway.BatchRequest
+	rec batchRecord
+	// reqs are the batch's requests: each one's model by its key (what
+	// BatchResults needs; the requests themselves are in the file).
+	reqs map[string]string
 	cfg  gateway.BatchConfig
 }
 
@@ -345,9 +348,9 @@ func (b *batchShard) resume(ctx context.Context, infos []blob.Info) error {
 		if rec, err = b.submit(ctx, rec.Provider, rec.Key, file, len(reqs)); err != nil {
 			return err
 		}
-		j := &batchJob{rec: rec, reqs: make(map[string]*gateway.BatchRequest, len(reqs)), cfg: cfg}
+		j := &batchJob{rec: rec, reqs: make(map[string]string, len(reqs)), cfg: cfg}
 		for i := range reqs {
-			j.reqs[reqs[i].Key] = &reqs[i]
+			j.reqs[reqs[i].Key] = reqs[i].Model
 		}
 		b.submitted(rec.Key, j.reqs)
 		jobs = append(jobs, j)
@@ -456,7 +459,7 @@ func (b *batchShard) count(f func(*BatchCounts)) {
 // wait polls rec's batch until it ends or its bound (created + window +
 // margin) passes, then caches its answers and records its failures. A
 // cancelled activity (the run was cancelled) cancels the batch.
-func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.BatchConfig, reqs map[string]*gateway.BatchRequest) error {
+func (b *batchShard) wait(ctx context.Context, rec *batchRecord, cfg gateway.BatchConfig, reqs map[string]string) error {
 	if rec.Done {
 		b.count(func(c *BatchCounts) { c.Completed++; c.RequestsDone += int64(rec.Requests) })
 		return nil

@@ -163,6 +163,18 @@ func NewCollector(collect bool) *Collector {
 	return &Collector{collect: collect, index: map[string]int{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
+// Reserve makes room for n more requests, so that adding them does not
+// grow the collector's slice and index (copies of large structs, most of
+// Collector.add's time in a batch round otherwise).
+func (c *Collector) Reserve(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reqs = slices.Grow(c.reqs, n)
+	if len(c.index) == 0 {
+		c.index = make(map[string]int, n)
+	}
+}
+
 // Requests returns the deferred requests, sorted by provider and then by
 // key (each provider's a run of the slice), and forgets them.
 func (c *Collector) Requests() []BatchRequest {
@@ -760,12 +772,12 @@ func (l *answerLine) completion() openai.ChatCompletionResponse {
 }
 
 // BatchResults downloads a terminal batch's output and error files and
-// sorts every request of reqs (the batch's, by key) into an answer or a
-// failure: a request the files do not mention failed with the batch's
+// sorts every request of reqs (the batch's: each one's model,
+// "<provider>/<model>", by its key) into an answer or a failure: a request the files do not mention failed with the batch's
 // status (expired, cancelled, failed). Lines for other keys are ignored;
 // a file over MaxResultBytes or a line that does not decode is an error
 // naming the file and line.
-func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]*BatchRequest) (BatchOutcome, error) {
+func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]string) (BatchOutcome, error) {
 	p := g.providers[pname]
 	if p == nil || !p.cfg.BatchEnabled() {
 		return BatchOutcome{}, &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled"}
@@ -778,21 +790,21 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 		if fid == "" {
 			continue
 		}
-		// take records r's answer, or its failure.
-		take := func(r *BatchRequest, body openai.ChatCompletionResponse) {
-			if resp, gerr := g.batchAnswer(ctx, p, r, body); gerr != nil {
-				out.Failed[r.Key] = gerr
+		// take records the answer of the request with key, or its failure.
+		take := func(key, model string, body openai.ChatCompletionResponse) {
+			if resp, gerr := g.batchAnswer(ctx, p, model, body); gerr != nil {
+				out.Failed[key] = gerr
 			} else {
-				out.Entries = append(out.Entries, Entry{Key: r.Key, Created: created, Response: resp})
+				out.Entries = append(out.Entries, Entry{Key: key, Created: created, Response: resp})
 			}
 		}
 		err := g.readBatchFile(ctx, p, fid, func(n int, line []byte) error {
 			// The common line first: an answer within the reply limit
 			// (the line bounds its body), decoded once.
 			if id, body, ok := decodeAnswer(line, limit); ok {
-				if r, ok := reqs[id]; ok && !seen[id] {
+				if model, ok := reqs[id]; ok && !seen[id] {
 					seen[id] = true
-					take(r, body)
+					take(id, model, body)
 				}
 				return nil
 			}
@@ -800,35 +812,36 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 			if err := json.Unmarshal(line, &l); err != nil {
 				return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s line %d does not decode: %v", fid, n, err)}
 			}
-			r, ok := reqs[l.CustomID]
-			if !ok || seen[l.CustomID] {
+			key := l.CustomID
+			model, ok := reqs[key]
+			if !ok || seen[key] {
 				return nil
 			}
-			seen[l.CustomID] = true
+			seen[key] = true
 			if l.Response != nil && l.Response.StatusCode == http.StatusOK {
 				// Each answer within the reply limit, as a call's is.
 				if int64(len(l.Response.Body)) > limit {
-					out.Failed[r.Key] = replyTooLarge(&Error{Model: r.Model}, limit, l.Response.Body[:min(headBytes, len(l.Response.Body))], g.redactor())
+					out.Failed[key] = replyTooLarge(&Error{Model: model}, limit, l.Response.Body[:min(headBytes, len(l.Response.Body))], g.redactor())
 					return nil
 				}
 				var body openai.ChatCompletionResponse
 				if err := json.Unmarshal(l.Response.Body, &body); err != nil {
-					out.Failed[r.Key] = &Error{Class: ClassServer, Model: r.Model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
+					out.Failed[key] = &Error{Class: ClassServer, Model: model, batchFailed: true, Message: "batch output line does not decode: " + err.Error()}
 					return nil
 				}
-				take(r, body)
+				take(key, model, body)
 				return nil
 			}
-			out.Failed[r.Key] = lineError(r.Model, st.ID, l)
+			out.Failed[key] = lineError(model, st.ID, l)
 			return nil
 		})
 		if err != nil {
 			return BatchOutcome{}, err
 		}
 	}
-	for k, r := range reqs {
+	for k, model := range reqs {
 		if !seen[k] {
-			out.Failed[k] = &Error{Class: ClassServer, Model: r.Model, batchFailed: true,
+			out.Failed[k] = &Error{Class: ClassServer, Model: model, batchFailed: true,
 				Message: fmt.Sprintf("batch %s ended %s without answering this request", st.ID, st.Status)}
 		}
 	}
@@ -873,13 +886,13 @@ func truncateMsg(s string) string {
 
 // batchAnswer converts an output line's answer as a call's answer is
 // converted, at the batch price.
-func (g *Gateway) batchAnswer(ctx context.Context, p *provider, r *BatchRequest, out openai.ChatCompletionResponse) (modelapi.Response, *Error) {
-	resp, gerr := g.answer(ctx, p, r.Model, out, 0, 0)
+func (g *Gateway) batchAnswer(ctx context.Context, p *provider, fullModel string, out openai.ChatCompletionResponse) (modelapi.Response, *Error) {
+	resp, gerr := g.answer(ctx, p, fullModel, out, 0, 0)
 	if gerr != nil {
 		gerr.batchFailed = true
 		return modelapi.Response{}, gerr
 	}
-	_, model, _ := ParseModel(r.Model)
+	_, model, _ := ParseModel(fullModel)
 	resp.Usage.CostUSD = p.cfg.Batch.cost(p.cfg.PricesFor(model), out.Usage.PromptTokens, out.Usage.CompletionTokens)
 	resp.Usage.Attempts = 1
 	return resp, nil

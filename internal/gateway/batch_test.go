@@ -43,9 +43,9 @@ func runBatch(t *testing.T, g *Gateway, reqs []BatchRequest) (BatchStatus, Batch
 		st, err = g.PollBatch(ctx, BaselineProvider, st.ID)
 		require.NoError(t, err)
 	}
-	byKey := map[string]*BatchRequest{}
+	byKey := map[string]string{}
 	for i := range reqs {
-		byKey[reqs[i].Key] = &reqs[i]
+		byKey[reqs[i].Key] = reqs[i].Model
 	}
 	out, err := g.BatchResults(ctx, BaselineProvider, st, byKey)
 	require.NoError(t, err)
@@ -234,9 +234,9 @@ func TestBatchResultFileLimits(t *testing.T) {
 	}
 
 	reqs := collect(t, g, 40)
-	byKey := map[string]*BatchRequest{}
+	byKey := map[string]string{}
 	for i := range reqs {
-		byKey[reqs[i].Key] = &reqs[i]
+		byKey[reqs[i].Key] = reqs[i].Model
 	}
 	for _, tc := range []struct {
 		name  string
@@ -495,6 +495,7 @@ func TestSameRequestFields(t *testing.T) {
 // requests are a run of the slice, the batch file's order.
 func TestCollectorRequestsOrder(t *testing.T) {
 	c := NewCollector(true)
+	c.Reserve(2) // fewer than come: the rest grow the collector
 	// "a" twice: two samples deferring the same request make one line.
 	for _, r := range []BatchRequest{{Key: "b", Provider: "p2"}, {Key: "c", Provider: "p1"}, {Key: "a", Provider: "p2"}, {Key: "d", Provider: "p1"}, {Key: "a", Provider: "p2"}} {
 		c.add(r)
