@@ -38,6 +38,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("worker: %w", err)
 			}
 			logger := g.logger()
+			madvFree(logger) // returns only when it does not exec
 			// The first log line says which build runs (also the benchline_build_info gauge).
 			logger.Info("benchline worker starting", buildinfo.Get().LogAttrs()...)
 			var m *metrics.Metrics

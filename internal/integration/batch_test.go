@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,9 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	const queue = "batch"
 	env := workerEnv(queue, url, "BENCHLINE_PROVIDERS="+providers)
 	worker := startProcWorker(t, bin, env, "worker", "--queues", "main")
+	// The worker restarted itself with memory returned by MADV_FREE
+	// (cmd/benchline/madvfree.go), keeping its process.
+	waitEnviron(t, worker.cmd.Process.Pid, "madvdontneed=0")
 
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = queue
@@ -318,4 +323,26 @@ func TestBatchEvalExpiredAndFailedLines(t *testing.T) {
 			t.Errorf("%d interactive calls, want %d (every expired request once)", got, n)
 		}
 	})
+}
+
+// waitEnviron waits (up to 10 s) for process pid's GODEBUG to hold
+// setting.
+func waitEnviron(t *testing.T, pid int, setting string) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatalf("environment of process %d: %v", pid, err)
+		}
+		for kv := range strings.SplitSeq(string(b), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+				last = v
+				if slices.Contains(strings.Split(v, ","), setting) {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("process %d: GODEBUG %q after 10 s, want it to hold %s", pid, last, setting)
 }
