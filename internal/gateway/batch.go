@@ -152,6 +152,7 @@ type Collector struct {
 	// positions by key (a request deferred twice is held once).
 	reqs   []BatchRequest
 	index  map[string]int
+	hint   int // Reserve's: room to make at the next add
 	failed map[string]*Error
 	call   map[string]bool
 	paid   map[string]bool
@@ -163,16 +164,14 @@ func NewCollector(collect bool) *Collector {
 	return &Collector{collect: collect, index: map[string]int{}, failed: map[string]*Error{}, call: map[string]bool{}, paid: map[string]bool{}}
 }
 
-// Reserve makes room for n more requests, so that adding them does not
-// grow the collector's slice and index (copies of large structs, most of
-// Collector.add's time in a batch round otherwise).
+// Reserve makes room for n more requests when the next one comes, so
+// that adding them does not grow the collector's slice and index (copies
+// of large structs, most of Collector.add's time in a batch round
+// otherwise). A round that defers nothing allocates nothing.
 func (c *Collector) Reserve(n int) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reqs = slices.Grow(c.reqs, n)
-	if len(c.index) == 0 {
-		c.index = make(map[string]int, n)
-	}
+	c.hint = n
+	c.mu.Unlock()
 }
 
 // Requests returns the deferred requests, sorted by provider and then by
@@ -248,6 +247,13 @@ func (c *Collector) add(r BatchRequest) {
 	defer c.mu.Unlock()
 	if _, ok := c.index[r.Key]; ok {
 		return // the same request (the same key), deferred by another sample
+	}
+	if c.hint > 0 {
+		c.reqs = slices.Grow(c.reqs, c.hint)
+		if len(c.index) == 0 {
+			c.index = make(map[string]int, c.hint)
+		}
+		c.hint = 0
 	}
 	c.index[r.Key] = len(c.reqs)
 	c.reqs = append(c.reqs, r)

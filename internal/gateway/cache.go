@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,6 +385,11 @@ func (s *Segment) Put(ctx context.Context, e Entry) {
 func (s *Segment) PutAll(entries []Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Room for them all at once (a batch's answers: thousands).
+	if len(s.entries) == 0 {
+		s.entries = make(map[string]Entry, len(entries))
+	}
+	s.pending = slices.Grow(s.pending, len(entries))
 	for _, e := range entries {
 		if _, ok := s.entries[e.Key]; ok {
 			continue
