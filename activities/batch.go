@@ -287,7 +287,11 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			b.mu.Unlock()
 			// The try makes a retry of the same requests a new batch.
 			key := fmt.Sprintf("%s-%d", gateway.BatchContentKey(f), tries)
-			rec, err := b.submit(ctx, pname, key, f, len(part))
+			manifest, err := gateway.BatchManifest(part)
+			if err != nil {
+				return invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
+			}
+			rec, err := b.submit(ctx, pname, key, f, manifest, len(part))
 			if err != nil {
 				return err
 			}
@@ -333,11 +337,11 @@ func (b *batchShard) resume(ctx context.Context, infos []blob.Info) error {
 			continue
 		}
 		fkey := runs.BatchFileKey(b.run, b.shard, rec.Key)
-		file, err := blob.GetBytes(ctx, b.a.Store, fkey)
+		manifest, err := blob.GetBytes(ctx, b.a.Store, fkey)
 		if err != nil {
 			return fmt.Errorf("run %s shard %d: read batch file %s: %w", b.run, b.shard, fkey, err)
 		}
-		reqs, err := gateway.DecodeBatch(rec.Provider, file)
+		reqs, err := gateway.DecodeBatch(rec.Provider, manifest)
 		if err != nil || len(reqs) == 0 {
 			return invalid(fmt.Errorf("run %s shard %d: batch file %s: %d requests, %v", b.run, b.shard, fkey, len(reqs), err))
 		}
@@ -345,7 +349,13 @@ func (b *batchShard) resume(ctx context.Context, infos []blob.Info) error {
 		if !ok {
 			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, rec.Provider)
 		}
-		if rec, err = b.submit(ctx, rec.Provider, rec.Key, file, len(reqs)); err != nil {
+		// Without the file (only its manifest is kept), a batch the
+		// provider does not have is left to the rounds: they build its
+		// requests again, the same file under the same record, and create
+		// it then.
+		if rec, err = b.submit(ctx, rec.Provider, rec.Key, nil, manifest, len(reqs)); errors.Is(err, errNotCreated) {
+			continue
+		} else if err != nil {
 			return err
 		}
 		j := &batchJob{rec: rec, reqs: make(map[string]string, len(reqs)), cfg: cfg}
@@ -395,9 +405,15 @@ func countLines(b []byte) int {
 	return n
 }
 
+// errNotCreated is submit's answer when the batch needs creating and
+// there is no file to create it from.
+var errNotCreated = errors.New("batch not created")
+
 // submit returns the record of the batch of file under key, creating the
-// batch (once) when there is none.
-func (b *batchShard) submit(ctx context.Context, pname, key string, file []byte, n int) (batchRecord, error) {
+// batch (once) when there is none. The store keeps the batch's manifest
+// (gateway.BatchManifest), not the file. With file nil (resuming from the
+// manifest), a batch that needs creating is errNotCreated.
+func (b *batchShard) submit(ctx context.Context, pname, key string, file, manifest []byte, n int) (batchRecord, error) {
 	rkey := runs.BatchKey(b.run, b.shard, key)
 	var rec batchRecord
 	err := blob.GetJSON(ctx, b.a.Store, rkey, &rec)
@@ -416,11 +432,13 @@ func (b *batchShard) submit(ctx context.Context, pname, key string, file []byte,
 			b.count(func(c *BatchCounts) { c.Submitted++; c.Requests += int64(n) })
 			return rec, b.put(ctx, rkey, rec)
 		}
+	case errors.Is(err, blob.ErrNotFound) && file == nil:
+		return rec, errNotCreated
 	case errors.Is(err, blob.ErrNotFound):
-		// The file first, then the record naming it: a retry resumes
+		// The manifest first, then the record naming it: a retry resumes
 		// from both (resume).
 		fkey := runs.BatchFileKey(b.run, b.shard, key)
-		if err := b.a.Store.Put(ctx, fkey, bytes.NewReader(file), int64(len(file))); err != nil {
+		if err := b.a.Store.Put(ctx, fkey, bytes.NewReader(manifest), int64(len(manifest))); err != nil {
 			return rec, fmt.Errorf("run %s shard %d: write %s: %w", b.run, b.shard, fkey, err)
 		}
 		rec = batchRecord{Provider: pname, Key: key, Created: time.Now().UTC(), Requests: n}
@@ -429,6 +447,9 @@ func (b *batchShard) submit(ctx context.Context, pname, key string, file []byte,
 		}
 	default:
 		return rec, fmt.Errorf("run %s shard %d: read batch record %s: %w", b.run, b.shard, rkey, err)
+	}
+	if file == nil {
+		return rec, errNotCreated
 	}
 	st, err := b.a.Gateway.CreateBatch(ctx, pname, key, file)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,7 +102,7 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 		// second resumes.
 		kctx, cancel := context.WithCancel(ctx)
 		go func() {
-			for {
+			for kctx.Err() == nil {
 				if infos, _ := a.Store.List(ctx, runs.BatchPrefix(run, 0)); len(infos) >= 2 {
 					if d := kill(infos); d >= 0 {
 						time.Sleep(d)
@@ -112,7 +114,9 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 			}
 		}()
 		env, _ := activityEnv(kctx, a)
-		if _, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0}); err == nil {
+		_, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
+		cancel()
+		if err == nil {
 			t.Fatal("the killed attempt succeeded")
 		}
 	}
@@ -280,7 +284,11 @@ func TestBatchResumeAndCancel(t *testing.T) {
 	if err := blob.PutJSON(ctx, a.Store, runs.BatchKey(run, 0, key), batchRecord{Provider: gateway.BaselineProvider, Key: key, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := b.submit(ctx, gateway.BaselineProvider, key, files[0], 1)
+	manifest, err := gateway.BatchManifest(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.submit(ctx, gateway.BaselineProvider, key, files[0], manifest, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,5 +412,62 @@ func TestBatchShardLostResultFile(t *testing.T) {
 		if got[i].ErrorClass != "" || got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
 			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestBatchShardRecordWithoutBatch: an attempt that recorded a batch and
+// then failed to create it (here the provider refuses the first create;
+// a worker killed in between leaves the same) is retried: the retry does
+// not create the batch from the stored manifest (it has no file), its
+// round builds the same requests again, finds the record, and creates the
+// batch then, once. The rows equal an uninterrupted run's.
+func TestBatchShardRecordWithoutBatch(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
+	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	var refused atomic.Int64
+	target, err := neturl.Parse(strings.TrimSuffix(url, "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/batches") && refused.Add(1) == 1 {
+			http.Error(w, `{"error":{"message":"injected: create refused","type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	got, _, a, run := batchShardRunKilled(t, front.URL+"/v1", true, 8, fastBatches, func([]blob.Info) time.Duration { return -1 })
+	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 || refused.Load() != 4 {
+		t.Fatalf("%d batches created (most for one key %d), %d creates asked: want 3, none twice, after one refused", st.Created, st.MaxPerKey, refused.Load())
+	}
+	for i := range want {
+		if got[i].Response != want[i].Response || got[i].Calls != want[i].Calls || got[i].CacheHits != 0 {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// What the store keeps of each batch is its manifest: keys and models.
+	infos, err := a.Store.List(context.Background(), runs.BatchPrefix(run, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests := 0
+	for _, info := range infos {
+		if !strings.HasSuffix(info.Key, ".jsonl") {
+			continue
+		}
+		manifests++
+		b, err := blob.GetBytes(context.Background(), a.Store, info.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "messages") || !strings.HasPrefix(string(b), `{"custom_id":"`) {
+			t.Fatalf("%s holds %q: want the manifest only", info.Key, b)
+		}
+	}
+	if manifests != 3 {
+		t.Fatalf("%d manifests stored: want 3", manifests)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	openai "github.com/sashabaranov/go-openai"
 
@@ -524,8 +525,33 @@ const (
 	lineBody = `,"method":"POST","url":"` + string(openai.BatchEndpointChatCompletions) + `","body":`
 )
 
+// BatchManifest is what a batch-mode shard keeps of a batch file it
+// creates (runs.BatchFileKey): each request's custom_id and body model, as
+// lines DecodeBatch reads ({"custom_id":K,"body":{"model":M}}), a fifth of
+// the file's bytes. That is all a retried activity needs of a batch an
+// earlier attempt created (which requests it answers, and their models);
+// one it may not have created is created again only from requests built
+// again (batchShard.submit).
+func BatchManifest(reqs []BatchRequest) ([]byte, error) {
+	out := make([]byte, 0, len(reqs)*(len(`{"custom_id":"","body":{"model":""}}`)+80))
+	for _, r := range reqs {
+		var err error
+		out = append(out, `{"custom_id":`...)
+		if out, err = jsontext.AppendQuote(out, r.Key); err != nil {
+			return nil, fmt.Errorf("gateway: batch manifest line %s: %w", r.Key, err)
+		}
+		out = append(out, `,"body":{"model":`...)
+		if out, err = jsontext.AppendQuote(out, r.Body.Model); err != nil {
+			return nil, fmt.Errorf("gateway: batch manifest line %s: model: %w", r.Key, err)
+		}
+		out = append(out, "}}\n"...)
+	}
+	return out, nil
+}
+
 // DecodeBatch reads back the requests of an EncodeBatch file of provider
-// pname (a retried activity resuming a batch from its stored file).
+// pname, or their keys and models from a BatchManifest (a retried
+// activity resuming a batch from what it stored).
 func DecodeBatch(pname string, file []byte) ([]BatchRequest, error) {
 	var out []BatchRequest
 	sc := bufio.NewScanner(strings.NewReader(string(file)))

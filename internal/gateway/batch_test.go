@@ -535,3 +535,25 @@ func TestKeyMemoCopies(t *testing.T) {
 		require.Equal(t, want, deferOne(t, g, m, req).Key, "after a change of the %s in place", name)
 	}
 }
+
+// TestBatchManifest: a manifest reads back, through DecodeBatch, as its
+// requests' keys and models, at a fraction of the file's bytes.
+func TestBatchManifest(t *testing.T) {
+	reqs := []BatchRequest{
+		{Key: "k1", Provider: "p", Model: "p/m1", Body: openai.ChatCompletionRequest{Model: "m1", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("long question ", 20)}}}},
+		{Key: "k\"2", Provider: "p", Model: "p/odd \"model\"\n", Body: openai.ChatCompletionRequest{Model: "odd \"model\"\n", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "q"}}}},
+	}
+	m, err := BatchManifest(reqs)
+	require.NoError(t, err)
+	back, err := DecodeBatch("p", m)
+	require.NoError(t, err)
+	require.Len(t, back, 2)
+	for i, r := range back {
+		require.Equal(t, reqs[i].Key, r.Key)
+		require.Equal(t, reqs[i].Model, r.Model)
+		require.Empty(t, r.Body.Messages)
+	}
+	files, err := EncodeBatch(reqs, 10, 1<<20)
+	require.NoError(t, err)
+	require.Less(t, 3*len(m), len(files[0]))
+}
