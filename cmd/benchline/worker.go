@@ -22,7 +22,7 @@ import (
 func newWorkerCmd(g *globals) *cobra.Command {
 	var o app.WorkerOptions
 	var pprofAddr, metricsAddr string
-	var memLimitMB int
+	var memLimitMB, gcPercent int
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a benchline worker: every workflow and activity, on the configured task queue",
@@ -34,6 +34,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				atLeast("sandbox-activities", o.SandboxConcurrency, 1),
 				flagRule{"checkpoint-interval", o.CheckpointInterval >= 0, "want a duration of 0 or more"},
 				flagRule{"memory-limit-mb", memLimitMB >= 0, "want 0 (none) or more"},
+				atLeast("gc-percent", gcPercent, 1),
 			)); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
@@ -66,10 +67,12 @@ func newWorkerCmd(g *globals) *cobra.Command {
 				go func() { _ = srv.Serve(ln) }()
 				defer srv.Close()
 			}
-			if memLimitMB > 0 && os.Getenv("GOMEMLIMIT") == "" {
-				// A soft limit: the GC works harder near it instead of
-				// letting garbage from shard files double the heap.
-				debug.SetMemoryLimit(int64(memLimitMB) << 20)
+			limit, percent := gcSettings(memLimitMB, gcPercent, os.Getenv)
+			if limit > 0 {
+				debug.SetMemoryLimit(limit)
+			}
+			if percent > 0 {
+				debug.SetGCPercent(percent)
 			}
 			if pprofAddr != "" {
 				go func() {
@@ -99,6 +102,7 @@ func newWorkerCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&memLimitMB, "memory-limit-mb", 512, "soft memory limit for the Go runtime (GOMEMLIMIT overrides; 0: none)")
+	cmd.Flags().IntVar(&gcPercent, "gc-percent", 200, "the Go GC's target heap growth (GOGC) while a soft memory limit is set (GOGC overrides; without a limit, Go's default of 100)")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz (200 once polling) on HOST:PORT, e.g. 0.0.0.0:9090")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060")
 	cmd.Flags().IntVar(&o.MaxConcurrentActivities, "max-activities", 8, "activities run at once on the main queue")
@@ -107,4 +111,23 @@ func newWorkerCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&o.CheckpointInterval, "checkpoint-interval", 5*time.Second, "least time between checkpoints of a shard's results (model answers are saved within about 1s regardless)")
 	cmd.Flags().IntVar(&o.SandboxConcurrency, "sandbox-activities", 1, "sandbox scoring activities at once (each runs up to one program per CPU)")
 	return cmd
+}
+
+// gcSettings returns the soft memory limit (bytes) and the GC percent the
+// worker sets, 0 for each it leaves as the environment has it. The limit
+// (--memory-limit-mb, unless GOMEMLIMIT is set): the GC works harder near
+// it instead of letting garbage from shard files double the heap. The
+// percent (--gc-percent, unless GOGC is set), only under a limit: the
+// heap may grow by that much of the live heap before a collection, less
+// CPU on the GC for memory that the limit bounds (docs/PERFORMANCE.md,
+// batch mode round 5). Without a limit, Go's default (100).
+func gcSettings(memLimitMB, gcPercent int, getenv func(string) string) (limit int64, percent int) {
+	limited := getenv("GOMEMLIMIT") != ""
+	if memLimitMB > 0 && !limited {
+		limit, limited = int64(memLimitMB)<<20, true
+	}
+	if limited && getenv("GOGC") == "" {
+		percent = gcPercent
+	}
+	return limit, percent
 }

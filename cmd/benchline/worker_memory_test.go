@@ -27,3 +27,36 @@ func TestWithMadvFree(t *testing.T) {
 		}
 	}
 }
+
+// TestGCSettings: the worker's GC percent applies only under a soft
+// memory limit, and the environment's GOGC and GOMEMLIMIT win.
+func TestGCSettings(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		mb, pct     int
+		getenv      func(string) string
+		limit       int64
+		wantPercent int
+	}{
+		{"defaults", 512, 200, env(), 512 << 20, 200},
+		{"no limit: Go's GC", 0, 200, env(), 0, 0},
+		{"GOMEMLIMIT set", 512, 200, env("GOMEMLIMIT", "1GiB"), 0, 200},
+		{"GOMEMLIMIT, no flag limit", 0, 200, env("GOMEMLIMIT", "1GiB"), 0, 200},
+		{"GOGC set", 512, 200, env("GOGC", "100"), 512 << 20, 0},
+	} {
+		limit, pct := gcSettings(tc.mb, tc.pct, tc.getenv)
+		if limit != tc.limit || pct != tc.wantPercent {
+			t.Errorf("%s: limit %d, percent %d; want %d, %d", tc.name, limit, pct, tc.limit, tc.wantPercent)
+		}
+	}
+}
