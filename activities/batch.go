@@ -353,7 +353,7 @@ func (b *batchShard) resume(ctx context.Context, infos []blob.Info) error {
 		// provider does not have is left to the rounds: they build its
 		// requests again, the same file under the same record, and create
 		// it then.
-		if rec, err = b.submit(ctx, rec.Provider, rec.Key, nil, manifest, len(reqs)); errors.Is(err, errNotCreated) {
+		if rec, err = b.submit(ctx, rec.Provider, rec.Key, nil, nil, len(reqs)); errors.Is(err, errNotCreated) {
 			continue
 		} else if err != nil {
 			return err

@@ -149,8 +149,8 @@ type Collector struct {
 	collect bool
 
 	mu sync.Mutex
-	// reqs are the deferred requests in the order they came, index their
-	// positions by key (a request deferred twice is held once).
+	// reqs are the deferred requests in the order they came, and index
+	// their positions by key (a request deferred twice is held once).
 	reqs   []BatchRequest
 	index  map[string]int
 	hint   int // Reserve's: room to make at the next add
@@ -805,8 +805,9 @@ func (l *answerLine) completion() openai.ChatCompletionResponse {
 
 // BatchResults downloads a terminal batch's output and error files and
 // sorts every request of reqs (the batch's: each one's model,
-// "<provider>/<model>", by its key) into an answer or a failure: a request the files do not mention failed with the batch's
-// status (expired, cancelled, failed). Lines for other keys are ignored;
+// "<provider>/<model>", by its key) into an answer or a failure: a
+// request the files do not mention failed with the batch's status
+// (expired, cancelled, failed). Lines for other keys are ignored;
 // a file over MaxResultBytes or a line that does not decode is an error
 // naming the file and line.
 func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]string) (BatchOutcome, error) {
