@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	neturl "net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -138,11 +136,23 @@ func batchShardRunKilled(t *testing.T, url string, batch bool, n int64, cfg gate
 
 func serveBatches(t *testing.T, opts baseline.BatchOptions) (*baseline.Server, string) {
 	t.Helper()
+	return serveBatchesFailing(t, opts, func(http.ResponseWriter, *http.Request) bool { return false })
+}
+
+// serveBatchesFailing is serveBatches with fail in front of the server: a
+// request fail answers (it returns true) does not reach the server (an
+// injected failure).
+func serveBatchesFailing(t *testing.T, opts baseline.BatchOptions, fail func(http.ResponseWriter, *http.Request) bool) (*baseline.Server, string) {
+	t.Helper()
 	srv, err := baseline.New(baseline.Options{Batch: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fail(w, r) {
+			srv.ServeHTTP(w, r)
+		}
+	}))
 	t.Cleanup(hs.Close)
 	return srv, hs.URL + "/v1"
 }
@@ -391,20 +401,15 @@ func TestBatchShardLostBatch(t *testing.T) {
 func TestBatchShardLostResultFile(t *testing.T) {
 	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
 	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
-	srv, err := baseline.New(baseline.Options{Batch: baseline.BatchOptions{Delay: 10 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dropped atomic.Int64
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, url = serveBatchesFailing(t, baseline.BatchOptions{Delay: 10 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/content") && dropped.Add(1) == 1 {
 			http.Error(w, `{"error":{"message":"No such File object","type":"invalid_request_error"}}`, http.StatusNotFound)
-			return
+			return true
 		}
-		srv.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	got, _, _, _ := batchShardRun(t, hs.URL+"/v1", true, 8, fastBatches)
+		return false
+	})
+	got, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
 	if dropped.Load() < 2 {
 		t.Fatalf("%d downloads, want the dropped one and more", dropped.Load())
 	}
@@ -424,22 +429,15 @@ func TestBatchShardLostResultFile(t *testing.T) {
 func TestBatchShardRecordWithoutBatch(t *testing.T) {
 	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
 	want, _, _, _ := batchShardRun(t, url, true, 8, fastBatches)
-	srv, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
 	var refused atomic.Int64
-	target, err := neturl.Parse(strings.TrimSuffix(url, "/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, url := serveBatchesFailing(t, baseline.BatchOptions{Delay: 10 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/batches") && refused.Add(1) == 1 {
 			http.Error(w, `{"error":{"message":"injected: create refused","type":"invalid_request_error"}}`, http.StatusBadRequest)
-			return
+			return true
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	got, _, a, run := batchShardRunKilled(t, front.URL+"/v1", true, 8, fastBatches, func([]blob.Info) time.Duration { return -1 })
+		return false
+	})
+	got, _, a, run := batchShardRunKilled(t, url, true, 8, fastBatches, func([]blob.Info) time.Duration { return -1 })
 	if st := srv.BatchStats(); st.Created != 3 || st.MaxPerKey != 1 || refused.Load() != 4 {
 		t.Fatalf("%d batches created (most for one key %d), %d creates asked: want 3, none twice, after one refused", st.Created, st.MaxPerKey, refused.Load())
 	}
