@@ -469,3 +469,28 @@ func TestBatchShardRecordWithoutBatch(t *testing.T) {
 		t.Fatalf("%d manifests stored: want 3", manifests)
 	}
 }
+
+// TestBatchShardBrokenManifest: a retry that finds an unfinished batch
+// whose stored manifest has a line that does not decode ends at once, not
+// retried, naming the object and the line.
+func TestBatchShardBrokenManifest(t *testing.T) {
+	_, url := serveBatches(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	_, _, a, run := batchShardRun(t, url, true, 4, fastBatches)
+	ctx := context.Background()
+	if err := a.Store.Delete(ctx, runs.ShardKey(run, 0)); err != nil {
+		t.Fatal(err)
+	}
+	key := "feedface-0"
+	if err := blob.PutJSON(ctx, a.Store, runs.BatchKey(run, 0, key), batchRecord{Provider: gateway.BaselineProvider, Key: key, ID: "batch-x", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	fkey := runs.BatchFileKey(run, 0, key)
+	if err := blob.PutBytes(ctx, a.Store, fkey, []byte("{\"custom_id\":\"k1\",\"body\":{\"model\":\"echo\"}}\n{\"custom_id\":\n")); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := activityEnv(ctx, a)
+	_, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
+	if !isNonRetryable(err) || !strings.Contains(err.Error(), fkey) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("RunShard = %v: want a non-retryable error naming %s and its line 2", err, fkey)
+	}
+}
