@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/benchline/benchline/internal/blob"
 )
@@ -43,6 +45,9 @@ func ParseDest(s string) (Dest, error) {
 		if strings.ContainsAny(prefix, "?#%") || strings.Contains(prefix, "//") {
 			return Dest{}, fmt.Errorf("%w: %q: the prefix may not hold ?, #, %% or //", ErrDest, s)
 		}
+		if !printable(prefix) {
+			return Dest{}, fmt.Errorf("%w: %q: the prefix may hold only printable UTF-8 (no control characters, escaped or not)", ErrDest, s)
+		}
 		return Dest{Bucket: u.Host, Prefix: prefix}, nil
 	}
 	if strings.Contains(s, "://") {
@@ -65,6 +70,21 @@ func bucketName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// printable reports whether s is valid UTF-8 without control characters.
+// url.Parse unescapes the path, so "s3://b/a%05" would otherwise give a
+// prefix whose String does not parse again, and a key no operator can type.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // IsS3 reports whether d is an S3 destination.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,10 +155,14 @@ func TestParseDest(t *testing.T) {
 		{in: "s3://bucket:9000/x", err: true},
 		{in: "s3://[::1]/x", err: true},
 		{in: "s3://Legacy_Bucket.1/x", want: release.Dest{Bucket: "Legacy_Bucket.1", Prefix: "x"}},
+		{in: "s3://b/a%05", err: true}, // the prefix unescapes to a control character
+		{in: "s3://b/a%FF", err: true}, // and here to a byte that is not UTF-8
+		{in: "s3://b/a\tb", err: true}, // a control character as written
+		{in: "s3://b/r%C3%A9sultats", want: release.Dest{Bucket: "b", Prefix: "résultats"}},
 	} {
 		got, err := release.ParseDest(tc.in)
 		if tc.err {
-			if !errors.Is(err, release.ErrDest) || !strings.Contains(err.Error(), tc.in) && tc.in != "" {
+			if !errors.Is(err, release.ErrDest) || !strings.Contains(err.Error(), strconv.Quote(tc.in)) {
 				t.Errorf("ParseDest(%q) = %v, %v: want an ErrDest naming it", tc.in, got, err)
 			}
 			continue
