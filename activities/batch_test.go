@@ -280,7 +280,7 @@ func TestBatchResumeAndCancel(t *testing.T) {
 	}
 	b := &batchShard{a: a, run: run, shard: 0}
 	reqs := []gateway.BatchRequest{{Key: "k1", Provider: gateway.BaselineProvider, Model: "baseline/echo",
-		Body: openai.ChatCompletionRequest{Model: "echo", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}}}
+		Body: &openai.ChatCompletionRequest{Model: "echo", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}}}}
 	files, err := gateway.EncodeBatch(reqs, 10, 1<<20)
 	if err != nil {
 		t.Fatal(err)

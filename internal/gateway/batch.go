@@ -130,16 +130,31 @@ func (b BatchConfig) cost(interactive Prices, promptTokens, completionTokens int
 // request Complete would have sent, under its cache key (the line's
 // custom_id), so that its answer, stored in the cache, is what the same
 // Complete finds next time.
+//
+// A round holds one per deferred sample until its batch file is made, so
+// it is kept small: a request Complete deferred carries its JSON (body)
+// and its model on the wire (bodyModel), not the request itself.
 type BatchRequest struct {
-	Key      string                       `json:"key"`
-	Provider string                       `json:"provider"`
-	Model    string                       `json:"model"` // "<provider>/<model>"
-	Body     openai.ChatCompletionRequest `json:"body"`
-	Oracle   string                       `json:"oracle,omitempty"`
-	// body is Body's JSON as the cache key hashed it (cacheKey), when the
-	// request was deferred by Complete: EncodeBatch writes it as it is
-	// instead of encoding Body again.
-	body []byte
+	Key      string `json:"key"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"` // "<provider>/<model>"
+	// Body is the request, encoded into the batch line when there is no
+	// body; nil for a request Complete deferred.
+	Body   *openai.ChatCompletionRequest `json:"body,omitempty"`
+	Oracle string                        `json:"oracle,omitempty"`
+	// body is the request's JSON as the cache key hashed it (cacheKey),
+	// when Complete deferred it: EncodeBatch writes it as it is. bodyModel
+	// is then the request's model (the provider's name for it).
+	body      []byte
+	bodyModel string
+}
+
+// wireModel is the model the request names on the wire.
+func (r *BatchRequest) wireModel() string {
+	if r.Body != nil {
+		return r.Body.Model
+	}
+	return r.bodyModel
 }
 
 // A Collector gathers the requests a pass over samples defers to batches
@@ -180,8 +195,9 @@ func (c *Collector) Reserve(n int) {
 func (c *Collector) Requests() []BatchRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Their positions sorted, then each request copied once (a large
-	// struct, too large to move at every swap).
+	// Their positions sorted, then the permutation applied in place, along
+	// its cycles: each request moves once, and no second slice of them is
+	// made (a round holds one request per deferred sample).
 	order := make([]int32, len(c.reqs))
 	for i := range order {
 		order[i] = int32(i)
@@ -190,13 +206,36 @@ func (c *Collector) Requests() []BatchRequest {
 		ra, rb := &c.reqs[a], &c.reqs[b]
 		return cmp.Or(strings.Compare(ra.Provider, rb.Provider), strings.Compare(ra.Key, rb.Key))
 	})
-	out := make([]BatchRequest, len(order))
-	for i, j := range order {
-		out[i] = c.reqs[j]
-	}
+	out := c.reqs
+	permute(out, order)
 	c.reqs = nil
 	clear(c.index)
 	return out
+}
+
+// permute rearranges s so that s[i] is the element at order[i] before,
+// in place; order is a permutation of s's positions, which permute uses
+// up (each entry set to -1 once its element is placed).
+func permute[T any](s []T, order []int32) {
+	for i := range order {
+		if order[i] < 0 || int(order[i]) == i {
+			order[i] = -1
+			continue
+		}
+		// The cycle through i: s[i] first, to place at its cycle's end.
+		first := s[i]
+		j := i
+		for {
+			k := int(order[j])
+			order[j] = -1
+			if k == i {
+				s[j] = first
+				break
+			}
+			s[j] = s[k]
+			j = k
+		}
+	}
 }
 
 // Fail makes Complete of the request with key fail with e.
@@ -426,7 +465,11 @@ func (g *Gateway) viaBatch(p *provider, pname, key, oracle string, req modelapi.
 	if call || !g.batch.coll.collect {
 		return nil, false
 	}
-	g.batch.coll.add(BatchRequest{Key: key, Provider: pname, Model: req.Model, Body: oreq, Oracle: oracle, body: body})
+	r := BatchRequest{Key: key, Provider: pname, Model: req.Model, Oracle: oracle, body: body, bodyModel: oreq.Model}
+	if body == nil {
+		r.Body = &oreq
+	}
+	g.batch.coll.add(r)
 	g.batch.deferred.Add(1)
 	return &Error{Class: ClassCanceled, Model: req.Model, Message: deferredMessage, deferred: true}, true
 }
@@ -497,7 +540,11 @@ func appendLine(dst []byte, r BatchRequest) ([]byte, error) {
 		oracle = base64.StdEncoding.EncodeToString([]byte(r.Oracle))
 	}
 	if r.body == nil {
-		b, err := json.Marshal(batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: r.Body, Oracle: oracle})
+		var body openai.ChatCompletionRequest
+		if r.Body != nil {
+			body = *r.Body
+		}
+		b, err := json.Marshal(batchLine{CustomID: r.Key, Method: http.MethodPost, URL: openai.BatchEndpointChatCompletions, Body: body, Oracle: oracle})
 		if err != nil {
 			return dst, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
 		}
@@ -541,7 +588,7 @@ func BatchManifest(reqs []BatchRequest) ([]byte, error) {
 			return nil, fmt.Errorf("gateway: batch manifest line %s: %w", r.Key, err)
 		}
 		out = append(out, `,"body":{"model":`...)
-		if out, err = jsontext.AppendQuote(out, r.Body.Model); err != nil {
+		if out, err = jsontext.AppendQuote(out, r.wireModel()); err != nil {
 			return nil, fmt.Errorf("gateway: batch manifest line %s: model: %w", r.Key, err)
 		}
 		out = append(out, "}}\n"...)
@@ -563,7 +610,7 @@ func DecodeBatch(pname string, file []byte) ([]BatchRequest, error) {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("gateway: batch file line %d: %w", n, err)
 		}
-		r := BatchRequest{Key: l.CustomID, Provider: pname, Model: pname + "/" + l.Body.Model, Body: l.Body}
+		r := BatchRequest{Key: l.CustomID, Provider: pname, Model: pname + "/" + l.Body.Model, Body: &l.Body}
 		if l.Oracle != "" {
 			o, err := base64.StdEncoding.DecodeString(l.Oracle)
 			if err != nil {

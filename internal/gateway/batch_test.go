@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -303,10 +304,23 @@ func TestBatchLineFromKeyJSON(t *testing.T) {
 			m := &KeyMemo{}
 			r := deferOne(t, g, m, tc.req)
 			require.Equal(t, tc.keyJSON, r.body != nil, "the request carries its key's JSON")
+			require.Equal(t, tc.keyJSON, r.Body == nil, "and then not the request itself")
 			got, err := appendLine(nil, r)
 			require.NoError(t, err)
-			r.body = nil
-			want, err := appendLine(nil, r)
+
+			// The next round: the same request is keyed from the memo (a
+			// request of text; one with tools or a schema is keyed again),
+			// and its line encoded anew, by json.Marshal of the line.
+			again := deferOne(t, g, m, tc.req)
+			require.Equal(t, r.Key, again.Key)
+			require.Nil(t, again.body, "keyed from the memo, not encoded")
+			require.NotNil(t, again.Body)
+			if tc.keyJSON {
+				require.Len(t, m.entries, 1)
+			} else {
+				require.Empty(t, m.entries)
+			}
+			want, err := appendLine(nil, again)
 			require.NoError(t, err)
 			require.Equal(t, string(want), string(got))
 			require.Contains(t, string(got), tc.contains, "the line carries the request as a call sends it")
@@ -315,20 +329,12 @@ func TestBatchLineFromKeyJSON(t *testing.T) {
 			require.Len(t, back, 1)
 			require.Equal(t, r.Key, back[0].Key)
 			require.Equal(t, tc.req.Oracle, back[0].Oracle)
-
-			// The next round: the same request is keyed from the memo (a
-			// request of text; one with tools or a schema is keyed again).
-			again := deferOne(t, g, m, tc.req)
-			require.Equal(t, r.Key, again.Key)
-			require.Nil(t, again.body, "keyed from the memo, not encoded")
-			if tc.keyJSON {
-				require.Len(t, m.entries, 1)
-			} else {
-				require.Empty(t, m.entries)
-			}
-			line, err := appendLine(nil, again)
+			m2, err := BatchManifest([]BatchRequest{r, again})
 			require.NoError(t, err)
-			require.Equal(t, string(want), string(line))
+			back, err = DecodeBatch(BaselineProvider, m2)
+			require.NoError(t, err)
+			require.Equal(t, back[0].Model, back[1].Model, "the manifest names the model either way")
+			require.Equal(t, tc.req.Model, back[0].Model)
 		})
 	}
 }
@@ -513,6 +519,46 @@ func TestCollectorRequestsOrder(t *testing.T) {
 	require.Equal(t, []string{"p2/a"}, keys())
 }
 
+// permute places each element where the order puts it, in place, for
+// every permutation of up to six positions (cycles of every length, fixed
+// points, the identity) and for a large random one.
+func TestPermute(t *testing.T) {
+	check := func(order []int32) {
+		t.Helper()
+		s := make([]string, len(order))
+		for i := range s {
+			s[i] = fmt.Sprint(i)
+		}
+		want := make([]string, len(order))
+		for i, j := range order {
+			want[i] = s[j]
+		}
+		permute(s, slices.Clone(order))
+		require.Equal(t, want, s, "order %v", order)
+	}
+	var all func(prefix []int32, n int)
+	all = func(prefix []int32, n int) {
+		if len(prefix) == n {
+			check(prefix)
+			return
+		}
+		for v := range int32(n) {
+			if !slices.Contains(prefix, v) {
+				all(append(slices.Clone(prefix), v), n)
+			}
+		}
+	}
+	for n := range 7 {
+		all(nil, n)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	order := make([]int32, 10000)
+	for i, v := range r.Perm(len(order)) {
+		order[i] = int32(v)
+	}
+	check(order)
+}
+
 // A task that changes its own request after a call (a message slice reused
 // for the next question) gets the changed request's key: the memo holds a
 // copy of what it remembered.
@@ -540,8 +586,8 @@ func TestKeyMemoCopies(t *testing.T) {
 // requests' keys and models, at a fraction of the file's bytes.
 func TestBatchManifest(t *testing.T) {
 	reqs := []BatchRequest{
-		{Key: "k1", Provider: "p", Model: "p/m1", Body: openai.ChatCompletionRequest{Model: "m1", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("long question ", 20)}}}},
-		{Key: "k\"2", Provider: "p", Model: "p/odd \"model\"\n", Body: openai.ChatCompletionRequest{Model: "odd \"model\"\n", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "q"}}}},
+		{Key: "k1", Provider: "p", Model: "p/m1", Body: &openai.ChatCompletionRequest{Model: "m1", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("long question ", 20)}}}},
+		{Key: "k\"2", Provider: "p", Model: "p/odd \"model\"\n", Body: &openai.ChatCompletionRequest{Model: "odd \"model\"\n", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "q"}}}},
 	}
 	m, err := BatchManifest(reqs)
 	require.NoError(t, err)
