@@ -145,8 +145,8 @@ func TestNewPlanShardSize(t *testing.T) {
 	if p := plan(false, 0); p.ShardSize != runs.DefaultShardSize || p.Shards != 80 || p.RunID != plan(false, 500).RunID {
 		t.Errorf("interactive default: shard size %d, %d shards, run %s (explicit 500: %s)", p.ShardSize, p.Shards, p.RunID, plan(false, 500).RunID)
 	}
-	if p := plan(true, 0); p.ShardSize != runs.MaxBatchShardSize || p.Shards != 8 {
-		t.Errorf("batch default: shard size %d, %d shards; want %d and 8", p.ShardSize, p.Shards, runs.MaxBatchShardSize)
+	if p := plan(true, 0); p.ShardSize != runs.MaxBatchShardSize || p.Shards != 4 {
+		t.Errorf("batch default: shard size %d, %d shards; want %d and 4", p.ShardSize, p.Shards, runs.MaxBatchShardSize)
 	}
 	if p := plan(true, 700); p.ShardSize != 700 {
 		t.Errorf("batch, explicit 700: shard size %d", p.ShardSize)

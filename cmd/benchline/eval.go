@@ -110,7 +110,7 @@ scores it, e.g. baseline/reward-reference); see docs/gateway.md.`,
 	f.Float32Var(&temperature, "temperature", 0, "sampling temperature (default: the endpoint's)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "max completion tokens (default: the endpoint's)")
 	f.IntVar(&seed, "seed", 0, "seed sent with every request and used for the bootstrap")
-	f.IntVar(&req.ShardSize, "shard-size", 0, "samples per shard (default 500; with --batch, as many as hold 4 MiB of the dataset's Parquet, 500 to 5000)")
+	f.IntVar(&req.ShardSize, "shard-size", 0, "samples per shard (default 500; with --batch, as many as hold 4 MiB of the dataset's Parquet, 500 to 10000)")
 	f.Int64Var(&req.Limit, "limit", 0, "evaluate only the first N samples")
 	f.BoolVar(&req.NoCache, "no-cache", false, "bypass the response cache")
 	f.BoolVar(&req.Batch, "batch", false, "send requests through the providers' batch APIs (cheaper, answers within the batch window; see docs/batch.md)")

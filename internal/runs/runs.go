@@ -98,17 +98,20 @@ type Range struct {
 }
 
 // Shard sizes. An interactive run's default shard is DefaultShardSize
-// samples. A batch run's fixed costs are per shard (an activity, a batch
-// file, a batch and its polls, a result file, a cache segment) while its
-// per-sample work is small, so its default shard is as many samples as
-// hold BatchShardBytes of the dataset's Parquet (its files' bytes over
-// their rows), between DefaultShardSize and MaxBatchShardSize: short
-// prompts get large shards, long ones (a report of tens of KB) keep 500,
-// and a shard's memory while its batches are out stays near what a
-// 500-sample shard of long prompts holds.
+// samples. A batch run's fixed costs are per shard (an activity and its
+// Temporal events, a batch file, a batch and its polls, a result file, a
+// cache segment: about 18 store requests) while its per-sample work is
+// small, so its default shard is as many samples as hold BatchShardBytes
+// of the dataset's Parquet (its files' bytes over their rows), between
+// DefaultShardSize and MaxBatchShardSize: short prompts get large shards,
+// long ones (a report of tens of KB) keep 500. A shard's memory while its
+// batches are out is then about that of a 500-sample shard of long
+// prompts: 10,000 short prompts hold about 3 KB each (the sample, its
+// request's JSON, its line of the batch file), 500 reports of 20 KB hold
+// their text three or four times over.
 const (
 	DefaultShardSize  = 500
-	MaxBatchShardSize = 5000
+	MaxBatchShardSize = 10_000
 	BatchShardBytes   = 4 << 20
 )
 

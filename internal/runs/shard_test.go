@@ -10,6 +10,7 @@ func TestBatchShardSize(t *testing.T) {
 	}{
 		{"short rows: the most", 1_000_000, 200_000_000, MaxBatchShardSize}, // 200 B a row
 		{"1 KB rows: 4 MiB of them", 10_000, 10_240_000, 4096},
+		{"500 B rows: 4 MiB of them", 10_000, 5_000_000, 8388},
 		{"long rows: never fewer than interactively", 100, 3_000_000, DefaultShardSize}, // 30 KB a row
 		{"no bytes recorded", 1000, 0, DefaultShardSize},
 		{"no rows", 0, 1000, DefaultShardSize},
