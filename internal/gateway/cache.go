@@ -414,17 +414,16 @@ func (s *Segment) Flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return prev
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(batch) * 384) // about an answer's line
-	enc := json.NewEncoder(&buf)
-	for _, e := range batch {
-		if err := enc.Encode(e); err != nil {
+	buf := make([]byte, 0, len(batch)*384) // about an answer's line
+	for i := range batch {
+		var err error
+		if buf, err = appendEntry(buf, &batch[i]); err != nil {
 			return fmt.Errorf("gateway: encode cache entry: %w", err)
 		}
 	}
 	for range 100 {
 		key := fmt.Sprintf("%s/part-%06d.jsonl", s.prefix, s.next)
-		err := s.store.PutIfAbsent(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		err := s.store.PutIfAbsent(ctx, key, bytes.NewReader(buf), int64(len(buf)))
 		if err == nil {
 			s.next++
 			return nil
