@@ -137,11 +137,19 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	}
 	pending := idx
 	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
+		// Building a round's requests and submitting them is CPU work that
+		// holds each request's JSON and its batch file: a worker does it
+		// for as many shards at once as it has cores (buildGate), so its
+		// other shards wait with only their samples in memory.
+		release, err := a.acquireBuild(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
 		coll := b.collector(true)
 		coll.Reserve(len(pending)) // a request per sample at least
 		var mu sync.Mutex
 		var next []int
-		err := eachIndex(ctx, pending, a.sampleConcurrency(), func(gctx context.Context, i int) error {
+		err = eachIndex(ctx, pending, a.sampleConcurrency(), func(gctx context.Context, i int) error {
 			view, deferred := b.gw.Deferring(coll, memos[i])
 			e := env
 			e.Models = view
@@ -159,13 +167,20 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 			return nil
 		})
 		if err != nil {
+			release()
 			return nil, nil, err
 		}
 		reqs := coll.Requests()
 		if len(reqs) == 0 {
+			release()
 			break
 		}
-		if err := b.runBatches(ctx, reqs); err != nil {
+		jobs, err := b.submitBatches(ctx, reqs)
+		release()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := b.waitAll(ctx, jobs); err != nil {
 			return nil, nil, err
 		}
 		slices.Sort(next)
@@ -250,11 +265,10 @@ func (b *batchShard) collector(collect bool) *gateway.Collector {
 	return c
 }
 
-// runBatches sends reqs (Collector.Requests: each provider's a run of
-// the slice) through their providers' batch APIs, in files within each
-// provider's limits, waits for all of them, caches the answers and
-// records the failures.
-func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest) error {
+// submitBatches sends reqs (Collector.Requests: each provider's a run of
+// the slice) to their providers' batch APIs, in files within each
+// provider's limits, and returns the batches to wait for (waitAll).
+func (b *batchShard) submitBatches(ctx context.Context, reqs []gateway.BatchRequest) ([]*batchJob, error) {
 	var jobs []*batchJob
 	for len(reqs) > 0 {
 		pname := reqs[0].Provider
@@ -266,11 +280,11 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 		reqs = reqs[n:]
 		cfg, ok := b.a.Gateway.BatchConfigOf(preqs[0].Model)
 		if !ok {
-			return fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, pname)
+			return nil, fmt.Errorf("run %s shard %d: provider %s has no batch API", b.run, b.shard, pname)
 		}
 		files, err := gateway.EncodeBatch(preqs, cfg.MaxRequests, cfg.MaxBytes)
 		if err != nil {
-			return invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
+			return nil, invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
 		}
 		start := 0
 		for _, f := range files {
@@ -289,18 +303,18 @@ func (b *batchShard) runBatches(ctx context.Context, reqs []gateway.BatchRequest
 			key := fmt.Sprintf("%s-%d", gateway.BatchContentKey(f), tries)
 			manifest, err := gateway.BatchManifest(part)
 			if err != nil {
-				return invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
+				return nil, invalid(fmt.Errorf("run %s shard %d: %w", b.run, b.shard, err))
 			}
 			rec, err := b.submit(ctx, pname, key, f, manifest, len(part))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			j.rec = rec
 			b.submitted(key, j.reqs)
 			jobs = append(jobs, j)
 		}
 	}
-	return b.waitAll(ctx, jobs)
+	return jobs, nil
 }
 
 // batchJob is one batch a round waits for.

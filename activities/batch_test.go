@@ -2,9 +2,11 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -492,5 +494,40 @@ func TestBatchShardBrokenManifest(t *testing.T) {
 	_, err := env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
 	if !isNonRetryable(err) || !strings.Contains(err.Error(), fkey) || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("RunShard = %v: want a non-retryable error naming %s and its line 2", err, fkey)
+	}
+}
+
+// TestAcquireBuild: a worker builds batch rounds for as many shards at
+// once as it has cores (at least 2); the next waits until a slot is given
+// back, or gives up when its context ends. Giving a slot back twice gives
+// back one.
+func TestAcquireBuild(t *testing.T) {
+	a := &Eval{}
+	slots := max(2, runtime.GOMAXPROCS(0))
+	var releases []func()
+	for range slots {
+		r, err := a.acquireBuild(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := a.acquireBuild(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slot %d of %d: %v, want to wait until the context ends", slots+1, slots, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := a.acquireBuild(context.Background())
+		got <- err
+	}()
+	releases[0]()
+	releases[0]() // once only
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.build); n != slots {
+		t.Fatalf("%d slots taken, want %d (a double release gave one back twice)", n, slots)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,25 @@ type Eval struct {
 
 	filesOnce sync.Once
 	files     *pq.VerifiedCache // dataset files shards have read and checked
+
+	buildOnce sync.Once
+	build     chan struct{} // buildGate's slots
+}
+
+// acquireBuild waits for one of the worker's batch-building slots: as
+// many as it has cores (GOMAXPROCS, at least 2), since building a round's
+// requests is CPU work, so more shards at once would only hold more
+// requests and batch files in memory at once (activities wait for their
+// batches with their samples only). The function returned gives the slot
+// back; ctx ends the wait.
+func (a *Eval) acquireBuild(ctx context.Context) (func(), error) {
+	a.buildOnce.Do(func() { a.build = make(chan struct{}, max(2, runtime.GOMAXPROCS(0))) })
+	select {
+	case a.build <- struct{}{}:
+		return sync.OnceFunc(func() { <-a.build }), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // datasetFileCache bounds the dataset files a worker keeps after a shard
