@@ -184,9 +184,9 @@ var Figures = []Figure{
 		RefNote: "promptfoo 0.123.1's CPU per sample on the same prompts and endpoint, same run",
 		Goal:    Goal{AtLeast: true, Value: 100}, Needs: []Need{needNPM, needMinutes}},
 
-	// Batch mode is for large runs, where a run's fixed CPU (about 0.2 s:
+	// Batch mode is for large runs, where a run's fixed CPU (about 0.3 s:
 	// its workflow, plan and summary) is not what is measured: 50,000
-	// samples (PERFORMANCE.md "Round 4" gives 10,000 too).
+	// samples (PERFORMANCE.md "Round 4" and "Round 6" give 10,000 too).
 	{Name: "promptfoo-cpu-ratio-batch", Section: "Batch mode against promptfoo", Kind: Script,
 		Args:      []string{"deploy/dev/promptfoo-ratio.sh", "--batch", "50000"},
 		QuickArgs: []string{"deploy/dev/promptfoo-ratio.sh", "--batch", "2000"},
