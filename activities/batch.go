@@ -139,7 +139,7 @@ func (a *Eval) batchRounds(ctx context.Context, b *batchShard, task scorers.Task
 	for round := 0; round < maxBatchRounds && len(pending) > 0; round++ {
 		// Building a round's requests and submitting them is CPU work that
 		// holds each request's JSON and its batch file: a worker does it
-		// for as many shards at once as it has cores (buildGate), so its
+		// for as many shards at once as it has cores (acquireBuild), so its
 		// other shards wait with only their samples in memory.
 		release, err := a.acquireBuild(ctx)
 		if err != nil {
