@@ -76,7 +76,7 @@ type Eval struct {
 	files     *pq.VerifiedCache // dataset files shards have read and checked
 
 	buildOnce sync.Once
-	build     chan struct{} // buildGate's slots
+	build     chan struct{} // acquireBuild's slots
 }
 
 // acquireBuild waits for one of the worker's batch-building slots: as
