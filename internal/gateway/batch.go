@@ -550,12 +550,8 @@ func appendLine(dst []byte, r BatchRequest) ([]byte, error) {
 		}
 		return append(append(dst, b...), '\n'), nil
 	}
-	id, err := json.Marshal(r.Key)
-	if err != nil {
-		return dst, fmt.Errorf("gateway: encode batch line %s: %w", r.Key, err)
-	}
 	dst = append(dst, lineHead...)
-	dst = append(dst, id...)
+	dst = appendJSONString(dst, r.Key) // as json.Marshal quotes it
 	dst = append(dst, lineBody...)
 	dst = append(dst, r.body...)
 	if oracle != "" {

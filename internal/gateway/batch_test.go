@@ -603,3 +603,16 @@ func TestBatchManifest(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, 3*len(m), len(files[0]))
 }
+
+// A line put together around a request's JSON quotes its custom_id as
+// json.Marshal does, whatever the key holds.
+func TestBatchLineQuotesKey(t *testing.T) {
+	for _, key := range []string{"3f6c", `k"\`, "<&>", "\u2028\u2029", "\x00\x1f\x7f", "\xff bad", "é"} {
+		got, err := appendLine(nil, BatchRequest{Key: key, body: []byte(`{"model":"m"}`)})
+		require.NoError(t, err)
+		id, err := json.Marshal(key)
+		require.NoError(t, err)
+		want := lineHead + string(id) + lineBody + `{"model":"m"}` + "}\n"
+		require.Equal(t, want, string(got))
+	}
+}
