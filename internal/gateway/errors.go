@@ -43,6 +43,7 @@ const (
 	ClassContentFilter              // refused by a content filter: permanent
 	ClassCanceled                   // the caller's context ended: not retried by the gateway
 	ClassReplyTooLarge              // a reply over limits.max_reply_bytes: permanent, the model's failure
+	ClassRedirect                   // a redirect to another origin (or too many): permanent, the key is never sent there
 )
 
 var classNames = [...]string{
@@ -60,6 +61,7 @@ var classNames = [...]string{
 	ClassContentFilter: "permanent-content-filter",
 	ClassCanceled:      "canceled",
 	ClassReplyTooLarge: "reply-too-large",
+	ClassRedirect:      "permanent-redirect",
 }
 
 // String is the class name, also used as the Temporal error type.
@@ -155,15 +157,15 @@ func ClassOf(err error) Class {
 func IsModelFailure(err error) bool { return errors.Is(err, modelapi.ErrModelFailure) }
 
 // Is matches modelapi.ErrModelFailure when the class is a permanent error
-// the request caused (not auth, quota, not-found or a cancellation, which
-// say nothing about the model), and modelapi.ErrDeferred when the request
+// the request caused (not auth, quota, not-found, a refused redirect or a
+// cancellation, which say nothing about the model), and modelapi.ErrDeferred when the request
 // was deferred to a batch.
 func (e *Error) Is(target error) bool {
 	if target == modelapi.ErrDeferred {
 		return e.deferred
 	}
 	c := e.Class
-	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
+	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound && c != ClassRedirect
 }
 
 // ReasonOf is what a record keeps of err (modelapi.ReasonOf).
@@ -282,9 +284,15 @@ func classify(err error, info *attemptInfo, parent context.Context, model string
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var redirErr *redirectError
 	switch {
 	case parent.Err() != nil:
 		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
+		return e
+	case errors.As(err, &redirErr):
+		// Only the refusal's own text: the client's error quotes the
+		// redirect's whole Location.
+		e.Class, e.RetryAfter, e.Message = ClassRedirect, 0, scrub(redirErr.Error(), red, 600)
 		return e
 	case info != nil && info.tooLarge > 0 || errors.Is(err, errReplyTooLarge):
 		limit := limits.Get().ReplyBytes
