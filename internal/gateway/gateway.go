@@ -496,7 +496,7 @@ func (g *Gateway) limited(ctx context.Context, p *provider, name string, est int
 	if g.obs != nil {
 		g.obs.LimiterWait(p.name, time.Since(t0))
 	}
-	info := &attemptInfo{}
+	info := &attemptInfo{maxRetryAfter: p.cfg.MaxRetryAfter}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
 	t0 = time.Now()
 	gerr := call(actx, info)
