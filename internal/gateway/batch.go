@@ -677,7 +677,7 @@ func (g *Gateway) batchCall(ctx context.Context, pname string, call func(ctx con
 	if !p.cfg.BatchEnabled() {
 		return &Error{Class: ClassBadRequest, Model: pname, Message: "provider has no batch API enabled (batch: enabled: true in the providers file)"}
 	}
-	info := &attemptInfo{}
+	info := &attemptInfo{maxRetryAfter: p.cfg.MaxRetryAfter}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
 	defer cancel()
 	if err := call(actx, p.client); err != nil {
@@ -981,7 +981,7 @@ func (g *Gateway) batchAnswer(ctx context.Context, p *provider, fullModel string
 // hands over the partial last line when its reader fails.
 func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, line []byte) error) error {
 	limit := p.cfg.Batch.MaxResultBytes
-	info := &attemptInfo{maxBody: limit}
+	info := &attemptInfo{maxBody: limit, maxRetryAfter: p.cfg.MaxRetryAfter}
 	// A download may be large: it gets ten attempt timeouts.
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), 10*p.cfg.Timeout)
 	defer cancel()

@@ -20,8 +20,11 @@ import (
 const (
 	DefaultMaxConcurrency = 16
 	DefaultTimeout        = 120 * time.Second
-	DefaultOpenAIBaseURL  = "https://api.openai.com/v1"
-	DefaultBaselineURL    = "http://127.0.0.1:8400/v1"
+	// DefaultMaxRetryAfter caps the wait a provider's Retry-After may ask
+	// for (Provider.MaxRetryAfter).
+	DefaultMaxRetryAfter = time.Minute
+	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	DefaultBaselineURL   = "http://127.0.0.1:8400/v1"
 	// BaselineProvider is the built-in provider serving internal/baseline.
 	BaselineProvider = modelapi.BaselineProvider
 )
@@ -84,6 +87,10 @@ type Provider struct {
 	MinConcurrency int `yaml:"min_concurrency" json:"min_concurrency"`
 	// Timeout bounds one HTTP attempt; default DefaultTimeout.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// MaxRetryAfter caps the wait a 429 or 503 may ask for (Retry-After,
+	// retry-after-ms): a longer one is cut to it; default
+	// DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after" json:"max_retry_after"`
 	// Prices apply to every model of the provider unless Models overrides.
 	Prices Prices `yaml:"prices" json:"prices"`
 	// Models holds per-model prices, keyed by the model name after the
@@ -279,6 +286,9 @@ func (p *Provider) validate() error {
 	if p.Timeout == 0 {
 		p.Timeout = DefaultTimeout
 	}
+	if p.MaxRetryAfter == 0 {
+		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
 	switch {
 	case p.MaxConcurrency < 0 || p.MinConcurrency < 0 || p.InitialConcurrency < 0:
 		return errors.New("concurrency must not be negative")
@@ -290,6 +300,8 @@ func (p *Provider) validate() error {
 		return errors.New("rate limits must not be negative")
 	case p.Timeout < 0:
 		return errors.New("timeout must not be negative")
+	case p.MaxRetryAfter < 0:
+		return errors.New("max_retry_after must not be negative")
 	case p.Prices.InputPerMTok < 0 || p.Prices.OutputPerMTok < 0:
 		return errors.New("prices must not be negative")
 	}

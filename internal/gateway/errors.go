@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"regexp"
@@ -43,6 +44,7 @@ const (
 	ClassContentFilter              // refused by a content filter: permanent
 	ClassCanceled                   // the caller's context ended: not retried by the gateway
 	ClassReplyTooLarge              // a reply over limits.max_reply_bytes: permanent, the model's failure
+	ClassRedirect                   // a redirect to another origin (or too many): permanent, the key is never sent there
 )
 
 var classNames = [...]string{
@@ -60,6 +62,7 @@ var classNames = [...]string{
 	ClassContentFilter: "permanent-content-filter",
 	ClassCanceled:      "canceled",
 	ClassReplyTooLarge: "reply-too-large",
+	ClassRedirect:      "permanent-redirect",
 }
 
 // String is the class name, also used as the Temporal error type.
@@ -91,9 +94,13 @@ type Error struct {
 	Status   int    // HTTP status, 0 when no response
 	Message  string // provider's message, scrubbed
 	Attempts int    // HTTP attempts made by this Complete
-	// RetryAfter is the provider's Retry-After (or retry-after-ms), 0 if none.
+	// RetryAfter is the provider's Retry-After (or retry-after-ms), 0 if
+	// none, at most the provider's max_retry_after.
 	RetryAfter time.Duration
-	cause      error // context.Canceled/DeadlineExceeded only, for errors.Is
+	// asked is the Retry-After the provider asked for when it was longer
+	// than max_retry_after (RetryAfter is then the cap); 0 otherwise.
+	asked time.Duration
+	cause error // context.Canceled/DeadlineExceeded only, for errors.Is
 	// deferred marks a request a batch run's pass deferred to a batch
 	// (IsDeferred); batchFailed one whose batch attempts ended without an
 	// answer (IsBatchFailure).
@@ -108,6 +115,9 @@ func (e *Error) Error() string {
 	}
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, " retry after %s", e.RetryAfter)
+		if e.asked > 0 {
+			fmt.Fprintf(&b, " (asked for %s, cut to the provider's max_retry_after)", e.asked)
+		}
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " after %d attempts", e.Attempts)
@@ -155,15 +165,15 @@ func ClassOf(err error) Class {
 func IsModelFailure(err error) bool { return errors.Is(err, modelapi.ErrModelFailure) }
 
 // Is matches modelapi.ErrModelFailure when the class is a permanent error
-// the request caused (not auth, quota, not-found or a cancellation, which
-// say nothing about the model), and modelapi.ErrDeferred when the request
+// the request caused (not auth, quota, not-found, a refused redirect or a
+// cancellation, which say nothing about the model), and modelapi.ErrDeferred when the request
 // was deferred to a batch.
 func (e *Error) Is(target error) bool {
 	if target == modelapi.ErrDeferred {
 		return e.deferred
 	}
 	c := e.Class
-	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound
+	return target == modelapi.ErrModelFailure && !c.Retryable() && c != ClassCanceled && c != ClassAuth && c != ClassQuota && c != ClassNotFound && c != ClassRedirect
 }
 
 // ReasonOf is what a record keeps of err (modelapi.ReasonOf).
@@ -221,6 +231,9 @@ type attemptInfo struct {
 	// value); head is the start of the body, for the error.
 	tooLarge int64
 	head     []byte
+	// maxRetryAfter caps the reply's Retry-After (the provider's
+	// max_retry_after); 0: DefaultMaxRetryAfter.
+	maxRetryAfter time.Duration
 	// maxBody, when set, is the body's limit instead of the reply limit:
 	// a batch result file is bounded by the provider's max_result_bytes
 	// (readBatchFile), its lines each by the reply limit.
@@ -276,15 +289,19 @@ func classify(err error, info *attemptInfo, parent context.Context, model string
 	e := &Error{Model: model}
 	if info != nil {
 		e.Status = info.status
-		if info.header != nil {
-			e.RetryAfter = retryAfter(info.header, time.Now())
-		}
+		e.setRetryAfter(info)
 	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
+	var redirErr *redirectError
 	switch {
 	case parent.Err() != nil:
 		e.Class, e.cause, e.Message = ClassCanceled, parent.Err(), parent.Err().Error()
+		return e
+	case errors.As(err, &redirErr):
+		// Only the refusal's own text: the client's error quotes the
+		// redirect's whole Location.
+		e.Class, e.RetryAfter, e.asked, e.Message = ClassRedirect, 0, 0, scrub(redirErr.Error(), red, 600)
 		return e
 	case info != nil && info.tooLarge > 0 || errors.Is(err, errReplyTooLarge):
 		limit := limits.Get().ReplyBytes
@@ -375,27 +392,56 @@ func isNetwork(err error) bool {
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &oe) || errors.As(err, &ne)
 }
 
-// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP date).
+// setRetryAfter sets e's RetryAfter from the reply info saw, cut to
+// info's maxRetryAfter (keeping what the provider asked for, for the
+// message).
+func (e *Error) setRetryAfter(info *attemptInfo) {
+	if info == nil || info.header == nil {
+		return
+	}
+	limit := info.maxRetryAfter
+	if limit <= 0 {
+		limit = DefaultMaxRetryAfter
+	}
+	e.RetryAfter = retryAfter(info.header, time.Now())
+	if e.RetryAfter > limit {
+		e.RetryAfter, e.asked = limit, e.RetryAfter
+	}
+}
+
+// retryAfter reads retry-after-ms, then Retry-After (seconds or HTTP
+// date). A value that is not a positive number or a future date (zero,
+// negative, NaN, a past date) is no wait; one past what a Duration holds
+// is the longest Duration (callers cap it).
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+		if ms, err := strconv.ParseFloat(v, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && ms > 0 {
+			return seconds(ms / 1000)
 		}
 	}
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+	if s, err := strconv.ParseFloat(v, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return seconds(s) // ParseFloat gives ±Inf for a number out of range
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return t.Sub(now) // saturates
 	}
 	return 0
+}
+
+// seconds converts s seconds to a Duration: 0 unless positive (NaN is
+// not), the longest Duration past it.
+func seconds(s float64) time.Duration {
+	switch {
+	case !(s > 0):
+		return 0
+	case s >= float64(math.MaxInt64)/float64(time.Second):
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 var bearerRE = regexp.MustCompile(`(?i)(bearer\s+)[^\s"',;}]+`)

@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -207,7 +208,13 @@ func New(opts Options) (*Gateway, error) {
 		}
 		oc := openai.DefaultConfig("") // the key is added per request by authTransport
 		oc.BaseURL = p.BaseURL
-		hc := &http.Client{Transport: &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv, oracle: name == BaselineProvider}}
+		at := &authTransport{base: base, env: c.env, keyEnv: p.APIKeyEnv, oracle: name == BaselineProvider}
+		for _, s := range []string{p.BaseURL, p.RewardEndpoint()} {
+			if u, err := url.Parse(s); err == nil { // Validate checked them
+				at.origins = append(at.origins, originOf(u))
+			}
+		}
+		hc := &http.Client{Transport: at, CheckRedirect: checkRedirect(name)}
 		oc.HTTPClient = hc
 		c.providers[name] = &provider{name: name, cfg: p, client: openai.NewClientWithConfig(oc), http: hc, limiter: NewLimiter(p, opts.WorkerShare)}
 	}
@@ -489,7 +496,7 @@ func (g *Gateway) limited(ctx context.Context, p *provider, name string, est int
 	if g.obs != nil {
 		g.obs.LimiterWait(p.name, time.Since(t0))
 	}
-	info := &attemptInfo{}
+	info := &attemptInfo{maxRetryAfter: p.cfg.MaxRetryAfter}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, infoKey{}, info), p.cfg.Timeout)
 	t0 = time.Now()
 	gerr := call(actx, info)
@@ -543,15 +550,21 @@ func (p *provider) build(model string, r modelapi.Request) openai.ChatCompletion
 // authTransport adds the provider's key, read from the environment at call
 // time, and records the status and headers of each attempt for Retry-After.
 // The baseline provider's transport (oracle) also sends a request's oracle
-// reply; no other provider's ever does.
+// reply; no other provider's ever does. It adds them only to requests for
+// the provider's own origins (base_url's and reward_url's): the client's
+// checkRedirect refuses a redirect elsewhere, and this is the second guard.
 type authTransport struct {
-	base   http.RoundTripper
-	env    Env
-	keyEnv string
-	oracle bool
+	base    http.RoundTripper
+	env     Env
+	keyEnv  string
+	oracle  bool
+	origins []origin
 }
 
 func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !slices.Contains(t.origins, originOf(r.URL)) {
+		return t.send(r)
+	}
 	if t.keyEnv != "" {
 		if key, ok := t.env(t.keyEnv); ok && key != "" {
 			r2 := *r
@@ -566,6 +579,11 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r2.Header.Set(modelapi.OracleHeader, o)
 		r = &r2
 	}
+	return t.send(r)
+}
+
+// send makes the request and records and bounds its reply.
+func (t *authTransport) send(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	info, _ := r.Context().Value(infoKey{}).(*attemptInfo)
 	if info != nil && resp != nil {

@@ -20,10 +20,11 @@ const (
 )
 
 // Limiter is a provider's admission control in one process: an adaptive
-// concurrency limit (AIMD), a pause honouring Retry-After, and request and
-// token rate limits.
+// concurrency limit (AIMD), a pause honouring Retry-After (at most the
+// provider's max_retry_after), and request and token rate limits.
 type Limiter struct {
 	min, max float64
+	maxPause time.Duration // the longest pause one Release may set
 	requests *rate.Limiter // nil when unlimited
 	tokens   *rate.Limiter // nil when unlimited
 	now      func() time.Time
@@ -43,7 +44,10 @@ func NewLimiter(p Provider, share int) *Limiter {
 	share = max(share, 1)
 	l := &Limiter{
 		min: float64(p.MinConcurrency), max: float64(p.MaxConcurrency), limit: float64(p.InitialConcurrency),
-		now: time.Now, changed: make(chan struct{}),
+		maxPause: p.MaxRetryAfter, now: time.Now, changed: make(chan struct{}),
+	}
+	if l.maxPause <= 0 {
+		l.maxPause = DefaultMaxRetryAfter
 	}
 	if p.RequestsPerMinute > 0 {
 		rps := p.RequestsPerMinute / 60 / float64(share)
@@ -109,7 +113,8 @@ const (
 )
 
 // Release returns a slot and adapts the limit. retryAfter > 0 pauses new
-// acquisitions until then.
+// acquisitions until then, for at most the provider's max_retry_after: one
+// call's Retry-After never stops the provider's other callers longer.
 func (l *Limiter) Release(o Outcome, retryAfter time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -125,7 +130,7 @@ func (l *Limiter) Release(o Outcome, retryAfter time.Duration) {
 		}
 	}
 	if retryAfter > 0 {
-		if until := now.Add(retryAfter); until.After(l.pausedUntil) {
+		if until := now.Add(min(retryAfter, l.maxPause)); until.After(l.pausedUntil) {
 			l.pausedUntil = until
 		}
 	}

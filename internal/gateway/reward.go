@@ -260,9 +260,7 @@ func post(ctx context.Context, c *http.Client, url string, body []byte) ([]byte,
 // {"object": "error", "message", "type", "code"}, or FastAPI's {"detail"}.
 func httpError(status int, body []byte, info *attemptInfo, model string, red *Redactor) *Error {
 	e := &Error{Model: model, Status: status}
-	if info != nil && info.header != nil {
-		e.RetryAfter = retryAfter(info.header, time.Now())
-	}
+	e.setRetryAfter(info)
 	var b struct {
 		Error *struct {
 			Message string `json:"message"`
