@@ -200,8 +200,8 @@ func newScorer(s Scorer, spec *Spec) (scorer, error) {
 	case "json":
 		var p struct {
 			Schema  map[string]any `yaml:"schema"`
-			Fields  []string   `yaml:"fields"`
-			Extract bool       `yaml:"extract"`
+			Fields  []string       `yaml:"fields"`
+			Extract bool           `yaml:"extract"`
 		}
 		if err := params(s.Params, &p); err != nil {
 			return nil, err
