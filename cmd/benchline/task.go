@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	dtask "github.com/benchline/benchline/datasets/taskfile"
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -232,4 +234,41 @@ func printCheck(w io.Writer, rep checkReport) {
 	for reason, n := range rep.Skipped {
 		fmt.Fprintf(w, "skipped %d rows: %s\n", n, reason)
 	}
+}
+
+// checkTaskFile checks a local task file before a build (so a bad one fails
+// at once, here, naming its line) and returns its name and the URI the
+// workers read it from: the absolute path (a worker's local file, as
+// --source directories are), or the URL as given.
+func checkTaskFile(file string) (name, uri string, err error) {
+	if strings.Contains(file, "://") {
+		if !strings.HasPrefix(file, "http://") && !strings.HasPrefix(file, "https://") && !strings.HasPrefix(file, "s3://") {
+			return "", "", fmt.Errorf("--task %s: want a local path, an http(s):// or an s3:// URL", file)
+		}
+		// Read by the worker; its name is the last path element's stem.
+		base := file[strings.LastIndex(file, "/")+1:]
+		name = strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+		return name, file, nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", "", fmt.Errorf("--task %s: %w", file, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	data, err := limits.ReadFile(f, file, taskfile.MaxFileBytes)
+	f.Close()
+	if err != nil {
+		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	c, err := taskfile.Load(file, data)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := registry.Default().Get(c.Spec.Name); err == nil {
+		return "", "", fmt.Errorf("%s: name: %q is a built-in benchmark: give the task another name", file, c.Spec.Name)
+	}
+	return c.Spec.Name, abs, nil
 }

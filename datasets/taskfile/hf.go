@@ -20,9 +20,6 @@ import (
 // files are listed at most limits.max_source_files; links and other files
 // that are not regular are not read.
 func HFFiles(fsys fs.FS, root string, src task.Source, split string) ([]string, error) {
-	if src.Split != "" {
-		split = src.Split
-	}
 	max := limits.Get().SourceFiles
 	var all []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -41,8 +38,28 @@ func HFFiles(fsys fs.FS, root string, src task.Source, split string) ([]string, 
 	if err != nil {
 		return nil, &datasets.InputError{File: root, Msg: err.Error()}
 	}
+	names, err := SplitFiles(all, root, src, split)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		names[i] = path.Join(root, n)
+	}
+	return names, nil
+}
+
+// SplitFiles picks the Parquet files of a split (and config) among the
+// names of an hf folder's files (relative to the folder), in name order;
+// root names the folder in errors.
+func SplitFiles(all []string, root string, src task.Source, split string) ([]string, error) {
+	if src.Split != "" {
+		split = src.Split
+	}
 	var out []string
 	for _, p := range all {
+		if !strings.HasSuffix(p, ".parquet") {
+			continue
+		}
 		dir, name := path.Split(p)
 		dir = strings.TrimSuffix(strings.TrimPrefix(dir, "data/"), "/")
 		if dir == "data" {
@@ -62,7 +79,7 @@ func HFFiles(fsys fs.FS, root string, src task.Source, split string) ([]string, 
 		if src.Config != "" && config != src.Config {
 			continue
 		}
-		out = append(out, path.Join(root, p))
+		out = append(out, p)
 	}
 	if len(out) == 0 {
 		configs := map[string]bool{}
