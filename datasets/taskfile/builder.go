@@ -214,7 +214,7 @@ func compileStaged(ctx context.Context, env datasets.Env, src catalog.Source, na
 	}
 	c, err := task.Load(name, raw)
 	if err != nil {
-		return nil, &datasets.InputError{File: name, Msg: strings.TrimPrefix(err.Error(), name+": ")}
+		return nil, inputError(err)
 	}
 	return c, nil
 }
@@ -248,7 +248,7 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 		seen[r.ID] = true
 		msgs, err := c.Messages(r, c.Shots(pool, r))
 		if err != nil {
-			return &datasets.InputError{File: c.File, Msg: strings.TrimPrefix(err.Error(), c.File+":")}
+			return inputError(err)
 		}
 		row, err := taskRow(c, r, msgs)
 		if err != nil {
@@ -397,4 +397,22 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 		return pq.FileInfo{}, err
 	}
 	return datasets.WriteRows(ctx, env, key, rows, nil, progress)
+}
+
+// inputError is a task file's error as bad input, naming the task file,
+// the line, the key and (for a template) the row.
+func inputError(err error) error {
+	var te *task.Error
+	if errors.As(err, &te) {
+		msg := te.Msg
+		if te.Key != "" {
+			msg = te.Key + ": " + msg
+		}
+		return &datasets.InputError{File: te.File, Line: te.Line, Msg: msg}
+	}
+	var re *task.RenderError
+	if errors.As(err, &re) {
+		return &datasets.InputError{File: re.File, Line: re.Line, Msg: fmt.Sprintf("%s: row %s: %s", re.Key, re.Row, re.Msg)}
+	}
+	return err
 }

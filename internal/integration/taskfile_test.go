@@ -119,10 +119,10 @@ func TestTaskFileBadAtBuild(t *testing.T) {
 		want  []string
 	}{
 		{"missing column in a template", func(s string) string { return strings.Replace(s, "{{ question }}", "{{ questoin }}", 1) },
-			[]string{"task.yaml:14", "prompt.messages[1].content", "row m00", "questoin"}},
+			[]string{"task.yaml:12", "prompt.messages[1].content", "row ", "questoin"}},
 		{"regex", func(s string) string {
 			return strings.Replace(s, "  - {type: numeric}", "  - {type: regex, pattern: 'a(?=b)'}", 1)
-		}, []string{"task.yaml", "scorers[1].pattern", "RE2"}},
+		}, []string{"task.yaml:17", "scorers[1].pattern", "RE2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,9 @@ type Compiled struct {
 	messages  []*Template
 	shotUser  *Template
 	shotReply *Template
+	// userPath and replyPath are where the few-shot templates are written
+	// (the last message's and the target, by default).
+	userPath, replyPath []any
 	scorers   []scorer
 }
 
@@ -62,11 +65,18 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 				reply = "{{ __row__[" + quote(spec.Columns.Target) + "] }}"
 			}
 		}
+		c.userPath, c.replyPath = []any{"prompt", "fewshot", "user"}, []any{"prompt", "fewshot", "assistant"}
+		if f.User == "" {
+			c.userPath = []any{"prompt", "messages", len(spec.Prompt.Messages) - 1, "content"}
+		}
+		if f.Assistant == "" {
+			c.replyPath = []any{"columns", "target"}
+		}
 		var err error
-		if c.shotUser, err = tmpl(user, "prompt", "fewshot", "user"); err != nil {
+		if c.shotUser, err = tmpl(user, c.userPath...); err != nil {
 			return nil, err
 		}
-		if c.shotReply, err = tmpl(reply, "prompt", "fewshot", "assistant"); err != nil {
+		if c.shotReply, err = tmpl(reply, c.replyPath...); err != nil {
 			return nil, err
 		}
 	}
@@ -136,11 +146,11 @@ func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage,
 		sv := vars(s)
 		q, err := c.shotUser.render(sv)
 		if err != nil {
-			return nil, fail(err, s.ID+" (a few-shot example)", "prompt", "fewshot", "user")
+			return nil, fail(err, s.ID+" (a few-shot example)", c.userPath...)
 		}
 		a, err := c.shotReply.render(sv)
 		if err != nil {
-			return nil, fail(err, s.ID+" (a few-shot example)", "prompt", "fewshot", "assistant")
+			return nil, fail(err, s.ID+" (a few-shot example)", c.replyPath...)
 		}
 		out = append(out,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: q},
