@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -106,6 +108,50 @@ func TestTaskFileBuildEvaluate(t *testing.T) {
 		if !strings.Contains(r.DetailsJSON, `"verdicts"`) {
 			t.Fatalf("row %s: details %q lack the verdicts", r.SampleID, r.DetailsJSON)
 		}
+	}
+
+	// Batch mode, for a model not evaluated yet: through the batch API, the
+	// rows scored by the same scorers.
+	batch, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: "baseline/noisy-0.4", Batch: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !batch.Summary.Batch {
+		t.Error("the batch run's summary does not say batch")
+	}
+	if got := metric(batch.Summary, "exact"); got.N != 39 || got.Mean >= 1 || got.Mean <= 0 {
+		t.Errorf("baseline/noisy-0.4 in batch mode: exact %+v, want between 0 and 1 over 39", got)
+	}
+	_, brows := resultRows(context.Background(), t, batch.RunID)
+	for _, r := range brows {
+		if !strings.Contains(r.DetailsJSON, `"metric":"exact"`) {
+			t.Fatalf("batch row %s: details %q lack the exact verdict", r.SampleID, r.DetailsJSON)
+		}
+	}
+
+	// A board refreshes it beside nothing else, its description shown.
+	res, err := refreshBoard(t, "name: it-taskfile\nbenchmarks: [{dataset: times-three, version: "+built.Version+"}]\nmodels: [baseline/reference, baseline/noisy-0.5]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunsStarted+res.RunsReused != 2 || len(res.Failed) != 0 {
+		t.Fatalf("refresh: %+v", res)
+	}
+	scores, err := blob.GetBytes(context.Background(), stack.Store, leaderboard.ScoresKey("it-taskfile", res.Stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(scores), "Multiplication by three") || !strings.Contains(string(scores), `"times-three"`) {
+		t.Errorf("scores.json lacks the task file's benchmark or description: %s", excerpt(string(scores), 400))
+	}
+
+	// Published as a release, every row there.
+	pub, err := publishVia(t, ds, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Rows != 39 {
+		t.Errorf("published %d rows, want 39", pub.Rows)
 	}
 }
 
