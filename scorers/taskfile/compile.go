@@ -23,7 +23,7 @@ type Compiled struct {
 	// userPath and replyPath are where the few-shot templates are written
 	// (the last message's and the target, by default).
 	userPath, replyPath []any
-	scorers   []scorer
+	scorers             []scorer
 }
 
 // Load parses and compiles a task file's bytes.
