@@ -74,6 +74,9 @@ type PlanBuildResult struct {
 // PlanBuild stages and validates the sources and derives the version.
 func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildResult, error) {
 	b, err := a.Benchmarks.Builder(in.Dataset)
+	if in.Request.Task {
+		b, err = a.Benchmarks.DynamicBuilder(in.Dataset)
+	}
 	if err != nil {
 		return PlanBuildResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
@@ -252,7 +255,7 @@ type GenerateInput struct {
 // unit (the workflow bounds the attempts). Generate must be called in an
 // activity context.
 func (a *Datasets) Generate(ctx context.Context, in GenerateInput) (datasets.Generated, error) {
-	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
+	b, err := a.Benchmarks.BuilderOf(in.Plan.Dataset, in.Plan.Schema)
 	if err != nil {
 		return datasets.Generated{}, invalid(err)
 	}
@@ -301,7 +304,7 @@ type FinishPlanInput struct {
 // plan it returns has no units left (Generate is nil): the part and publish
 // activities do not need them.
 func (a *Datasets) FinishPlan(ctx context.Context, in FinishPlanInput) (datasets.Plan, error) {
-	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
+	b, err := a.Benchmarks.BuilderOf(in.Plan.Dataset, in.Plan.Schema)
 	if err != nil {
 		return datasets.Plan{}, invalid(err)
 	}
@@ -335,7 +338,7 @@ type WritePartInput struct {
 // WritePart writes one part to its deterministic key. A retry rewrites the
 // same object with the same bytes, so a killed worker leaves no duplicates.
 func (a *Datasets) WritePart(ctx context.Context, in WritePartInput) (catalog.File, error) {
-	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
+	b, err := a.Benchmarks.BuilderOf(in.Plan.Dataset, in.Plan.Schema)
 	if err != nil {
 		return catalog.File{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
@@ -367,7 +370,7 @@ type PublishInput struct {
 // Publish checks the written files and writes the card, the manifest and the
 // latest pointer, in that order. A version already published is left as it is.
 func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manifest, error) {
-	b, err := a.Benchmarks.Builder(in.Plan.Dataset)
+	b, err := a.Benchmarks.BuilderOf(in.Plan.Dataset, in.Plan.Schema)
 	if err != nil {
 		return catalog.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
@@ -184,9 +185,10 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 	defer heartbeatEvery(ctx, 5*time.Second, nil)() // writing references can take minutes
 	req := in.Request
 	name, _, _ := strings.Cut(req.Dataset, "@")
-	task, err := a.Benchmarks.Task(name)
-	if err != nil {
-		return PlanRunResult{}, invalid(err)
+	if _, err := a.Benchmarks.Task(name); err != nil {
+		if _, derr := a.Benchmarks.DynamicBuilder(name); derr != nil {
+			return PlanRunResult{}, invalid(err) // neither built in nor a task file's name
+		}
 	}
 	if _, _, err := gateway.ParseModel(req.Model); err != nil {
 		return PlanRunResult{}, invalid(err)
@@ -198,7 +200,11 @@ func (a *Eval) PlanRun(ctx context.Context, in PlanRunInput) (_ PlanRunResult, e
 		}
 		return PlanRunResult{}, err
 	}
-	if b, err := a.Benchmarks.Builder(m.Name); err == nil && m.Schema != b.Schema() {
+	task, err := a.Benchmarks.TaskOf(ctx, a.Store, m)
+	if err != nil {
+		return PlanRunResult{}, classifyTask(err)
+	}
+	if b, err := a.Benchmarks.BuilderOf(m.Name, m.Schema); err == nil && m.Schema != b.Schema() {
 		return PlanRunResult{}, invalid(fmt.Errorf("dataset %s@%s: %w: the manifest says table %s v%d, the %s builder writes %s v%d",
 			m.Name, m.Version, catalog.ErrMismatch, m.Schema.Name, m.Schema.Version, m.Name, b.Schema().Name, b.Schema().Version))
 	}
@@ -291,9 +297,9 @@ func (a *Eval) shard(ctx context.Context, run string, shard int) (runs.Plan, sco
 	if err != nil {
 		return plan, nil, runs.Range{}, err
 	}
-	task, err := a.Benchmarks.Task(plan.Dataset)
+	task, err := a.Benchmarks.TaskOfVersion(ctx, a.Store, plan.Dataset, plan.DatasetVersion)
 	if err != nil {
-		return plan, nil, runs.Range{}, invalid(err)
+		return plan, nil, runs.Range{}, classifyTask(err)
 	}
 	rng, err := plan.Shard(shard)
 	if err != nil {
@@ -951,7 +957,7 @@ func (a *Eval) Aggregate(ctx context.Context, in AggregateInput) (_ aggregate.Su
 	if plan.Seed != nil {
 		seed = uint64(*plan.Seed) + 1
 	}
-	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed, Cluster: a.cluster(plan.Dataset)})
+	s, err := aggregate.Compute(ctx, a.Store, plan, aggregate.Options{Seed: seed, Cluster: a.cluster(ctx, plan)})
 	if errors.Is(err, aggregate.ErrBadShard) || errors.Is(err, blob.ErrNotFound) {
 		// A shard that does not match the schema, or is missing after every
 		// shard activity succeeded, will not fix itself: stop with its name.
@@ -1033,10 +1039,35 @@ func invalid(err error) error {
 
 // cluster is the cluster function of dataset's benchmark, nil if it has
 // none.
-func (a *Eval) cluster(dataset string) func(schemas.ResultRow) string {
-	b, err := a.Benchmarks.Get(dataset)
-	if err != nil {
-		return nil
+func (a *Eval) cluster(ctx context.Context, plan runs.Plan) func(schemas.ResultRow) string {
+	b, err := a.Benchmarks.Get(plan.Dataset)
+	if err == nil {
+		return b.Cluster
 	}
-	return b.Cluster
+	// A task file's: its task clusters by the column it names, if any.
+	if t, err := a.Benchmarks.TaskOfVersion(ctx, a.Store, plan.Dataset, plan.DatasetVersion); err == nil {
+		if c, ok := t.(clusteredTask); ok && c.ClusterBy() != "" {
+			return c.Cluster
+		}
+	}
+	return nil
+}
+
+// clusteredTask is a task that says its own clusters (a task file's, whose
+// benchmark has no registration to say them).
+type clusteredTask interface {
+	Description() string
+	ClusterBy() string
+	Cluster(schemas.ResultRow) string
+}
+
+// classifyTask classifies the error of finding a run's task: a dataset or
+// task file that is not there, or that does not compile, is bad input; a
+// store that did not answer is retried.
+func classifyTask(err error) error {
+	var ie *datasets.InputError
+	if errors.Is(err, catalog.ErrNoDataset) || errors.As(err, &ie) || strings.Contains(err.Error(), "no evaluation task") || strings.Contains(err.Error(), "corrupt") {
+		return invalid(err)
+	}
+	return err
 }

@@ -64,16 +64,21 @@ func (a *Leaderboard) ResolveBoard(ctx context.Context, in ResolveBoardInput) (_
 	b := in.Board
 	var cells []BoardCell
 	for i, bm := range b.Benchmarks {
-		task, err := a.Benchmarks.Task(bm.Dataset)
-		if err != nil {
-			return nil, invalid(fmt.Errorf("board %s: benchmarks[%d]: %w", b.Name, i, err))
+		if _, err := a.Benchmarks.Task(bm.Dataset); err != nil {
+			if _, derr := a.Benchmarks.DynamicBuilder(bm.Dataset); derr != nil {
+				return nil, invalid(fmt.Errorf("board %s: benchmarks[%d]: %w", b.Name, i, err))
+			}
 		}
 		m, err := catalog.Resolve(ctx, a.Store, bm.Ref())
 		if err != nil {
 			if errors.Is(err, catalog.ErrNoDataset) {
-				return nil, invalid(fmt.Errorf("board %s: benchmarks[%d]: %s: %w (build it first: benchline dataset build %s)", b.Name, i, bm.Ref(), err, bm.Dataset))
+				return nil, invalid(fmt.Errorf("board %s: benchmarks[%d]: %s: %w (build it first: benchline dataset build %s, or --task FILE for a task file)", b.Name, i, bm.Ref(), err, bm.Dataset))
 			}
 			return nil, err
+		}
+		task, err := a.Benchmarks.TaskOf(ctx, a.Store, m)
+		if err != nil {
+			return nil, classifyTask(fmt.Errorf("board %s: benchmarks[%d]: %w", b.Name, i, err))
 		}
 		for _, model := range b.Models {
 			if !bm.Evaluates(model.Model) {
@@ -263,9 +268,9 @@ func (a *Leaderboard) assemble(ctx context.Context, in WriteBoardInput) (leaderb
 		byDataset[c.Dataset] = append(byDataset[c.Dataset], c)
 	}
 	for _, dataset := range order {
-		task, err := a.Benchmarks.Task(dataset)
+		task, err := a.Benchmarks.TaskOfVersion(ctx, a.Store, dataset, byDataset[dataset][0].Version)
 		if err != nil {
-			return s, invalid(err)
+			return s, classifyTask(err)
 		}
 		if err := a.assembleBenchmark(ctx, &s, b, task, byDataset[dataset]); err != nil {
 			return s, err
@@ -282,6 +287,11 @@ func (a *Leaderboard) assembleBenchmark(ctx context.Context, s *leaderboard.Scor
 	var cluster func(schemas.ResultRow) string
 	if reg, err := a.Benchmarks.Get(first.Dataset); err == nil {
 		bm.Description, bm.ClusterBy, cluster = reg.Description, reg.ClusterBy, reg.Cluster
+	} else if tf, ok := task.(clusteredTask); ok {
+		bm.Description, bm.ClusterBy = tf.Description(), tf.ClusterBy()
+		if bm.ClusterBy != "" {
+			cluster = tf.Cluster
+		}
 	}
 	s.Benchmarks = append(s.Benchmarks, bm)
 	var refs []leaderboard.RunRef

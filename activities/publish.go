@@ -220,7 +220,7 @@ func (a *Publish) configOf(dataset string) func(string) string {
 	if a.Benchmarks == nil {
 		return nil
 	}
-	b, err := a.Benchmarks.Builder(dataset)
+	b, err := a.Benchmarks.Builder(dataset) // a task file's has one config
 	if err != nil {
 		return nil
 	}

@@ -36,6 +36,9 @@ type Request struct {
 	Params map[string]string `json:"params,omitempty"`
 	// As, when set, tags the version (NAME@As names it; catalog.TagKey).
 	As string `json:"as,omitempty"`
+	// Task says Source is a task file (docs/tasks.md): the dataset is the
+	// benchmark it defines, built by the dynamic builder.
+	Task bool `json:"task,omitempty"`
 }
 
 // Part says what one data file of a version will hold. It travels through

@@ -29,9 +29,9 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 	var params []string
 	var maxPar int
 	var asJSON bool
-	var as string
+	var as, taskFile string
 	cmd := &cobra.Command{
-		Use:   "build NAME --source <dir|url>",
+		Use:   "build NAME --source <dir|url> | build --task FILE",
 		Short: "Build a dataset version from sources with the BuildDataset workflow, and wait for it",
 		Long: `build starts the BuildDataset workflow on the configured Temporal and waits.
 Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL, or
@@ -44,21 +44,38 @@ parameters is a variant, reached as NAME@VERSION or by the tag --as gives it
 and counted ("skipped ..." below, the manifest's stats and the card).
 Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
 use the workers' model gateway; a reused version calls no model.
+With --task FILE, the dataset is the benchmark a task file defines (docs/tasks.md): its
+name is the file's, its data the files it names; the version covers the task file and
+the data, and workers started before the file was written evaluate it.
 
 Datasets:
 ` + datasetList(),
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.load()
 			if err != nil {
 				return err
 			}
-			if _, err := registry.Default().Get(args[0]); err != nil {
-				return err
-			}
-			req, err := requestFromFlags(args[0], src, params)
-			if err != nil {
-				return err
+			var req datasets.Request
+			if taskFile != "" {
+				if len(args) > 0 || src != "" || len(params) > 0 {
+					return fmt.Errorf("--task FILE names the dataset and its data: give no NAME, --source or --param with it")
+				}
+				name, uri, err := checkTaskFile(taskFile)
+				if err != nil {
+					return err
+				}
+				args, req = []string{name}, datasets.Request{Source: uri, Task: true}
+			} else {
+				if len(args) != 1 {
+					return fmt.Errorf("give the dataset's NAME, or --task FILE")
+				}
+				if _, err := registry.Default().Get(args[0]); err != nil {
+					return err
+				}
+				if req, err = requestFromFlags(args[0], src, params); err != nil {
+					return err
+				}
 			}
 			if as != "" {
 				if err := catalog.ValidTag(as); err != nil {
@@ -108,6 +125,7 @@ Datasets:
 		},
 	}
 	cmd.Flags().StringVar(&src, "source", "", "directory, http(s) URL or s3:// URL of the sources (default embedded://NAME)")
+	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines (docs/tasks.md)")
 	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

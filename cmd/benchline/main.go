@@ -187,6 +187,7 @@ credential chain.`,
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
+		newTaskCmd(),
 		newVersionCmd(),
 	)
 	for _, c := range toolCommands {

@@ -20,6 +20,9 @@ type Registry struct {
 	// tasks are the evaluation tasks built with the deps of WithDeps, by
 	// dataset; nil until then (Task builds with no deps).
 	tasks map[string]scorers.Task
+	// dynamic serves the benchmarks defined by data (task files), nil
+	// without them (WithDynamic).
+	dynamic Dynamic
 }
 
 // NewRegistry validates the benchmarks and returns their registry; a
@@ -58,14 +61,18 @@ func MustRegistry(bs ...Benchmark) *Registry {
 
 // With returns a registry of r's benchmarks and bs (with no deps bound).
 func (r *Registry) With(bs ...Benchmark) (*Registry, error) {
-	return NewRegistry(append(slices.Clone(r.list), bs...)...)
+	out, err := NewRegistry(append(slices.Clone(r.list), bs...)...)
+	if err == nil {
+		out.dynamic = r.dynamic
+	}
+	return out, err
 }
 
 // WithDeps returns a registry of r's benchmarks whose evaluation tasks
 // (Task) are built once with deps: what a worker that provides deps
 // serves.
 func (r *Registry) WithDeps(deps Deps) *Registry {
-	out := &Registry{list: r.list, byName: r.byName, tasks: map[string]scorers.Task{}}
+	out := &Registry{list: r.list, byName: r.byName, tasks: map[string]scorers.Task{}, dynamic: r.dynamic}
 	for _, b := range r.list {
 		if b.NewTask != nil {
 			out.tasks[b.Name()] = b.NewTask(deps)

@@ -2,16 +2,20 @@ package devstack
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/internal/wfclient"
 
@@ -147,7 +151,88 @@ func Demo(ctx context.Context, out io.Writer, r *Running, dir string) error {
 		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version,
 			Judges: demo.Judges, Models: demo.Models})
 	}
+	if err := demoTaskFiles(ctx, out, r, dir, &board, models); err != nil {
+		return err
+	}
 	return demoBoard(ctx, out, r, dir, board)
+}
+
+// demoTasks are the demo's task files (docs/tasks.md), with their data:
+// benchmarks written as YAML, built and evaluated like the built-in ones.
+//
+//go:embed demotasks
+var demoTasks embed.FS
+
+// demoTaskModels are the baselines evaluated on each demo task file.
+var demoTaskModels = []string{"baseline/reference", "baseline/noisy-0.3"}
+
+// demoTaskFiles writes the demo's task files into dir/tasks (where a user
+// can edit them and see `benchline task check` on them), builds each with
+// `dataset build --task`, evaluates the baselines and adds them to board.
+func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, board *leaderboard.Board, models map[string]bool) error {
+	root := filepath.Join(dir, "tasks")
+	err := fs.WalkDir(demoTasks, "demotasks", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := demoTasks.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, "demotasks/")))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("demo: task files: %w", err)
+	}
+	entries, err := fs.ReadDir(demoTasks, "demotasks")
+	if err != nil {
+		return fmt.Errorf("demo: task files: %w", err)
+	}
+	for _, e := range entries {
+		file, err := filepath.Abs(filepath.Join(root, e.Name(), "task.yaml"))
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		var head struct {
+			Name        string `yaml:"name"`
+			Description string `yaml:"description"`
+		}
+		if err := yaml.Unmarshal(raw, &head); err != nil {
+			return fmt.Errorf("demo: %s: %w", file, err)
+		}
+		fmt.Fprintf(out, "\n== %s: %s\nbuilding the benchmark a task file defines (benchline dataset build --task %s)\n", head.Name, head.Description, file)
+		res, err := wfclient.BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: head.Name, Request: datasets.Request{Source: file, Task: true}})
+		if err != nil {
+			return err
+		}
+		how := "built"
+		if res.Reused {
+			how = "reused (built by an earlier demo: same task file and data, same version)"
+		}
+		fmt.Fprintf(out, "%s %s@%s: %d rows in %d files (s3://%s/%s)\n", how, res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
+		if s := datasets.SkipSummary(res.Stats); s != "" {
+			fmt.Fprintln(out, s)
+		}
+		for _, model := range demoTaskModels {
+			if !models[model] {
+				models[model] = true
+				board.Models = append(board.Models, leaderboard.Model{Model: model})
+			}
+			if _, err := demoEval(ctx, out, r, runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: demoShardSize}); err != nil {
+				return err
+			}
+		}
+		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version, Models: demoTaskModels})
+	}
+	return nil
 }
 
 // demoPublish publishes a dataset version as a release in the demo's

@@ -11,14 +11,19 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/benchline/benchline/internal/devstack"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (workflow histories for replay tests)")
 
-// stack is the shared embedded stack with an in-process worker.
-var stack *devstack.Running
+// stack is the shared embedded stack with an in-process worker;
+// stackStarted is when its worker was running.
+var (
+	stack        *devstack.Running
+	stackStarted time.Time
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -38,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	stackStarted = time.Now()
 	code := m.Run()
 	stack.Stop()
 	os.RemoveAll(dir)

@@ -341,8 +341,13 @@ func validateBoard(file string, f boardFile, reg *benchmark.Registry) (Board, er
 		if e.Dataset == "" {
 			return Board{}, bad(key+".dataset", "missing")
 		}
-		if err != nil || bm.NewTask == nil {
-			return Board{}, bad(key+".dataset", "%q is not a registered benchmark with an evaluation (known: %s)", e.Dataset, strings.Join(evaluated(reg), ", "))
+		taskFile := false
+		if err != nil {
+			_, derr := reg.DynamicBuilder(e.Dataset)
+			taskFile = derr == nil // a task file's benchmark, found when the board is refreshed
+		}
+		if !taskFile && (err != nil || bm.NewTask == nil) {
+			return Board{}, bad(key+".dataset", "%q is not a registered benchmark with an evaluation (known: %s) nor a task file's name", e.Dataset, strings.Join(evaluated(reg), ", "))
 		}
 		version := e.Version
 		if version == "" {

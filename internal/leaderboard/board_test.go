@@ -65,7 +65,7 @@ func TestParseBoardBad(t *testing.T) {
 	}{
 		{"bad-name.yaml", `name: board "my board!": invalid name: want letters, digits`},
 		{"unknown-key.yaml", `field moddels not found`},
-		{"unknown-dataset.yaml", `benchmarks[1].dataset: "nosuch" is not a registered benchmark`},
+		{"unknown-dataset.yaml", `benchmarks[1].dataset: "No_Such" is not a registered benchmark with an evaluation (known: bfcl, ifevalcode, trbench, medrubric, omnicloze, reporteval, rmtbench, synthetic) nor a task file's name`},
 		{"not-evaluated.yaml", `benchmarks[0].dataset: "toolpref" is not a registered benchmark with an evaluation`},
 		{"bad-version.yaml", `benchmarks[0].version: "v1.2": want a version id or latest`},
 		{"bad-model.yaml", `models[1]: "gpt-4o": want PROVIDER/MODEL`},

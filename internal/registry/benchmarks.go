@@ -15,12 +15,14 @@ import (
 	"github.com/benchline/benchline/datasets/reporteval"
 	"github.com/benchline/benchline/datasets/rmtbench"
 	"github.com/benchline/benchline/datasets/synthetic"
+	"github.com/benchline/benchline/datasets/taskfile"
 	"github.com/benchline/benchline/datasets/toolpref"
 	"github.com/benchline/benchline/datasets/trbench"
 	"github.com/benchline/benchline/internal/benchmark"
 )
 
-// Default is the registry of every benchmark in the list.
+// Default is the registry of every benchmark in the list, and of task
+// files (datasets/taskfile), which are benchmarks defined by data.
 func Default() *benchmark.Registry {
 	return benchmark.MustRegistry(
 		bfcl.Benchmark,
@@ -32,5 +34,5 @@ func Default() *benchmark.Registry {
 		reporteval.Benchmark,
 		rmtbench.Benchmark,
 		synthetic.Benchmark,
-	)
+	).WithDynamic(&taskfile.Dynamic{})
 }

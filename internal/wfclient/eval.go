@@ -31,11 +31,16 @@ func ResolveRun(ctx context.Context, store blob.Store, reg *benchmark.Registry, 
 	if err != nil {
 		return runs.Plan{}, err
 	}
-	task, err := reg.Task(name)
+	if _, err := reg.Task(name); err != nil {
+		if _, derr := reg.DynamicBuilder(name); derr != nil {
+			return runs.Plan{}, err
+		}
+	}
+	m, err := catalog.Resolve(ctx, store, req.Dataset)
 	if err != nil {
 		return runs.Plan{}, err
 	}
-	m, err := catalog.Resolve(ctx, store, req.Dataset)
+	task, err := reg.TaskOf(ctx, store, m)
 	if err != nil {
 		return runs.Plan{}, err
 	}

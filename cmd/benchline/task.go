@@ -1,0 +1,274 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/benchline/benchline/datasets"
+	dtask "github.com/benchline/benchline/datasets/taskfile"
+	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/scorers/taskfile"
+)
+
+// newTaskCmd is `benchline task`: what a task file's author runs, with no
+// stack (docs/tasks.md).
+func newTaskCmd() *cobra.Command {
+	task := &cobra.Command{Use: "task", Short: "Work on a task file: a benchmark written as YAML (docs/tasks.md)"}
+	task.AddCommand(newTaskCheckCmd())
+	return task
+}
+
+// checkReport is `task check --json`'s output.
+type checkReport struct {
+	Task    string             `json:"task"`
+	Metrics []string           `json:"metrics"`
+	Samples []checkSample      `json:"samples"`
+	Skipped map[string]int     `json:"skipped,omitempty"`
+	Means   map[string]float64 `json:"means,omitempty"`
+	Scored  int                `json:"scored"`
+}
+
+type checkSample struct {
+	ID       string              `json:"id"`
+	Category string              `json:"category,omitempty"`
+	Target   string              `json:"target,omitempty"`
+	Messages []map[string]string `json:"messages"`
+	Reply    *string             `json:"reply,omitempty"`
+	Verdicts []taskfile.Verdict  `json:"verdicts,omitempty"`
+}
+
+func newTaskCheckCmd() *cobra.Command {
+	var (
+		rows    int
+		replies string
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Check a task file, render its first prompts and score given replies, locally with no stack",
+		Long: `Check a task file: parse it, compile its templates and scorers, read its test split
+(local files, relative to the task file), render the first --rows prompts and, with
+--replies FILE (JSON lines {"id", "reply"}), score those replies with the task's scorers.
+Nothing is built and no model is called: this is the task author's edit loop.
+
+Exit status: 0 when the task file is valid and every prompt rendered; 1 otherwise, with the
+error naming the file, its line and key, and the row.`,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if rows < 1 || rows > 10_000 {
+				return fmt.Errorf("--rows %d: want 1 to 10000", rows)
+			}
+			rep, err := checkTask(args[0], rows, replies)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printCheck(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&rows, "rows", 3, "prompts to render, from the start of the test split")
+	cmd.Flags().StringVar(&replies, "replies", "", `JSON lines {"id", "reply"} to score with the task's scorers`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func checkTask(file string, rows int, repliesFile string) (checkReport, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return checkReport{}, fmt.Errorf("task check: %w", err)
+	}
+	data, err := limits.ReadFile(f, file, taskfile.MaxFileBytes)
+	f.Close()
+	if err != nil {
+		return checkReport{}, fmt.Errorf("task check: %w", err)
+	}
+	c, err := taskfile.Load(file, data)
+	if err != nil {
+		return checkReport{}, err
+	}
+	given := map[string]string{}
+	if repliesFile != "" {
+		if given, err = readReplies(repliesFile); err != nil {
+			return checkReport{}, err
+		}
+	}
+	var pool []taskfile.Row
+	if fs := c.Spec.Prompt.Fewshot; fs != nil {
+		if _, err := dtask.Local(c, fs.From, 10_000, func(r taskfile.Row) error { pool = append(pool, r); return nil }); err != nil {
+			return checkReport{}, err
+		}
+	}
+	rep := checkReport{Task: c.Spec.Name, Metrics: c.Metrics(), Means: map[string]float64{}}
+	want := rows
+	if len(given) > want {
+		want = 0 // every row, to find each reply's
+	}
+	seen := 0
+	skipped, err := dtask.Local(c, "test", 0, func(r taskfile.Row) error {
+		seen++
+		reply, has := given[r.ID]
+		if seen > rows && !has {
+			if want > 0 {
+				return errStop
+			}
+			return nil
+		}
+		msgs, err := c.Messages(r, c.Shots(pool, r))
+		if err != nil {
+			return err
+		}
+		s := checkSample{ID: r.ID, Category: r.Category, Target: r.Target}
+		for _, m := range msgs {
+			s.Messages = append(s.Messages, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		if has {
+			s.Reply = &reply
+			metrics, verdicts := c.Score(r, reply)
+			s.Verdicts = verdicts
+			for k, v := range metrics {
+				rep.Means[k] += v
+			}
+			rep.Scored++
+			delete(given, r.ID)
+		}
+		rep.Samples = append(rep.Samples, s)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return rep, err
+	}
+	if len(given) > 0 {
+		ids := make([]string, 0, len(given))
+		for id := range given {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return rep, fmt.Errorf("task check: %s: %d replies name no row of the test split: %s", repliesFile, len(ids), strings.Join(ids[:min(len(ids), 5)], ", "))
+	}
+	for k := range rep.Means {
+		rep.Means[k] /= float64(rep.Scored)
+	}
+	if len(skipped) > 0 {
+		rep.Skipped = skipped
+	}
+	return rep, nil
+}
+
+var errStop = errors.New("stop")
+
+// readReplies reads JSON lines {"id", "reply"}, bounded as source lines.
+func readReplies(file string) (map[string]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("task check: %w", err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	err = datasets.EachLine(f, file, func(line int, raw []byte) error {
+		var r struct {
+			ID    *string `json:"id"`
+			Reply *string `json:"reply"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || r.ID == nil || r.Reply == nil {
+			return &datasets.InputError{File: file, Line: line, Msg: `want a JSON object {"id": "...", "reply": "..."}`}
+		}
+		if _, dup := out[*r.ID]; dup {
+			return &datasets.InputError{File: file, Line: line, Msg: fmt.Sprintf("id %q is given twice", *r.ID)}
+		}
+		if len(out) == 100_000 {
+			return &datasets.InputError{File: file, Line: line, Msg: "more than 100000 replies, the limit of task check"}
+		}
+		out[*r.ID] = *r.Reply
+		return nil
+	})
+	return out, err
+}
+
+func printCheck(w io.Writer, rep checkReport) {
+	fmt.Fprintf(w, "task %s: valid; metrics %s\n", rep.Task, strings.Join(rep.Metrics, ", "))
+	for _, s := range rep.Samples {
+		fmt.Fprintf(w, "\n── %s", s.ID)
+		if s.Category != "" {
+			fmt.Fprintf(w, " (%s)", s.Category)
+		}
+		fmt.Fprintln(w)
+		for _, m := range s.Messages {
+			fmt.Fprintf(w, "[%s] %s\n", m["role"], m["content"])
+		}
+		if s.Target != "" {
+			fmt.Fprintf(w, "target: %s\n", s.Target)
+		}
+		if s.Reply != nil {
+			fmt.Fprintf(w, "reply: %s\n", *s.Reply)
+			for _, v := range s.Verdicts {
+				fmt.Fprintf(w, "  %s = %g", v.Metric, v.Score)
+				if v.Why != "" {
+					fmt.Fprintf(w, " (%s)", v.Why)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	if rep.Scored > 0 {
+		fmt.Fprintf(w, "\nscored %d replies:", rep.Scored)
+		for _, m := range rep.Metrics {
+			fmt.Fprintf(w, " %s %.3f", m, rep.Means[m])
+		}
+		fmt.Fprintln(w)
+	}
+	for reason, n := range rep.Skipped {
+		fmt.Fprintf(w, "skipped %d rows: %s\n", n, reason)
+	}
+}
+
+// checkTaskFile checks a local task file before a build (so a bad one fails
+// at once, here, naming its line) and returns its name and the URI the
+// workers read it from: the absolute path (a worker's local file, as
+// --source directories are), or the URL as given.
+func checkTaskFile(file string) (name, uri string, err error) {
+	if strings.Contains(file, "://") {
+		if !strings.HasPrefix(file, "http://") && !strings.HasPrefix(file, "https://") && !strings.HasPrefix(file, "s3://") {
+			return "", "", fmt.Errorf("--task %s: want a local path, an http(s):// or an s3:// URL", file)
+		}
+		// Read by the worker; its name is the last path element's stem.
+		base := file[strings.LastIndex(file, "/")+1:]
+		name = strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+		return name, file, nil
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", "", fmt.Errorf("--task %s: %w", file, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	data, err := limits.ReadFile(f, file, taskfile.MaxFileBytes)
+	f.Close()
+	if err != nil {
+		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	c, err := taskfile.Load(file, data)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := registry.Default().Get(c.Spec.Name); err == nil {
+		return "", "", fmt.Errorf("%s: name: %q is a built-in benchmark: give the task another name", file, c.Spec.Name)
+	}
+	return c.Spec.Name, abs, nil
+}

@@ -1,0 +1,238 @@
+package taskfile
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+	"gopkg.in/yaml.v3"
+)
+
+// Compiled is a task file ready to render prompts and score replies.
+type Compiled struct {
+	File string
+	Spec *Spec
+	doc  *yaml.Node
+
+	messages  []*Template
+	shotUser  *Template
+	shotReply *Template
+	// userPath and replyPath are where the few-shot templates are written
+	// (the last message's and the target, by default).
+	userPath, replyPath []any
+	scorers             []scorer
+}
+
+// Load parses and compiles a task file's bytes.
+func Load(file string, data []byte) (*Compiled, error) {
+	spec, doc, err := Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(file, spec, doc)
+}
+
+// Compile compiles spec's templates and scorers; every error names file,
+// the line and the key.
+func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
+	c := &Compiled{File: file, Spec: spec, doc: doc}
+	tmpl := func(src string, path ...any) (*Template, error) {
+		t, err := compileTemplate(src)
+		if err != nil {
+			return nil, &Error{File: file, Line: lineOf(doc, path...), Key: keyName(path...), Msg: err.Error()}
+		}
+		return t, nil
+	}
+	for i, m := range spec.Prompt.Messages {
+		t, err := tmpl(m.Content, "prompt", "messages", i, "content")
+		if err != nil {
+			return nil, err
+		}
+		c.messages = append(c.messages, t)
+	}
+	if f := spec.Prompt.Fewshot; f != nil {
+		user := f.User
+		if user == "" {
+			user = spec.Prompt.Messages[len(spec.Prompt.Messages)-1].Content
+		}
+		reply := f.Assistant
+		if reply == "" {
+			reply = "{{ " + spec.Columns.Target + " }}"
+			if !identRE.MatchString(spec.Columns.Target) {
+				reply = "{{ __row__[" + quote(spec.Columns.Target) + "] }}"
+			}
+		}
+		c.userPath, c.replyPath = []any{"prompt", "fewshot", "user"}, []any{"prompt", "fewshot", "assistant"}
+		if f.User == "" {
+			c.userPath = []any{"prompt", "messages", len(spec.Prompt.Messages) - 1, "content"}
+		}
+		if f.Assistant == "" {
+			c.replyPath = []any{"columns", "target"}
+		}
+		var err error
+		if c.shotUser, err = tmpl(user, c.userPath...); err != nil {
+			return nil, err
+		}
+		if c.shotReply, err = tmpl(reply, c.replyPath...); err != nil {
+			return nil, err
+		}
+	}
+	for i, s := range spec.Scorers {
+		sc, err := newScorer(s, spec)
+		if err != nil {
+			var pe *paramError
+			if errors.As(err, &pe) {
+				line := pe.line
+				if line == 0 {
+					line = s.line
+				}
+				return nil, &Error{File: file, Line: line, Key: fmt.Sprintf("scorers[%d].%s", i, pe.key), Msg: pe.msg}
+			}
+			return nil, &Error{File: file, Line: s.line, Key: fmt.Sprintf("scorers[%d]", i), Msg: err.Error()}
+		}
+		c.scorers = append(c.scorers, sc)
+	}
+	return c, nil
+}
+
+// Metrics are the task's metrics, the headline first.
+func (c *Compiled) Metrics() []string { return c.Spec.Metrics() }
+
+// vars are what a template sees: the row's columns by name, and the
+// whole row as __row__ (for columns whose names are not identifiers).
+func vars(r Row) map[string]any {
+	v := make(map[string]any, len(r.Fields)+1)
+	for k, x := range r.Fields {
+		v[k] = x
+	}
+	v["__row__"] = r.Fields
+	return v
+}
+
+// RenderError is a template that failed on a row: it names the task file,
+// the template's line and key, and the row.
+type RenderError struct {
+	File string
+	Line int
+	Key  string
+	Row  string
+	Msg  string
+}
+
+func (e *RenderError) Error() string {
+	return fmt.Sprintf("%s:%d: %s: row %s: %s", e.File, e.Line, e.Key, e.Row, e.Msg)
+}
+
+// Messages renders the chat for r, with shots (rows of the few-shot split)
+// as user and assistant turns before the last message.
+func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage, error) {
+	fail := func(err error, row string, path ...any) error {
+		return &RenderError{File: c.File, Line: lineOf(c.doc, path...), Key: keyName(path...), Row: row, Msg: err.Error()}
+	}
+	v := vars(r)
+	n := len(c.messages)
+	out := make([]openai.ChatCompletionMessage, 0, n+2*len(shots))
+	for i, t := range c.messages[:n-1] {
+		text, err := t.render(v)
+		if err != nil {
+			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
+		}
+		out = append(out, openai.ChatCompletionMessage{Role: c.Spec.Prompt.Messages[i].Role, Content: text})
+	}
+	for _, s := range shots {
+		sv := vars(s)
+		q, err := c.shotUser.render(sv)
+		if err != nil {
+			return nil, fail(err, s.ID+" (a few-shot example)", c.userPath...)
+		}
+		a, err := c.shotReply.render(sv)
+		if err != nil {
+			return nil, fail(err, s.ID+" (a few-shot example)", c.replyPath...)
+		}
+		out = append(out,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: q},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a})
+	}
+	last, err := c.messages[n-1].render(v)
+	if err != nil {
+		return nil, fail(err, r.ID, "prompt", "messages", n-1, "content")
+	}
+	return append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: last}), nil
+}
+
+// Verdict is one scorer's result on a reply.
+type Verdict struct {
+	Metric string  `json:"metric"`
+	Score  float64 `json:"score"`
+	Why    string  `json:"why,omitempty"`
+}
+
+// Score scores reply with every scorer.
+func (c *Compiled) Score(r Row, reply string) (map[string]float64, []Verdict) {
+	m := make(map[string]float64, len(c.scorers))
+	vs := make([]Verdict, 0, len(c.scorers))
+	for i, s := range c.scorers {
+		score, why := s.score(reply, r)
+		name := c.Spec.Scorers[i].Metric()
+		m[name] = score
+		vs = append(vs, Verdict{Metric: name, Score: score, Why: why})
+	}
+	return m, vs
+}
+
+// Shots draws the few-shot examples for a row: Fewshot.N rows of pool
+// (the few-shot split), the same for every row of the task (drawn by the
+// seed once), never the row itself.
+func (c *Compiled) Shots(pool []Row, r Row) []Row {
+	f := c.Spec.Prompt.Fewshot
+	if f == nil || len(pool) == 0 {
+		return nil
+	}
+	idx := ShotOrder(len(pool), f.Seed)
+	out := make([]Row, 0, f.N)
+	for _, i := range idx {
+		if len(out) == f.N {
+			break
+		}
+		if pool[i].ID == r.ID && pool[i].Target == r.Target {
+			continue
+		}
+		out = append(out, pool[i])
+	}
+	return out
+}
+
+// ShotOrder is the order in which few-shot examples are drawn from a pool
+// of n: a permutation by seed (PCG), stable across platforms and Go
+// versions.
+func ShotOrder(n int, seed int64) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+	rng.Shuffle(n, func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	return idx
+}
+
+// Columns are the columns the task reads from every row by role (id,
+// category, target, cluster, tools), for the data reader's checks.
+func (c *Compiled) Columns() map[string]string {
+	out := map[string]string{}
+	cols := c.Spec.Columns
+	for role, col := range map[string]string{"category": cols.Category, "target": cols.Target, "cluster": cols.Cluster, "tools": c.Spec.Prompt.Tools, "id": cols.ID} {
+		if col != "" {
+			out[role] = col
+		}
+	}
+	return out
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func quote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}

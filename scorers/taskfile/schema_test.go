@@ -1,0 +1,89 @@
+package taskfile
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+)
+
+// TestEditorSchema holds docs/taskfile.schema.json (the JSON Schema editors
+// use) to the parser: the demo's task files pass both, a file the parser
+// refuses for an unknown key or parameter fails the schema too, and the
+// schema's scorer types are the library's.
+func TestEditorSchema(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/taskfile.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("taskfile.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("taskfile.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asJSON := func(t *testing.T, y string) any {
+		var v any
+		if err := yaml.Unmarshal([]byte(y), &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(normalizeYAML(v))
+		out, _ := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+		return out
+	}
+	files, _ := filepath.Glob("../../internal/devstack/demotasks/*/task.yaml")
+	if len(files) < 3 {
+		t.Fatalf("found %d demo task files", len(files))
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if _, err := Load(f, b); err != nil {
+			t.Errorf("parser: %v", err)
+		}
+		if err := sch.Validate(asJSON(t, string(b))); err != nil {
+			t.Errorf("%s: schema: %v", f, err)
+		}
+	}
+	for _, bad := range []string{
+		strings.Replace(base, "description:", "descripton:", 1) + "scorers: [{type: regex, pattern: x}]\n",
+		base + "scorers: [{type: exact_match, ignore_cse: true}]\n",
+		base + "scorers: [{type: bleu}]\n",
+	} {
+		if _, err := Load("t.yaml", []byte(bad)); err == nil {
+			t.Errorf("the parser accepts %q", bad)
+		}
+		if err := sch.Validate(asJSON(t, bad)); err == nil {
+			t.Errorf("the schema accepts %q", bad)
+		}
+	}
+	var s struct {
+		Properties struct {
+			Scorers struct {
+				Items struct {
+					Properties struct {
+						Type struct {
+							Enum []string `json:"enum"`
+						} `json:"type"`
+					} `json:"properties"`
+				} `json:"items"`
+			} `json:"scorers"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Properties.Scorers.Items.Properties.Type.Enum; !slices.Equal(got, Types) {
+		t.Errorf("the schema's scorer types %v, the library's %v", got, Types)
+	}
+}

@@ -1,0 +1,187 @@
+package taskfile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers"
+)
+
+// EngineVersion is the version of the task-file engine: how a built row is
+// asked and scored. It is part of every task file's run id; bump it when
+// a scorer of the library changes what it returns.
+const EngineVersion = "taskfile-1"
+
+// TaskRowTable is the table a task file's dataset is built into: each row
+// holds its prompt as rendered at build time, so evaluating a row renders
+// nothing and the dataset shows exactly what a model is asked.
+var TaskRowTable = Declare()
+
+// Declare declares TaskRowTable (a function so that the name is written
+// once).
+func Declare() schemas.Table { return schemas.Declare[TaskRow]("taskfile_row", 1) }
+
+// TaskRow is one built row of a task file's dataset.
+type TaskRow struct {
+	ID       string `parquet:"id" json:"id"`
+	Category string `parquet:"category,dict" json:"category"`
+	Target   string `parquet:"target" json:"target"`
+	Cluster  string `parquet:"cluster,dict" json:"cluster,omitempty"`
+	// MessagesJSON is the rendered chat ([{"role", "content"}]).
+	MessagesJSON string `parquet:"messages_json" json:"messages_json"`
+	// ToolsJSON is the function definitions offered, as OpenAI tools; empty
+	// when none.
+	ToolsJSON string `parquet:"tools_json" json:"tools_json,omitempty"`
+	// FieldsJSON is the source row's columns, for scorers whose
+	// parameters are templates over them.
+	FieldsJSON string `parquet:"fields_json" json:"fields_json"`
+}
+
+// Task evaluates one task file's dataset: it asks each row's rendered
+// prompt and scores the reply with the task file's scorers.
+type Task struct {
+	c *Compiled
+}
+
+var (
+	_ scorers.Task              = (*Task)(nil)
+	_ scorers.ReferenceProvider = (*Task)(nil)
+)
+
+// NewTask is the evaluation task of a compiled task file.
+func NewTask(c *Compiled) *Task { return &Task{c: c} }
+
+// Compiled is the task file the task scores with.
+func (t *Task) Compiled() *Compiled { return t.c }
+
+func (t *Task) Dataset() string   { return t.c.Spec.Name }
+func (t *Task) Version() string   { return EngineVersion }
+func (t *Task) Metrics() []string { return t.c.Metrics() }
+
+// sample is a row as Evaluate uses it.
+type sample struct {
+	row      TaskRow
+	messages []openai.ChatCompletionMessage
+	tools    []openai.Tool
+	fields   map[string]any
+}
+
+// ReadSamples implements scorers.Task.
+func (t *Task) ReadSamples(ctx context.Context, store blob.Store, key string, start, n int64, fn func(scorers.Sample) error) error {
+	return scorers.ReadRows(ctx, store, key, start, n,
+		func(r *TaskRow) string { return r.ID }, func(r *TaskRow) string { return r.Category },
+		func(s scorers.Sample) error {
+			r := s.Row.(*TaskRow)
+			d, err := decodeRow(r)
+			if err != nil {
+				return fmt.Errorf("taskfile: %s: sample %s: %w: %v", key, r.ID, scorers.ErrBadSample, err)
+			}
+			s.Row = d
+			return fn(s)
+		})
+}
+
+func decodeRow(r *TaskRow) (*sample, error) {
+	s := &sample{row: *r}
+	if err := json.Unmarshal([]byte(r.MessagesJSON), &s.messages); err != nil || len(s.messages) == 0 {
+		return nil, fmt.Errorf("messages_json is not a list of messages: %v", err)
+	}
+	if r.ToolsJSON != "" {
+		if err := json.Unmarshal([]byte(r.ToolsJSON), &s.tools); err != nil {
+			return nil, fmt.Errorf("tools_json: %v", err)
+		}
+	}
+	if err := json.Unmarshal([]byte(r.FieldsJSON), &s.fields); err != nil {
+		return nil, fmt.Errorf("fields_json: %v", err)
+	}
+	return s, nil
+}
+
+// Details are what a result row keeps of a task-file sample.
+type Details struct {
+	Verdicts []Verdict `json:"verdicts"`
+	Cluster  string    `json:"cluster,omitempty"`
+}
+
+// Evaluate asks the row's prompt with the task file's generation settings
+// (the run's own, where given, win) and scores the reply.
+func (t *Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
+	d, ok := s.Row.(*sample)
+	if !ok {
+		return scorers.Outcome{}, fmt.Errorf("taskfile: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
+	}
+	env.Params = t.params(env.Params)
+	resp, err := env.Models.Complete(ctx, env.Request(d.messages, d.tools))
+	if errors.Is(err, modelapi.ErrDeferred) {
+		return scorers.Outcome{}, err
+	}
+	out := scorers.Outcome{PromptHash: scorers.PromptHash(d.row.MessagesJSON)}
+	if err != nil {
+		return out, err
+	}
+	out.Usage.Add(resp.Usage)
+	out.Response = resp.Text()
+	metrics, verdicts := t.c.Score(t.Row(d), out.Response)
+	out.Metrics = metrics
+	out.Details = Details{Verdicts: verdicts, Cluster: d.row.Cluster}
+	return out, nil
+}
+
+// Row is the scorers' view of a built row.
+func (t *Task) Row(d *sample) Row {
+	return Row{ID: d.row.ID, Category: d.row.Category, Target: d.row.Target, Cluster: d.row.Cluster, Fields: d.fields}
+}
+
+// params are the run's generation settings over the task file's.
+func (t *Task) params(p modelapi.Params) modelapi.Params {
+	g := t.c.Spec.Generation
+	if p.Temperature == nil && g.Temperature != nil {
+		v := float32(*g.Temperature)
+		p.Temperature = &v
+	}
+	if p.MaxTokens == 0 {
+		p.MaxTokens = g.MaxTokens
+	}
+	if len(p.Stop) == 0 {
+		p.Stop = g.Stop
+	}
+	return p
+}
+
+// Reference is the row's target, asked with its prompt: what
+// baseline/reference answers.
+func (t *Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
+	d, ok := s.Row.(*sample)
+	if !ok {
+		return scorers.Reference{}, false
+	}
+	return scorers.Reference{Messages: d.messages, Content: d.row.Target}, true
+}
+
+// Description is the task file's description, for the leaderboard.
+func (t *Task) Description() string { return t.c.Spec.Description }
+
+// ClusterBy says what samples are clustered by: the task file's cluster
+// column, empty when it names none.
+func (t *Task) ClusterBy() string { return t.c.Spec.Columns.Cluster }
+
+// Cluster is the cluster of a task file's result row (its Details'), empty
+// for a sample that is a cluster of its own.
+func (t *Task) Cluster(r schemas.ResultRow) string {
+	if r.DetailsJSON == "" || !strings.Contains(r.DetailsJSON, `"cluster"`) {
+		return ""
+	}
+	var d struct {
+		Cluster string `json:"cluster"`
+	}
+	_ = json.Unmarshal([]byte(r.DetailsJSON), &d)
+	return d.Cluster
+}
