@@ -85,3 +85,19 @@ func thousands(n int64) string {
 	}
 	return s
 }
+
+// Noter is a Builder whose build counts (a Plan's Stats, a manifest's)
+// can hold something its user should be told in the build's output, not
+// only in `dataset show`: e.g. reporteval's topics without a report.
+type Noter interface {
+	// Notes returns the lines to print for stats (none when all is well).
+	Notes(stats map[string]int64) []string
+}
+
+// BuildNotes returns b's notes about stats, or nil when b is not a Noter.
+func BuildNotes(b Builder, stats map[string]int64) []string {
+	if n, ok := b.(Noter); ok {
+		return n.Notes(stats)
+	}
+	return nil
+}
