@@ -73,8 +73,9 @@ type PlanBuildResult struct {
 	// what its build skipped) when Published: the plan's Stats count what
 	// this source would have skipped, which may differ (a folder with
 	// more unsupported files gives the same version). Nil in older
-	// histories.
-	Stats map[string]int64 `json:",omitempty"`
+	// histories. Not omitempty: a version that counted nothing sends {},
+	// which a nil (an older history) must stay distinct from.
+	Stats map[string]int64
 	// Latest is what a reused default build did to latest: what it named
 	// before and after (see catalog.LatestMove). Zero for a variant, for
 	// a new version (Publish moves latest then) and in older histories.

@@ -86,6 +86,7 @@ func TestBuildDatasetReusedReportsTheVersionsCounts(t *testing.T) {
 	}{
 		{"the version's", map[string]int64{"skipped_items: memory (not supported)": 155}, map[string]int64{"skipped_items: memory (not supported)": 155}},
 		{"older history", nil, plan.Stats},
+		{"the version counted nothing", map[string]int64{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite

@@ -78,7 +78,7 @@ release.json and data/test-*.parquet; DEST/details-DATASET-MODEL/latest moves la
 func publishFlags(cmd *cobra.Command, to *string, maxPar *int, asJSON *bool) {
 	cmd.Flags().StringVar(to, "to", "", "destination: s3://bucket/prefix or a local directory")
 	cmd.Flags().IntVar(maxPar, "parallel", 4, "files copied at once")
-	cmd.Flags().BoolVar(asJSON, "json", false, `print {"release", "files", "rows"} as JSON`)
+	cmd.Flags().BoolVar(asJSON, "json", false, `print {"release", "files", "rows", "latest"} as JSON`)
 }
 
 // publish runs the PublishDataset workflow for in and prints its result.
