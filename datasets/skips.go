@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/benchline/benchline/internal/catalog"
 )
 
 // Skipped items and files are counted in a plan's Stats under keys of
@@ -45,7 +47,7 @@ func SkipSummary(stats map[string]int64) string {
 	for _, k := range keys {
 		if rest, ok := strings.CutPrefix(k, skippedItems); ok {
 			name, reason := splitReason(rest)
-			items = append(items, fmt.Sprintf("%s %s (%s)", name, thousands(stats[k]), reason))
+			items = append(items, fmt.Sprintf("%s %s (%s)", name, catalog.Thousands(stats[k]), reason))
 			total += stats[k]
 		} else if rest, ok := strings.CutPrefix(k, skippedFiles); ok {
 			name, reason := splitReason(rest)
@@ -58,7 +60,7 @@ func SkipSummary(stats map[string]int64) string {
 	}
 	var parts []string
 	if len(items) > 0 {
-		parts = append(parts, fmt.Sprintf("skipped %s items: %s", thousands(total), strings.Join(items, ", ")))
+		parts = append(parts, fmt.Sprintf("skipped %s items: %s", catalog.Thousands(total), strings.Join(items, ", ")))
 	}
 	if len(files) > 0 {
 		parts = append(parts, "skipped files: "+strings.Join(files, ", "))
@@ -72,18 +74,6 @@ func splitReason(s string) (name, reason string) {
 		return s, ""
 	}
 	return s[:i], s[i+2 : len(s)-1]
-}
-
-// thousands formats n with a comma every three digits.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // Noter is a Builder whose build counts (a Plan's Stats, a manifest's)
