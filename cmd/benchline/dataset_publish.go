@@ -119,7 +119,7 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	}
 	if asJSON {
 		return json.NewEncoder(cmd.OutOrStdout()).Encode(publishJSON{Release: res.Release, Files: res.Files, Rows: res.Rows,
-			Latest: newLatestReport(res.Dataset, res.Latest)})
+			Latest: newLatestReport(res.Dataset, res.Latest, true)})
 	}
 	verb := "published"
 	if res.Reused {
@@ -133,7 +133,7 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	case res.LatestMoved:
 		fmt.Fprintf(cmd.OutOrStdout(), "latest now names %s\n", res.Version)
 	}
-	if w := res.Latest.Warning(res.Dataset); w != "" {
+	if w := res.Latest.ReleaseWarning(res.Dataset); w != "" {
 		fmt.Fprintln(cmd.OutOrStdout(), w)
 	}
 	return nil

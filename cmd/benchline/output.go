@@ -42,11 +42,17 @@ type latestReport struct {
 	Warning   string           `json:"warning,omitempty"`
 }
 
-func newLatestReport(name string, m catalog.LatestMove) *latestReport {
+// newLatestReport reports a move of the store's latest (warning: its
+// Warning) or of a release's (release: its ReleaseWarning).
+func newLatestReport(name string, m catalog.LatestMove, release bool) *latestReport {
 	if !m.Touched() {
 		return nil
 	}
-	return &latestReport{From: m.From, To: m.To, Moved: m.Moved(), MovedBack: m.Back(), Shrank: m.Shrank(), Warning: m.Warning(name)}
+	warn := m.Warning(name)
+	if release {
+		warn = m.ReleaseWarning(name)
+	}
+	return &latestReport{From: m.From, To: m.To, Moved: m.Moved(), MovedBack: m.Back(), Shrank: m.Shrank(), Warning: warn}
 }
 
 // generatedReport sums a build's generation units (builders that call
@@ -63,7 +69,7 @@ type generatedReport struct {
 func newBuildReport(r workflows.BuildDatasetResult) buildReport {
 	out := buildReport{Dataset: r.Dataset, Version: r.Version, Rows: r.Rows, Files: r.Files, ManifestKey: r.ManifestKey,
 		Reused: r.Reused, Stats: r.Stats, Skipped: datasets.SkipSummary(r.Stats), Variant: r.Variant, Tag: r.Tag,
-		Latest: newLatestReport(r.Dataset, r.Latest)}
+		Latest: newLatestReport(r.Dataset, r.Latest, false)}
 	if g := r.Generated; g.Units > 0 {
 		out.Generated = &generatedReport{Units: g.Units, Outputs: g.Outputs, Skipped: g.Skipped, Calls: g.Calls,
 			CacheHits: g.CacheHits, CostUSD: g.CostUSD}

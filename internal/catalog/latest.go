@@ -82,6 +82,16 @@ func (m LatestMove) Line(name string) string {
 // version built earlier or to one with fewer rows, saying what plain NAME
 // now evaluates and how to name the version it named before; "" otherwise.
 func (m LatestMove) Warning(name string) string {
+	return m.warning(name, fmt.Sprintf("plain %s (eval --dataset %s) now means", name, name))
+}
+
+// ReleaseWarning is Warning for a release's latest (DEST/NAME/latest),
+// which eval does not read.
+func (m LatestMove) ReleaseWarning(name string) string {
+	return m.warning(name, fmt.Sprintf("the release's %s/latest now names", name))
+}
+
+func (m LatestMove) warning(name, means string) string {
 	back, shrank := m.Back(), m.Shrank()
 	if !back && !shrank {
 		return ""
@@ -97,8 +107,8 @@ func (m LatestMove) Warning(name string) string {
 	default:
 		what = fmt.Sprintf("shrank from %s to %s rows", Thousands(m.From.Rows), Thousands(m.To.Rows))
 	}
-	return fmt.Sprintf("WARNING: latest of %s %s: plain %s (eval --dataset %s) now means %s@%s (%s rows); the version it named is still %s@%s",
-		name, what, name, name, name, m.To.Version, Thousands(m.To.Rows), name, m.From.Version)
+	return fmt.Sprintf("WARNING: latest of %s %s: %s %s@%s (%s rows); the version it named is still %s@%s",
+		name, what, means, name, m.To.Version, Thousands(m.To.Rows), name, m.From.Version)
 }
 
 func (p Pointed) label(name string) string {

@@ -62,6 +62,9 @@ func TestPublishMoveSaysWhatLatestNamed(t *testing.T) {
 	if w := back.Warning("bfcl"); !strings.Contains(w, "moved back to a version built 2026-11-27T09:00:00Z, before the one it named (2026-11-27T10:00:00Z)") {
 		t.Errorf("Warning = %q", w)
 	}
+	if w := back.ReleaseWarning("bfcl"); !strings.Contains(w, ": the release's bfcl/latest now names bfcl@00000000000000aa (3,641 rows)") || strings.Contains(w, "eval") {
+		t.Errorf("ReleaseWarning = %q", w)
+	}
 
 	same := step("again", func() (catalog.LatestMove, error) { return catalog.PointMove(ctx, s, full, true, "") })
 	if same.Moved() || same.Warning("bfcl") != "" || same.Line("bfcl") != "latest: bfcl@00000000000000aa (3,641 rows), unchanged" {
