@@ -69,6 +69,17 @@ type PlanBuildResult struct {
 	// those another build had staged first): the workflow deletes them if
 	// the build fails later (DiscardStaged). Empty in older histories.
 	Staged []string `json:",omitempty"`
+	// Stats are the published version's counts (its manifest's, e.g.
+	// what its build skipped) when Published: the plan's Stats count what
+	// this source would have skipped, which may differ (a folder with
+	// more unsupported files gives the same version). Nil in older
+	// histories. Not omitempty: a version that counted nothing sends {},
+	// which a nil (an older history) must stay distinct from.
+	Stats map[string]int64
+	// Latest is what a reused default build did to latest: what it named
+	// before and after (see catalog.LatestMove). Zero for a variant, for
+	// a new version (Publish moves latest then) and in older histories.
+	Latest catalog.LatestMove `json:",omitzero"`
 }
 
 // PlanBuild stages and validates the sources and derives the version.
@@ -111,12 +122,18 @@ func (a *Datasets) PlanBuild(ctx context.Context, in PlanBuildInput) (PlanBuildR
 		return PlanBuildResult{}, err
 	}
 	// Already published: the version stays as it is, but a tag given now
-	// is set, and a default build of a version first built as a variant
-	// moves latest to it.
-	if err := catalog.Point(ctx, a.Store, m, !plan.Variant, plan.Tag); err != nil {
+	// is set, and a default build moves latest to it (latest names the
+	// last default build, even one that reuses an older version; the
+	// move is returned for the build's output to say).
+	mv, err := catalog.PointMove(ctx, a.Store, m, !plan.Variant, plan.Tag)
+	if err != nil {
 		return PlanBuildResult{}, err
 	}
-	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files)}, nil
+	stats := m.Stats
+	if stats == nil {
+		stats = map[string]int64{} // the version counted nothing: not the plan's counts
+	}
+	return PlanBuildResult{Plan: plan, Published: true, Rows: m.Rows, Files: len(m.Files), Stats: stats, Latest: mv}, nil
 }
 
 // stagingLog is a store that notes the staged sources (datasets.StagedKey)
@@ -367,15 +384,31 @@ type PublishInput struct {
 	CreatedAt time.Time
 }
 
+// PublishResult is the published version's manifest (its fields, as the
+// activity returned before it said more) and what publishing it did to
+// latest.
+type PublishResult struct {
+	catalog.Manifest
+	// Latest is what latest named before and after (zero for a variant,
+	// and in older histories).
+	Latest catalog.LatestMove `json:"latest_move,omitzero"`
+}
+
 // Publish checks the written files and writes the card, the manifest and the
-// latest pointer, in that order. A version already published is left as it is.
-func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manifest, error) {
+// latest pointer, in that order. A version already published is left as it
+// is, but its pointers are written (an attempt that died between the
+// manifest and latest left them unmoved).
+func (a *Datasets) Publish(ctx context.Context, in PublishInput) (PublishResult, error) {
 	b, err := a.Benchmarks.BuilderOf(in.Plan.Dataset, in.Plan.Schema)
 	if err != nil {
-		return catalog.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
+		return PublishResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 	}
 	if m, err := catalog.ReadManifest(ctx, a.Store, in.Plan.Dataset, in.Plan.Version); err == nil {
-		return m, nil
+		mv, err := catalog.PointMove(ctx, a.Store, m, !m.Variant, in.Plan.Tag)
+		if err != nil {
+			return PublishResult{}, err
+		}
+		return PublishResult{Manifest: m, Latest: mv}, nil
 	}
 	m := catalog.Manifest{
 		Name: in.Plan.Dataset, Version: in.Plan.Version, Schema: in.Plan.Schema, BuilderVersion: in.Plan.BuilderVersion,
@@ -386,12 +419,13 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (catalog.Manife
 		m.Rows += f.Rows
 	}
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
-		return catalog.Manifest{}, classify(err) // parts that do not match what was written will not on a retry
+		return PublishResult{}, classify(err) // parts that do not match what was written will not on a retry
 	}
-	if err := catalog.Publish(ctx, a.Store, m, b.Card(m), catalog.PublishOptions{Tag: in.Plan.Tag}); err != nil {
-		return catalog.Manifest{}, err
+	mv, err := catalog.PublishMove(ctx, a.Store, m, b.Card(m), catalog.PublishOptions{Tag: in.Plan.Tag})
+	if err != nil {
+		return PublishResult{}, err
 	}
-	return m, nil
+	return PublishResult{Manifest: m, Latest: mv}, nil
 }
 
 // classify sorts a failure by its class (the failure table in

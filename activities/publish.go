@@ -361,6 +361,11 @@ type FinishPublishResult struct {
 	Rows        int64
 	Reused      bool // the release was already there: nothing was copied or written
 	LatestMoved bool // latest named another version (or none) before; never for a variant
+	// Latest is what the destination's latest named before and after
+	// (rows from the releases' release.json, build times from the store's
+	// manifests when it has them); zero for a variant and in older
+	// histories.
+	Latest catalog.LatestMove `json:",omitzero"`
 }
 
 // FinishPublish makes a release visible: it checks every staged file's
@@ -393,13 +398,45 @@ func (a *Publish) FinishPublish(ctx context.Context, in FinishPublishInput) (Fin
 	if err != nil {
 		return res, err
 	}
-	if cur.Version != l.Version && !l.Variant {
+	if l.Variant {
+		return res, nil
+	}
+	// The release's latest follows the same rule as the store's: it names
+	// the last default version published there, an older or smaller one
+	// included; the move is returned for the output to say.
+	to := a.pointed(ctx, l.Dataset, l.Version, l.Rows)
+	res.Latest.To = &to
+	if cur.Version != "" {
+		from := to
+		if cur.Version != l.Version {
+			var old release.Layout
+			rows := int64(-1) // its release.json is gone
+			if err := blob.GetJSON(ctx, t.store, release.Root(l.Dataset, cur.Version)+release.LayoutPath, &old); err == nil {
+				rows = old.Rows
+			}
+			from = a.pointed(ctx, l.Dataset, cur.Version, rows)
+		}
+		res.Latest.From = &from
+	}
+	if cur.Version != l.Version {
 		if err := blob.PutJSON(ctx, t.store, release.LatestKey(l.Dataset), catalog.Latest{Version: l.Version}); err != nil {
 			return res, destError(in.Dest, fmt.Errorf("publish: write %s: %w", in.Dest.URI(release.LatestKey(l.Dataset)), err))
 		}
 		res.LatestMoved = true
 	}
 	return res, nil
+}
+
+// pointed describes a release's version for a latest move: its rows, and
+// its build time when the store has its manifest (a run's details release,
+// or a version of another store, has none: the move then cannot tell
+// whether it goes back).
+func (a *Publish) pointed(ctx context.Context, dataset, version string, rows int64) catalog.Pointed {
+	p := catalog.Pointed{Version: version, Rows: rows}
+	if m, err := catalog.ReadManifest(ctx, a.Store, dataset, version); err == nil {
+		p.CreatedAt = m.CreatedAt
+	}
+	return p
 }
 
 // writeRelease checks the staged files, writes the card and the layout,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/benchline/benchline/internal/catalog"
 )
 
 // Skipped items and files are counted in a plan's Stats under keys of
@@ -45,7 +47,7 @@ func SkipSummary(stats map[string]int64) string {
 	for _, k := range keys {
 		if rest, ok := strings.CutPrefix(k, skippedItems); ok {
 			name, reason := splitReason(rest)
-			items = append(items, fmt.Sprintf("%s %s (%s)", name, thousands(stats[k]), reason))
+			items = append(items, fmt.Sprintf("%s %s (%s)", name, catalog.Thousands(stats[k]), reason))
 			total += stats[k]
 		} else if rest, ok := strings.CutPrefix(k, skippedFiles); ok {
 			name, reason := splitReason(rest)
@@ -58,7 +60,7 @@ func SkipSummary(stats map[string]int64) string {
 	}
 	var parts []string
 	if len(items) > 0 {
-		parts = append(parts, fmt.Sprintf("skipped %s items: %s", thousands(total), strings.Join(items, ", ")))
+		parts = append(parts, fmt.Sprintf("skipped %s items: %s", catalog.Thousands(total), strings.Join(items, ", ")))
 	}
 	if len(files) > 0 {
 		parts = append(parts, "skipped files: "+strings.Join(files, ", "))
@@ -74,14 +76,18 @@ func splitReason(s string) (name, reason string) {
 	return s[:i], s[i+2 : len(s)-1]
 }
 
-// thousands formats n with a comma every three digits.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
+// Noter is a Builder whose build counts (a Plan's Stats, a manifest's)
+// can hold something its user should be told in the build's output, not
+// only in `dataset show`: e.g. reporteval's topics without a report.
+type Noter interface {
+	// Notes returns the lines to print for stats (none when all is well).
+	Notes(stats map[string]int64) []string
+}
+
+// BuildNotes returns b's notes about stats, or nil when b is not a Noter.
+func BuildNotes(b Builder, stats map[string]int64) []string {
+	if n, ok := b.(Noter); ok {
+		return n.Notes(stats)
 	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return nil
 }

@@ -39,6 +39,11 @@ type BuildDatasetResult struct {
 	// moved (datasets.Plan.Variant). Tag is the tag it was given (--as).
 	Variant bool   `json:",omitempty"`
 	Tag     string `json:",omitempty"`
+	// Latest is what the build did to the dataset's latest pointer: what
+	// it named before and after, with their rows (see catalog.LatestMove:
+	// latest names the last default build, a reused one included). Zero
+	// for a variant.
+	Latest catalog.LatestMove `json:",omitzero"`
 }
 
 // GenerationTotals sums the datasets.Generated summaries of a build.
@@ -101,10 +106,16 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 			res.Rows += p.Rows
 		}
 		res.Files, res.Reused = len(plan.Parts), true
-		res.Stats = plan.Stats // the builder counted its skips again while planning
+		// The reused version's counts (its manifest's); older histories
+		// have none, and then the builder's counts of this source.
+		res.Stats = planned.Stats
+		if res.Stats == nil {
+			res.Stats = plan.Stats
+		}
 		if planned.Files > 0 { // the manifest's counts (a Generator's plan has no parts yet)
 			res.Rows, res.Files = planned.Rows, planned.Files
 		}
+		res.Latest = planned.Latest
 		return res, nil
 	}
 	// Histories recorded before this have no marker: no cleanup on replay.
@@ -154,13 +165,14 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 		return res, err
 	}
 
-	var m catalog.Manifest
+	// A PublishResult reads older histories' result (a bare manifest) too.
+	var pub activities.PublishResult
 	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, publishOptions), a.Publish,
-		activities.PublishInput{Plan: plan, Files: files, CreatedAt: workflow.Now(ctx)}).Get(ctx, &m)
+		activities.PublishInput{Plan: plan, Files: files, CreatedAt: workflow.Now(ctx)}).Get(ctx, &pub)
 	if err != nil {
 		return res, err
 	}
-	res.Rows, res.Files = m.Rows, len(m.Files)
+	res.Rows, res.Files, res.Latest = pub.Rows, len(pub.Files), pub.Latest
 	return res, nil
 }
 

@@ -30,6 +30,7 @@ func TestBuildDatasetWritesEveryPartThenPublishes(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Datasets
 	plan := testPlan(7)
+	move := catalog.LatestMove{From: &catalog.Pointed{Version: "old", Rows: 90}, To: &catalog.Pointed{Version: "abc", Rows: 70}}
 	env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(activities.PlanBuildResult{Plan: plan}, nil).Once()
 	seen := map[int]bool{}
 	env.OnActivity(a.WritePart, mock.Anything, mock.Anything).Return(
@@ -39,19 +40,19 @@ func TestBuildDatasetWritesEveryPartThenPublishes(t *testing.T) {
 			return catalog.File{Path: catalog.PartPath(in.Part), Rows: 10}, nil
 		}).Times(7)
 	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.PublishInput) (catalog.Manifest, error) {
+		func(_ context.Context, in activities.PublishInput) (activities.PublishResult, error) {
 			require.Len(t, in.Files, 7)
 			for i, f := range in.Files {
 				require.Equal(t, catalog.PartPath(i), f.Path, "files must be in part order")
 			}
-			return catalog.Manifest{Rows: 70, Files: in.Files}, nil
+			return activities.PublishResult{Manifest: catalog.Manifest{Rows: 70, Files: in.Files}, Latest: move}, nil
 		}).Once()
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d", MaxParallel: 3})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var res BuildDatasetResult
 	require.NoError(t, env.GetWorkflowResult(&res))
-	require.Equal(t, BuildDatasetResult{Dataset: "d", Version: "abc", Rows: 70, Files: 7, ManifestKey: "datasets/d/vabc/manifest.json"}, res)
+	require.Equal(t, BuildDatasetResult{Dataset: "d", Version: "abc", Rows: 70, Files: 7, ManifestKey: "datasets/d/vabc/manifest.json", Latest: move}, res)
 	env.AssertExpectations(t)
 }
 
@@ -67,6 +68,40 @@ func TestBuildDatasetReusesPublishedVersion(t *testing.T) {
 	require.Equal(t, int64(20), res.Rows)
 	env.AssertNotCalled(t, "WritePart", mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, "Publish", mock.Anything, mock.Anything)
+}
+
+// TestBuildDatasetReusedReportsTheVersionsCounts: a reused build reports
+// the reused version's counts (its manifest's stats), not what the
+// builder counted of this source, and what PlanBuild did to latest; a
+// PlanBuild result without the version's stats (an older history) keeps
+// the plan's.
+func TestBuildDatasetReusedReportsTheVersionsCounts(t *testing.T) {
+	plan := testPlan(2)
+	plan.Stats = map[string]int64{"skipped_items: memory (not supported)": 155, "skipped_items: web_search (not supported)": 100}
+	move := catalog.LatestMove{From: &catalog.Pointed{Version: "new", Rows: 600}, To: &catalog.Pointed{Version: "abc", Rows: 20}}
+	for _, tc := range []struct {
+		name  string
+		stats map[string]int64
+		want  map[string]int64
+	}{
+		{"the version's", map[string]int64{"skipped_items: memory (not supported)": 155}, map[string]int64{"skipped_items: memory (not supported)": 155}},
+		{"older history", nil, plan.Stats},
+		{"the version counted nothing", map[string]int64{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var a *activities.Datasets
+			env.OnActivity(a.PlanBuild, mock.Anything, mock.Anything).Return(
+				activities.PlanBuildResult{Plan: plan, Published: true, Rows: 20, Files: 2, Stats: tc.stats, Latest: move}, nil)
+			env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
+			var res BuildDatasetResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.True(t, res.Reused)
+			require.Equal(t, tc.want, res.Stats)
+			require.Equal(t, move, res.Latest)
+		})
+	}
 }
 
 // TestBuildDatasetDiscardsStagedSourcesWhenItFails: a build that fails past
@@ -87,7 +122,7 @@ func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 					}
 					return catalog.File{Rows: 10}, nil
 				})
-			env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(catalog.Manifest{Rows: 20}, nil)
+			env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(activities.PublishResult{Manifest: catalog.Manifest{Rows: 20}}, nil)
 			var discarded []string
 			env.OnActivity(a.DiscardStaged, mock.Anything, mock.Anything).Return(
 				func(_ context.Context, in activities.DiscardStagedInput) (int, error) {
@@ -176,7 +211,7 @@ func TestBuildDatasetGeneratesUnitsThenFinishesThePlan(t *testing.T) {
 			require.Len(t, in.Plan.Parts, 2, "parts written from the finished plan")
 			return catalog.File{Path: catalog.PartPath(in.Part), Rows: 10}, nil
 		}).Times(2)
-	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(catalog.Manifest{Rows: 20, Files: make([]catalog.File, 2)}, nil).Once()
+	env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(activities.PublishResult{Manifest: catalog.Manifest{Rows: 20, Files: make([]catalog.File, 2)}}, nil).Once()
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d", MaxParallel: 2})
 	require.NoError(t, env.GetWorkflowError())
 	var res BuildDatasetResult

@@ -122,9 +122,9 @@ func TestWorkflowsScheduleWithTheListedOptions(t *testing.T) {
 			return catalog.File{Path: catalog.PartPath(in.Part), Rows: 10}, nil
 		})
 	env.OnActivity(d.Publish, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.PublishInput) (catalog.Manifest, error) {
+		func(ctx context.Context, in activities.PublishInput) (activities.PublishResult, error) {
 			record(ctx)
-			return catalog.Manifest{Rows: 10, Files: in.Files}, nil
+			return activities.PublishResult{Manifest: catalog.Manifest{Rows: 10, Files: in.Files}}, nil
 		})
 	env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
 	require.NoError(t, env.GetWorkflowError())

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/benchline/benchline/activities"
+	"github.com/benchline/benchline/internal/catalog"
 )
 
 // PublishDatasetInput asks for a dataset version to be published as a
@@ -35,6 +36,9 @@ type PublishDatasetResult struct {
 	// LatestMoved is true when the destination's latest named another
 	// version (or none) before this publish.
 	LatestMoved bool
+	// Latest is what the destination's latest named before and after
+	// (catalog.LatestMove); zero for a variant.
+	Latest catalog.LatestMove `json:",omitzero"`
 }
 
 // PublishDataset copies a dataset version to a release location: it plans
@@ -76,6 +80,6 @@ func PublishDataset(ctx workflow.Context, in PublishDatasetInput) (PublishDatase
 	if err != nil {
 		return res, err
 	}
-	res.Release, res.Files, res.Rows, res.Reused, res.LatestMoved = fin.Release, fin.Files, fin.Rows, fin.Reused, fin.LatestMoved
+	res.Release, res.Files, res.Rows, res.Reused, res.LatestMoved, res.Latest = fin.Release, fin.Files, fin.Rows, fin.Reused, fin.LatestMoved, fin.Latest
 	return res, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,8 +38,11 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 Sources: a local directory, an http(s) URL, an s3://bucket/prefix URL, or
 embedded://<name> for the fixtures bundled in the binary (the default).
 A version is content-addressed: building the same sources again reuses it.
-latest moves only for a build without --param (the benchmark's default
-parameters; runtime settings such as a throttle do not count): a build with
+latest names the last build without --param (the benchmark's default
+parameters; runtime settings such as a throttle do not count), a reused older
+version or a smaller one included: the output says what latest named before
+and after ("latest: NAME@OLD (N rows) -> NAME@NEW (M rows)"), with a WARNING
+line when it shrank or moved back to a version built earlier. A build with
 parameters is a variant, reached as NAME@VERSION or by the tag --as gives it
 (NAME@TAG). Files and categories the benchmark does not support are skipped
 and counted ("skipped ..." below, the manifest's stats and the card).
@@ -101,26 +105,7 @@ Datasets:
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(newBuildReport(res))
 			}
-			verb := "built"
-			if res.Reused {
-				verb = "already published, reused"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s@%s: %d rows in %d files; manifest s3://%s/%s\n", verb, res.Dataset, res.Version, res.Rows, res.Files, cfg.S3.Bucket, res.ManifestKey)
-			if s := datasets.SkipSummary(res.Stats); s != "" {
-				fmt.Fprintln(cmd.OutOrStdout(), s)
-			}
-			switch {
-			case res.Variant && res.Tag != "":
-				fmt.Fprintf(cmd.OutOrStdout(), "a variant (built with --param): latest not moved; tagged %s@%s\n", res.Dataset, res.Tag)
-			case res.Variant:
-				fmt.Fprintf(cmd.OutOrStdout(), "a variant (built with --param): latest not moved; name it %s@%s, or tag it with --as\n", res.Dataset, res.Version)
-			case res.Tag != "":
-				fmt.Fprintf(cmd.OutOrStdout(), "tagged %s@%s\n", res.Dataset, res.Tag)
-			}
-			if g := res.Generated; g.Units > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "generated %d outputs in %d units: %d model calls (%d from cache, $%.4f), %d calls skipped\n",
-					g.Outputs, g.Units, g.Calls, g.CacheHits, g.CostUSD, g.Skipped)
-			}
+			writeBuildResult(cmd.OutOrStdout(), res, cfg.S3.Bucket)
 			return nil
 		},
 	}
@@ -198,6 +183,47 @@ func newDatasetShowCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&verify, "verify", false, "check every file's sha256 against the manifest")
 	return cmd
+}
+
+// writeBuildResult prints what `dataset build` says of a finished build:
+// the version, what it skipped, what latest named before and after it (a
+// WARNING line when latest moved back to a version built earlier or
+// shrank), the builder's notes about its counts, tags, generation.
+func writeBuildResult(w io.Writer, res workflows.BuildDatasetResult, bucket string) {
+	verb := "built"
+	if res.Reused {
+		verb = "already published, reused"
+	}
+	fmt.Fprintf(w, "%s %s@%s: %d rows in %d files; manifest s3://%s/%s\n", verb, res.Dataset, res.Version, res.Rows, res.Files, bucket, res.ManifestKey)
+	if s := datasets.SkipSummary(res.Stats); s != "" {
+		if res.Reused {
+			s = "the version's build " + s
+		}
+		fmt.Fprintln(w, s)
+	}
+	if b, err := registry.Default().Builder(res.Dataset); err == nil {
+		for _, n := range datasets.BuildNotes(b, res.Stats) {
+			fmt.Fprintln(w, n)
+		}
+	}
+	if l := res.Latest.Line(res.Dataset); l != "" {
+		fmt.Fprintln(w, l)
+	}
+	if warn := res.Latest.Warning(res.Dataset); warn != "" {
+		fmt.Fprintln(w, warn)
+	}
+	switch {
+	case res.Variant && res.Tag != "":
+		fmt.Fprintf(w, "a variant (built with --param): latest not moved; tagged %s@%s\n", res.Dataset, res.Tag)
+	case res.Variant:
+		fmt.Fprintf(w, "a variant (built with --param): latest not moved; name it %s@%s, or tag it with --as\n", res.Dataset, res.Version)
+	case res.Tag != "":
+		fmt.Fprintf(w, "tagged %s@%s\n", res.Dataset, res.Tag)
+	}
+	if g := res.Generated; g.Units > 0 {
+		fmt.Fprintf(w, "generated %d outputs in %d units: %d model calls (%d from cache, $%.4f), %d calls skipped\n",
+			g.Outputs, g.Units, g.Calls, g.CacheHits, g.CostUSD, g.Skipped)
+	}
 }
 
 // datasetList renders one line per registered benchmark for --help.

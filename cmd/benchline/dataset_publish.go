@@ -20,6 +20,9 @@ type publishJSON struct {
 	Release string `json:"release"`
 	Files   int    `json:"files"`
 	Rows    int64  `json:"rows"`
+	// Latest is what the destination's latest named before and after
+	// (absent for a variant).
+	Latest *latestReport `json:"latest,omitempty"`
 }
 
 func newDatasetPublishCmd(g *globals) *cobra.Command {
@@ -37,7 +40,10 @@ The release is DEST/NAME/vVERSION/: README.md (a dataset card whose YAML header
 declares configs with data_files and split names), release.json (every file with
 its rows, bytes and sha256) and data/*.parquet, or data/config=CONFIG/*.parquet
 for datasets with configs. Every file's sha256 is checked after the copy; then the
-card is written and DEST/NAME/latest moved, last. A publish that fails leaves no
+card is written and DEST/NAME/latest moved, last: it names the last version
+published there without --param, an older or smaller one included, and the
+output says what it named before and after (a WARNING line when it shrank or
+moved back to a version built earlier). A publish that fails leaves no
 release and latest as it was. Publishing the same version again copies nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +78,7 @@ release.json and data/test-*.parquet; DEST/details-DATASET-MODEL/latest moves la
 func publishFlags(cmd *cobra.Command, to *string, maxPar *int, asJSON *bool) {
 	cmd.Flags().StringVar(to, "to", "", "destination: s3://bucket/prefix or a local directory")
 	cmd.Flags().IntVar(maxPar, "parallel", 4, "files copied at once")
-	cmd.Flags().BoolVar(asJSON, "json", false, `print {"release", "files", "rows"} as JSON`)
+	cmd.Flags().BoolVar(asJSON, "json", false, `print {"release", "files", "rows", "latest"} as JSON`)
 }
 
 // publish runs the PublishDataset workflow for in and prints its result.
@@ -112,7 +118,8 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(publishJSON{Release: res.Release, Files: res.Files, Rows: res.Rows})
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(publishJSON{Release: res.Release, Files: res.Files, Rows: res.Rows,
+			Latest: newLatestReport(res.Dataset, res.Latest, true)})
 	}
 	verb := "published"
 	if res.Reused {
@@ -120,8 +127,14 @@ func publish(cmd *cobra.Command, g *globals, in workflows.PublishDatasetInput, t
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s %s@%s: %d rows in %d files, every sha256 verified\nrelease %s\n",
 		verb, res.Dataset, res.Version, res.Rows, res.Files, res.Release)
-	if res.LatestMoved {
+	switch l := res.Latest.Line(res.Dataset); {
+	case l != "":
+		fmt.Fprintln(cmd.OutOrStdout(), l)
+	case res.LatestMoved:
 		fmt.Fprintf(cmd.OutOrStdout(), "latest now names %s\n", res.Version)
+	}
+	if w := res.Latest.ReleaseWarning(res.Dataset); w != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), w)
 	}
 	return nil
 }

@@ -162,9 +162,10 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// resolvedLine says which version and build parameters a --dataset ref
-// resolved to, e.g. "dataset reporteval (latest) resolved to
-// reporteval@0123abcd: builder parameters reports=score".
+// resolvedLine says which version, how many rows and which build
+// parameters a --dataset ref resolved to, e.g. "dataset reporteval
+// (latest) resolved to reporteval@0123abcd (100 rows, built
+// 2026-11-27T09:00:00Z): builder parameters reports=score".
 func resolvedLine(ctx context.Context, store blob.Store, ref, name, version string) string {
 	given := ref
 	if !strings.Contains(ref, "@") {
@@ -175,6 +176,7 @@ func resolvedLine(ctx context.Context, store blob.Store, ref, name, version stri
 	if err != nil {
 		return line
 	}
+	line += fmt.Sprintf(" (%s rows, built %s)", catalog.Thousands(m.Rows), m.CreatedAt.UTC().Format(time.RFC3339))
 	var ps []string
 	for k, v := range m.Params {
 		ps = append(ps, k+"="+v)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -25,6 +26,33 @@ type buildReport struct {
 	Skipped     string           `json:"skipped,omitempty"` // datasets.SkipSummary of Stats
 	Variant     bool             `json:"variant,omitempty"`
 	Tag         string           `json:"tag,omitempty"`
+	// Latest is what the build did to latest (absent for a variant).
+	Latest *latestReport `json:"latest,omitempty"`
+}
+
+// latestReport is what a build or a publish did to latest: what it named
+// before (absent: nothing) and after, and whether it moved back to a
+// version built earlier or shrank (then Warning says so in words).
+type latestReport struct {
+	From      *catalog.Pointed `json:"from,omitempty"`
+	To        *catalog.Pointed `json:"to"`
+	Moved     bool             `json:"moved"`
+	MovedBack bool             `json:"moved_back"`
+	Shrank    bool             `json:"shrank"`
+	Warning   string           `json:"warning,omitempty"`
+}
+
+// newLatestReport reports a move of the store's latest (warning: its
+// Warning) or of a release's (release: its ReleaseWarning).
+func newLatestReport(name string, m catalog.LatestMove, release bool) *latestReport {
+	if !m.Touched() {
+		return nil
+	}
+	warn := m.Warning(name)
+	if release {
+		warn = m.ReleaseWarning(name)
+	}
+	return &latestReport{From: m.From, To: m.To, Moved: m.Moved(), MovedBack: m.Back(), Shrank: m.Shrank(), Warning: warn}
 }
 
 // generatedReport sums a build's generation units (builders that call
@@ -40,7 +68,8 @@ type generatedReport struct {
 
 func newBuildReport(r workflows.BuildDatasetResult) buildReport {
 	out := buildReport{Dataset: r.Dataset, Version: r.Version, Rows: r.Rows, Files: r.Files, ManifestKey: r.ManifestKey,
-		Reused: r.Reused, Stats: r.Stats, Skipped: datasets.SkipSummary(r.Stats), Variant: r.Variant, Tag: r.Tag}
+		Reused: r.Reused, Stats: r.Stats, Skipped: datasets.SkipSummary(r.Stats), Variant: r.Variant, Tag: r.Tag,
+		Latest: newLatestReport(r.Dataset, r.Latest, false)}
 	if g := r.Generated; g.Units > 0 {
 		out.Generated = &generatedReport{Units: g.Units, Outputs: g.Outputs, Skipped: g.Skipped, Calls: g.Calls,
 			CacheHits: g.CacheHits, CostUSD: g.CostUSD}

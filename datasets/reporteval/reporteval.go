@@ -420,3 +420,21 @@ func (Builder) Card(m catalog.Manifest) string {
 			"sources.benchline.test.",
 	}, m)
 }
+
+var _ datasets.Noter = Builder{}
+
+// Notes says, in the build's output, when some topics have a report and
+// others do not: the task scores the reports given, and asks the model
+// under test to write the others, so one run mixes the two. A build with
+// every topic's report, or none (a topics-only source), says nothing.
+func (Builder) Notes(stats map[string]int64) []string {
+	topics, ok := stats["topics"]
+	with, ok2 := stats["topics_with_report"]
+	if !ok || !ok2 || with == 0 || with >= topics {
+		return nil
+	}
+	return []string{fmt.Sprintf("WARNING: %s of %s topics have no report in the reports file: "+
+		"an evaluation asks the model under test to write those and scores the given reports for the others "+
+		"(stats topics and topics_with_report in dataset show)",
+		catalog.Thousands(topics-with), catalog.Thousands(topics))}
+}

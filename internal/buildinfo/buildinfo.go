@@ -36,7 +36,26 @@ type Info struct {
 	// Modified is true when the commit's working tree had uncommitted
 	// changes (vcs.modified, or a linker Version ending in -dirty).
 	Modified bool `json:"modified"`
+	// Stamped says where the commit came from: "ldflags" (make build, the
+	// Dockerfile), "vcs" (go build in a git clone: debug.ReadBuildInfo's
+	// vcs.revision) or "none". Go stamps no VCS information with
+	// -buildvcs=false (in GOFLAGS or `go env`), in a git worktree (its
+	// .git is a file, and Go looks for a .git directory), and for go run
+	// and go test binaries.
+	Stamped string `json:"stamped"`
 }
+
+// Where the commit came from (Info.Stamped).
+const (
+	StampedLdflags = "ldflags"
+	StampedVCS     = "vcs"
+	StampedNone    = "none"
+)
+
+// NotStampedHint is what --version adds when the binary carries no
+// commit, so a user knows how to get one.
+const NotStampedHint = "no commit stamped: build with `make build`, or `go build` in a git clone " +
+	"(not a git worktree) without -buildvcs=false in GOFLAGS or `go env`"
 
 // Get is this binary's Info.
 func Get() Info {
@@ -47,7 +66,10 @@ func Get() Info {
 // from merges the linker's values over the build information (either may
 // be empty or nil).
 func from(version, commit, date string, bi *debug.BuildInfo) Info {
-	info := Info{Version: version, Commit: commit, BuildDate: date, GoVersion: runtime.Version()}
+	info := Info{Version: version, Commit: commit, BuildDate: date, GoVersion: runtime.Version(), Stamped: StampedNone}
+	if commit != "" {
+		info.Stamped = StampedLdflags
+	}
 	if bi != nil {
 		if bi.GoVersion != "" {
 			info.GoVersion = bi.GoVersion
@@ -58,8 +80,8 @@ func from(version, commit, date string, bi *debug.BuildInfo) Info {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
-				if info.Commit == "" {
-					info.Commit = s.Value
+				if info.Commit == "" && s.Value != "" {
+					info.Commit, info.Stamped = s.Value, StampedVCS
 				}
 			case "vcs.time":
 				if info.BuildDate == "" {
@@ -84,13 +106,18 @@ func from(version, commit, date string, bi *debug.BuildInfo) Info {
 	return info
 }
 
-// String is the one line `benchline --version` prints.
+// String is the one line `benchline --version` prints; a binary with no
+// commit says how to build one that has it (NotStampedHint).
 func (i Info) String() string {
 	commit := i.Commit
 	if i.Modified {
 		commit += "+modified"
 	}
-	return fmt.Sprintf("benchline %s (commit %s, built %s, %s)", i.Version, commit, i.BuildDate, i.GoVersion)
+	line := fmt.Sprintf("benchline %s (commit %s, built %s, %s)", i.Version, commit, i.BuildDate, i.GoVersion)
+	if i.Commit == Unknown {
+		line += "; " + NotStampedHint
+	}
+	return line
 }
 
 // LogAttrs are the fields of the worker's first log line.

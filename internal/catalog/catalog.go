@@ -199,38 +199,60 @@ type PublishOptions struct {
 // pointer (unless the version is a Variant), then its tag (opts.Tag). Data
 // files must already be written.
 func Publish(ctx context.Context, s blob.Store, m Manifest, card string, opts PublishOptions) error {
+	_, err := PublishMove(ctx, s, m, card, opts)
+	return err
+}
+
+// PublishMove is Publish, and says what latest named before and after
+// (the zero LatestMove for a variant).
+func PublishMove(ctx context.Context, s blob.Store, m Manifest, card string, opts PublishOptions) (LatestMove, error) {
 	if opts.Tag != "" {
 		if err := ValidTag(opts.Tag); err != nil {
-			return err
+			return LatestMove{}, err
 		}
 	}
 	if err := blob.PutBytes(ctx, s, CardKey(m.Name, m.Version), []byte(card)); err != nil {
-		return fmt.Errorf("catalog: write card: %w", err)
+		return LatestMove{}, fmt.Errorf("catalog: write card: %w", err)
 	}
 	if err := blob.PutJSON(ctx, s, ManifestKey(m.Name, m.Version), m); err != nil {
-		return fmt.Errorf("catalog: write manifest: %w", err)
+		return LatestMove{}, fmt.Errorf("catalog: write manifest: %w", err)
 	}
-	return Point(ctx, s, m, !m.Variant, opts.Tag)
+	return PointMove(ctx, s, m, !m.Variant, opts.Tag)
 }
 
 // Point moves the pointers of a version already published: latest, when
 // latest is true, and tag, when set. Publishing the same build again
 // (a reused version) calls it, so --as tags a version built before.
 func Point(ctx context.Context, s blob.Store, m Manifest, latest bool, tag string) error {
+	_, err := PointMove(ctx, s, m, latest, tag)
+	return err
+}
+
+// PointMove is Point, and says what latest named before and after (the
+// zero LatestMove when latest is false). latest is written even when it
+// already names m, so a pointer a failed publish left behind is repaired.
+func PointMove(ctx context.Context, s blob.Store, m Manifest, latest bool, tag string) (LatestMove, error) {
+	var mv LatestMove
 	if latest {
-		if err := blob.PutJSON(ctx, s, LatestKey(m.Name), Latest{Version: m.Version}); err != nil {
-			return fmt.Errorf("catalog: write latest pointer: %w", err)
+		from, err := CurrentLatest(ctx, s, m.Name)
+		if err != nil {
+			return mv, err
 		}
+		if err := blob.PutJSON(ctx, s, LatestKey(m.Name), Latest{Version: m.Version}); err != nil {
+			return mv, fmt.Errorf("catalog: write latest pointer: %w", err)
+		}
+		to := PointedAt(m)
+		mv = LatestMove{From: from, To: &to}
 	}
 	if tag != "" {
 		if err := ValidTag(tag); err != nil {
-			return err
+			return mv, err
 		}
 		if err := blob.PutJSON(ctx, s, TagKey(m.Name, tag), Latest{Version: m.Version}); err != nil {
-			return fmt.Errorf("catalog: write tag %s: %w", tag, err)
+			return mv, fmt.Errorf("catalog: write tag %s: %w", tag, err)
 		}
 	}
-	return nil
+	return mv, nil
 }
 
 // Verify checks that every file a manifest names exists with the recorded

@@ -293,6 +293,13 @@ func TestPublishDataset(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil {
 			t.Fatalf("--json printed %q: %v", out, err)
 		}
+		// latest: the first publish there moves it from nothing.
+		latest, _ := got["latest"].(map[string]any)
+		to, _ := latest["to"].(map[string]any)
+		if _, from := latest["from"]; from || latest["moved"] != true || to["version"] != res.Version || to["rows"] != float64(m.Rows) {
+			t.Errorf("--json latest = %v, want a move from nothing to %s (%d rows)", got["latest"], res.Version, m.Rows)
+		}
+		delete(got, "latest")
 		want := map[string]any{"release": filepath.Join(wd, "rel", "bfcl", "v"+res.Version), "files": float64(len(m.Files)), "rows": float64(m.Rows)}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("--json printed %v, want exactly %v", got, want)

@@ -273,15 +273,41 @@ func FactOracle(claim, source string) FactReply {
 
 // ClaimsOracle is the proposer oracle's reply for a report: each cited
 // sentence (Citations), without its heading lines and citation marks, is
-// one claim citing its references.
+// one claim citing its references. It never proposes what
+// ProposedClaims.Validate rejects: a sentence that ends inside a heading
+// line (a table whose cells cite, then the next section's heading with a
+// period in it, "... of the U.") has nothing after that heading, so its
+// claim is its lines other than headings; one left empty even so (only
+// citation marks and headings) is not proposed.
 func ClaimsOracle(report string) ProposedClaims {
 	_, cited := Citations(report)
 	out := ProposedClaims{Claims: []ProposedClaim{}}
 	for _, c := range cited {
+		text := proposedClaim(c.Sentence)
+		if text == "" {
+			continue
+		}
 		refs := append([]int{}, c.Refs...)
-		out.Claims = append(out.Claims, ProposedClaim{Claim: strings.TrimSpace(StripCitations(ClaimText(c.Sentence))), Refs: refs})
+		out.Claims = append(out.Claims, ProposedClaim{Claim: text, Refs: refs})
 	}
 	return out
+}
+
+// proposedClaim is the claim the proposer oracle makes of a cited
+// sentence: ClaimText without citation marks, or, when that is empty (the
+// sentence ends in a heading line), the sentence's lines that are not
+// headings; "" when nothing is left.
+func proposedClaim(sentence string) string {
+	if s := strings.TrimSpace(StripCitations(ClaimText(sentence))); s != "" {
+		return s
+	}
+	var body []string
+	for _, l := range strings.Split(sentence, "\n") {
+		if !strings.HasPrefix(strings.TrimLeft(l, " \t"), "#") {
+			body = append(body, l)
+		}
+	}
+	return strings.TrimSpace(StripCitations(pyStrip(strings.Join(body, "\n"))))
 }
 
 // mustJSON encodes a value of this package's reply types (strings,
