@@ -73,6 +73,9 @@ type exploreManifest struct {
 	ChunkRows    []int `json:"chunk_rows"`
 	// TextBytes is the uncompressed size of the text chunks.
 	TextBytes int64 `json:"text_bytes"`
+	// Ordered says the samples, in result order, are in sample-index
+	// order: sorting by index is then no sort, and needs no rows.
+	Ordered bool `json:"ordered"`
 }
 
 // exploreRow is what the explorer keeps of a sample to page and sort.
@@ -113,7 +116,8 @@ func buildExplore(ctx context.Context, store blob.Store, runID, headline string,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	m := exploreManifest{Version: exploreVersion, RunID: runID, Headline: headline, Files: keys, ChunkSamples: chunkSamples}
+	m := exploreManifest{Version: exploreVersion, RunID: runID, Headline: headline, Files: keys, ChunkSamples: chunkSamples, Ordered: true}
+	last := int64(math.MinInt64)
 	rw := pq.NewWriter[exploreRow](ctx, store, exploreKey(runID, "rows.parquet"), pq.Options{})
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -225,6 +229,10 @@ func buildExplore(ctx context.Context, store blob.Store, runID, headline string,
 			}
 		}
 		m.Rows = append(m.Rows, len(p.rows))
+		for _, r := range p.rows {
+			m.Ordered = m.Ordered && r.Index >= last
+			last = r.Index
+		}
 		if err := rw.Write(p.rows); err != nil {
 			return fail(err)
 		}

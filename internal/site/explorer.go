@@ -235,6 +235,16 @@ func (ri *runIndex) order(store blob.Store, key string) ([]int32, error) {
 	if ok {
 		return o, nil
 	}
+	if key == "index" && ri.m.Ordered { // result order is index order
+		o = make([]int32, ri.m.Samples)
+		for i := range o {
+			o[i] = int32(i)
+		}
+		ri.mu.Lock()
+		ri.orders[key] = o
+		ri.mu.Unlock()
+		return o, nil
+	}
 	rows, err := ri.loadRows(store)
 	if err != nil {
 		return nil, err
@@ -580,7 +590,10 @@ func (e *explorer) samples(ctx context.Context, id string, q query) (ListDoc, er
 		if serr != nil {
 			return doc, serr
 		}
-		if q.q != "" {
+		switch {
+		case q.q != "" && q.sort == "index" && ri.m.Ordered:
+			list = hits // in ordinal order, which is index order
+		case q.q != "":
 			list = filterOrder(list, hits, ri.m.Samples)
 		}
 		doc.Matched = len(list)

@@ -244,3 +244,63 @@ func TestExplorerBusy(t *testing.T) {
 		r()
 	}
 }
+
+// TestExplorerIndexOrdered: the index records whether the results are in
+// sample-index order; a search sorted by index then needs no rows, and
+// one of results out of order still lists its matches by index.
+func TestExplorerIndexOrdered(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		indexes [][]int64 // per result file
+		ordered bool
+		want    []string // a search for "marker", sorted by index
+	}{
+		{"in order", [][]int64{{0, 1}, {2, 3}}, true, []string{"s-0", "s-1", "s-2", "s-3"}},
+		{"files swapped", [][]int64{{2, 3}, {0, 1}}, false, []string{"s-0", "s-1", "s-2", "s-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := blobtest.NewMemory()
+			const id = "rordered0000001"
+			for f, idx := range tc.indexes {
+				var rows []schemas.ResultRow
+				for _, i := range idx {
+					rows = append(rows, schemas.ResultRow{RunID: id, SampleID: fmt.Sprintf("s-%d", i), SampleIndex: i, Shard: int32(f),
+						Response: fmt.Sprintf("marker %d", i), Metrics: map[string]float64{"accuracy": 1}})
+				}
+				w := pq.NewWriter[schemas.ResultRow](ctx, store, runs.ShardKey(id, f), pq.Options{})
+				if err := w.Write(rows); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys, err := resultKeys(ctx, store, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := buildExplore(ctx, store, id, "accuracy", runs.Plan{}, false, keys); err != nil {
+				t.Fatal(err)
+			}
+			var m exploreManifest
+			if err := blob.GetJSON(ctx, store, exploreKey(id, "manifest.json"), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Ordered != tc.ordered {
+				t.Errorf("manifest ordered %t, want %t", m.Ordered, tc.ordered)
+			}
+			doc, err := newExplorer(store).samples(ctx, id, query{limit: 50, sort: "index", q: "marker"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, it := range doc.Items.([]sampleJS) {
+				got = append(got, it.ID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("search by index: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
