@@ -140,6 +140,7 @@ type runIndex struct {
 	mu       sync.Mutex
 	chunks   [][]byte // compressed, kept while the cache has room
 	kept     int64    // their bytes
+	dropped  bool     // no longer among the explorer's runs: keeps no chunks
 	fetches  singleflight.Group
 	queries  singleflight.Group // one search per query at a time
 	orders   map[string][]int32
@@ -366,10 +367,13 @@ func (ri *runIndex) scan(ctx context.Context, store blob.Store, q string) ([]int
 // kept while the explorer's chunk cache has room (ExplorerCacheBytes).
 func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte, error) {
 	ri.mu.Lock()
-	if ri.chunks == nil {
+	if ri.chunks == nil && !ri.dropped {
 		ri.chunks = make([][]byte, ri.m.Chunks)
 	}
-	z := ri.chunks[c]
+	var z []byte
+	if ri.chunks != nil {
+		z = ri.chunks[c]
+	}
 	ri.mu.Unlock()
 	if z != nil {
 		return z, nil
@@ -384,8 +388,12 @@ func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte,
 		}
 		if ri.e != nil && ri.e.keep(len(b)) {
 			ri.mu.Lock()
-			ri.chunks[c] = b
-			ri.kept += int64(len(b))
+			if !ri.dropped { // a dropped run keeps nothing
+				ri.chunks[c] = b
+				ri.kept += int64(len(b))
+			} else {
+				ri.e.cached.Add(-int64(len(b)))
+			}
 			ri.mu.Unlock()
 		}
 		return b, nil
@@ -406,7 +414,7 @@ func (ri *runIndex) dropChunks() int64 {
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	n := ri.kept
-	ri.chunks, ri.kept = nil, 0
+	ri.chunks, ri.kept, ri.dropped = nil, 0, true
 	return n
 }
 

@@ -304,3 +304,29 @@ func TestExplorerIndexOrdered(t *testing.T) {
 		})
 	}
 }
+
+// TestExplorerChunkCache: the compressed chunks kept are counted against
+// ExplorerCacheBytes, given back when their run is dropped, and a dropped
+// run still answering a request keeps none.
+func TestExplorerChunkCache(t *testing.T) {
+	store, s, _ := servedLarge(t)
+	ctx := context.Background()
+	e := newExplorer(store)
+	ri, err := e.run(ctx, runOf(t, s, "bfcl", "acme/model-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.search(ctx, store, "bfcl-007"); err != nil {
+		t.Fatal(err)
+	}
+	if e.cached.Load() <= 0 || e.cached.Load() != ri.kept {
+		t.Fatalf("after a search: %d bytes counted, the run keeps %d", e.cached.Load(), ri.kept)
+	}
+	e.cached.Add(-ri.dropChunks())
+	if _, err := ri.search(ctx, store, "bfcl-011"); err != nil {
+		t.Fatal(err)
+	}
+	if e.cached.Load() != 0 || ri.kept != 0 {
+		t.Errorf("a dropped run: %d bytes counted, it keeps %d; want 0", e.cached.Load(), ri.kept)
+	}
+}
