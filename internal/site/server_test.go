@@ -89,6 +89,9 @@ func TestServeSlowBodies(t *testing.T) {
 			answer := func() string {
 				status, err := r.ReadString('\n')
 				if err != nil {
+					if ne, ok := err.(net.Error); ok && ne.Timeout() {
+						return "no answer until the deadline"
+					}
 					return "no answer: " + err.Error()
 				}
 				for {
