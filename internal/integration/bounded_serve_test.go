@@ -218,6 +218,78 @@ func TestServeBoundedSlowBodies(t *testing.T) {
 	}
 }
 
+// BenchmarkServeFirstSearch times the first search of `leaderboard
+// serve`'s server just started (its first page asked first, as the run
+// page does) on a run of 21,000 samples with replies of 20 KB in the
+// stack's MinIO (issue #33's run; docs/PERFORMANCE.md), a new server and
+// another sample each round:
+//
+//	go test -run '^$' -bench ServeFirstSearch -benchtime 3x ./internal/integration/
+func BenchmarkServeFirstSearch(b *testing.B) {
+	ctx := context.Background()
+	store := stack.Store
+	runID := fmt.Sprintf("rfirst%07d", time.Now().UnixNano()%10_000_000)
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", (20<<10)/27+1)
+	for f := range 42 {
+		rows := make([]schemas.ResultRow, 500)
+		for k := range rows {
+			i := f*500 + k
+			resp := fmt.Sprintf("Marker %05d. ", i)
+			rows[k] = schemas.ResultRow{RunID: runID, SampleID: fmt.Sprintf("s-%05d", i), SampleIndex: int64(i), Shard: int32(f),
+				Model: "m", Response: resp + filler[:20<<10-len(resp)], Metrics: map[string]float64{"accuracy": 1}, Calls: 1, Attempts: 1}
+		}
+		w := pq.NewWriter[schemas.ResultRow](ctx, store, runs.ShardKey(runID, f), pq.Options{})
+		if err := w.Write(rows); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := leaderboard.Run{RunID: runID, Dataset: "d", Model: "m", Summary: aggregate.Summary{Samples: 21000}}
+	if err := site.ExplorerIndex(ctx, store, run, "accuracy"); err != nil {
+		b.Fatal(err)
+	}
+	s := leaderboard.Scores{Board: "first", Stamp: "20261128T000000Z", Runs: []leaderboard.Run{run}}
+	if err := blob.PutJSON(ctx, store, leaderboard.ScoresKey(s.Board, s.Stamp), s); err != nil {
+		b.Fatal(err)
+	}
+	if err := blob.PutBytes(ctx, store, leaderboard.LatestKey(s.Board), []byte(s.Stamp)); err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	round := 0
+	for b.Loop() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := site.NewServer(store)
+		go func() { _ = srv.Serve(ln) }()
+		get := func(u string) string {
+			resp, err := http.Get("http://" + ln.Addr().String() + u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return string(body)
+		}
+		get("/first/api/samples?run=" + runID + "&limit=50")
+		i := 20977 - round
+		start := time.Now()
+		body := get(fmt.Sprintf("/first/api/samples?run=%s&q=marker+%05d.&limit=50", runID, i))
+		total += time.Since(start)
+		b.Logf("round %d: first search %v", round, time.Since(start))
+		if !strings.Contains(body, fmt.Sprintf(`"id":"s-%05d"`, i)) {
+			b.Fatalf("search for sample %d: %.200s", i, body)
+		}
+		_ = srv.Close()
+		round++
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "first-search-ms")
+}
+
 // readFailure says why a read failed, without the addresses (the
 // failures of many connections are counted together).
 func readFailure(err error) string {
