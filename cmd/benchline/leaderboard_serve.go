@@ -27,6 +27,11 @@ func newLeaderboardServeCmd(g *globals) *cobra.Command {
                             "mean", "ci_low", "ci_high", "n", "run_id"}]}
   GET /<board>/...          the stamp's other pages, plots, data and downloads
 
+Every route is GET or HEAD without a body; requests are bounded (headers
+10 s, a whole request 15 s, an answer 2 min, headers 64 KiB) and at most 4
+explorer requests are answered at once (others wait up to 5 s, then 503
+with Retry-After): see the Limits table in README.md.
+
 A board is served once leaderboards/<board>/latest exists; the latest stamp is read
 on every request, so a refresh shows without a restart. The same files open from
 disk (file://) after copying leaderboards/<board>/<stamp>/site/ out of the store.`,
@@ -41,7 +46,7 @@ disk (file://) after copying leaderboards/<board>/<stamp>/site/ out of the store
 			if err != nil {
 				return fmt.Errorf("leaderboard serve: %w", err)
 			}
-			srv := &http.Server{Handler: site.Handler(store), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			srv := site.NewServer(store)
 			fmt.Fprintf(cmd.OutOrStdout(), "serving leaderboards on http://%s/\n", ln.Addr())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()

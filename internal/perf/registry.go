@@ -272,6 +272,20 @@ var Figures = []Figure{
 	{Name: "site-write-cpu", Section: "Leaderboard site", Pkg: "./internal/site/",
 		Bench: "^BenchmarkWrite$", Benchtime: "3x", QuickBenchtime: "1x",
 		Line: "BenchmarkWrite", Metric: "cpu-s/op", Unit: "CPU s/write"},
+
+	// The served explorer at the reply limit.
+	{Name: "site-explorer-200-searches-heap", Section: "The served explorer at the reply limit", Pkg: "./internal/site/",
+		Bench: "^BenchmarkExplorerConcurrentSearches$", Benchtime: "3x", QuickBenchtime: "1x",
+		Line: "BenchmarkExplorerConcurrentSearches", Metric: "peak-heap-MiB", Unit: "MiB heap, 200 searches of 1 MiB replies",
+		Goal: Goal{Value: 256}},
+	{Name: "site-explorer-first-search", Section: "The served explorer at the reply limit", Pkg: "./internal/site/",
+		Bench: "^BenchmarkExplorerFirstSearch$", Benchtime: "3x", QuickBenchtime: "1x",
+		Line: "BenchmarkExplorerFirstSearch", Metric: "first-search-ms", Unit: "ms, first search, 21,000 replies of 20 KB",
+		Goal: Goal{Value: 2000}},
+	{Name: "site-explorer-build-heap", Section: "The served explorer at the reply limit", Pkg: "./internal/site/",
+		Bench: "^BenchmarkExplorerFirstSearch$", Benchtime: "3x", QuickBenchtime: "1x",
+		Line: "BenchmarkExplorerFirstSearch", Metric: "build-peak-MiB", Unit: "MiB heap, index of 21,000 replies of 20 KB",
+		Goal: Goal{Value: 256}},
 }
 
 func sandboxRatio(group string) Figure {

@@ -193,6 +193,29 @@ func (r *ObjectReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// A read decodes at most maxBatchRows rows at once, and fewer when the
+// file's rows are large: about batchBytes of them, judged by the largest
+// average row size of the file's row groups (uncompressed), so a file of
+// 1 MiB replies is read 8 rows at a time, not 1024.
+const (
+	maxBatchRows = 1024
+	batchBytes   = 8 << 20
+)
+
+// batchRows is how many rows of f one read decodes.
+func batchRows(f *parquet.File) int {
+	var avg int64
+	for _, rg := range f.Metadata().RowGroups {
+		if rg.NumRows > 0 {
+			avg = max(avg, rg.TotalByteSize/rg.NumRows)
+		}
+	}
+	if avg <= 0 {
+		return maxBatchRows
+	}
+	return int(min(max(batchBytes/avg, 1), maxBatchRows))
+}
+
 // ReadEach streams the rows of the Parquet object at key as type T, calling
 // fn for each batch. T may name a subset of the file's columns: only those
 // columns are read (projection). Returning an error from fn stops the read.
@@ -206,7 +229,7 @@ func ReadEach[T any](ctx context.Context, store blob.Store, key string, fn func(
 	defer ra.Release()
 	rd := parquet.NewGenericReader[T](f)
 	defer rd.Close()
-	buf := make([]T, 1024)
+	buf := make([]T, batchRows(f))
 	for {
 		n, err := rd.Read(buf)
 		if n > 0 {
@@ -246,7 +269,7 @@ func ReadRange[T any](ctx context.Context, store blob.Store, key string, start, 
 	if err := rd.SeekToRow(start); err != nil {
 		return ra.readError(fmt.Sprintf("seek to row %d", start), err)
 	}
-	buf := make([]T, min(1024, max(n, 1)))
+	buf := make([]T, min(int64(batchRows(f)), max(n, 1)))
 	for left := n; left > 0; {
 		k, err := rd.Read(buf[:min(int64(len(buf)), left)])
 		if k > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -25,23 +26,33 @@ import (
 // lists from the run's result Parquet and the run's explorer index.
 const MaxStaticSamples = 20000
 
-// ChunkSamples is how many samples one text chunk of a run's explorer
+// ChunkSamples is the most samples one text chunk of a run's explorer
 // index holds.
 const ChunkSamples = 65536
 
-// maxStatic and chunkSamples are MaxStaticSamples and ChunkSamples (tests
-// lower them).
-var maxStatic, chunkSamples = MaxStaticSamples, ChunkSamples
+// ChunkBytes caps a text chunk's uncompressed size: a chunk is closed
+// before a sample's line would take it past ChunkBytes (a sample whose
+// line alone is larger gets a chunk of its own, at most the reply limit
+// and its prompt). The served search decompresses at most DecodeSlots
+// chunks at once, so its memory is bounded by DecodeSlots × ChunkBytes
+// whatever the replies' size, and the refresh holds one chunk's text.
+const ChunkBytes = 8 << 20
+
+// maxStatic, chunkSamples and chunkBytes are MaxStaticSamples,
+// ChunkSamples and ChunkBytes (tests lower them).
+var maxStatic, chunkSamples, chunkBytes = MaxStaticSamples, ChunkSamples, ChunkBytes
 
 // exploreVersion is the layout version of an explorer index; an index of
-// another version is rebuilt.
-const exploreVersion = 1
+// another version is rebuilt. Version 2 caps chunks by bytes
+// (ChunkBytes) and lists each chunk's samples (ChunkRows).
+const exploreVersion = 2
 
 // The explorer index of a run, written once per run (the first refresh
 // that shows it; later stamps reuse it) under runs/<id>/explore/:
 //
 //	rows.parquet     one exploreRow per sample, in result order
-//	text-NNNN.zst    ChunkSamples lines each: a sample's every text, lower-cased (zstd)
+//	text-NNNN.zst    one line per sample (at most ChunkSamples lines and
+//	                 about ChunkBytes): a sample's every text, lower-cased (zstd)
 //	manifest.json    exploreManifest, written last
 func exploreKey(runID, name string) string { return runs.Dir(runID) + "explore/" + name }
 
@@ -56,10 +67,15 @@ type exploreManifest struct {
 	Rows     []int    `json:"rows"`  // each file's rows
 	Samples  int      `json:"samples"`
 	Chunks   int      `json:"chunks"`
-	// ChunkSamples is the samples per text chunk (the last may hold fewer).
-	ChunkSamples int `json:"chunk_samples"`
+	// ChunkSamples is the most samples a text chunk holds; ChunkRows
+	// how many each holds, in order.
+	ChunkSamples int   `json:"chunk_samples"`
+	ChunkRows    []int `json:"chunk_rows"`
 	// TextBytes is the uncompressed size of the text chunks.
 	TextBytes int64 `json:"text_bytes"`
+	// Ordered says the samples, in result order, are in sample-index
+	// order: sorting by index is then no sort, and needs no rows.
+	Ordered bool `json:"ordered"`
 }
 
 // exploreRow is what the explorer keeps of a sample to page and sort.
@@ -88,13 +104,20 @@ func readManifest(ctx context.Context, store blob.Store, runID, headline string)
 }
 
 // buildExplore writes a run's explorer index unless an earlier refresh
-// did. It reads the result files ReadConcurrency at a time, in windows, so
-// its memory is bounded by the window, not the run.
+// did. It reads the result files ReadConcurrency at a time, at most
+// exploreWindow files ahead of the one it writes; each file's reader hands
+// its samples' search lines to the writer through a queue of at most
+// partBytes (or one line), and reads a file a bounded batch of rows at a
+// time (pq), so its memory is bounded by those windows, not by the run or
+// the replies' size.
 func buildExplore(ctx context.Context, store blob.Store, runID, headline string, plan runs.Plan, hasPlan bool, keys []string) error {
 	if _, ok, err := readManifest(ctx, store, runID, headline); err != nil || ok {
 		return err
 	}
-	m := exploreManifest{Version: exploreVersion, RunID: runID, Headline: headline, Files: keys, ChunkSamples: chunkSamples}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := exploreManifest{Version: exploreVersion, RunID: runID, Headline: headline, Files: keys, ChunkSamples: chunkSamples, Ordered: true}
+	last := int64(math.MinInt64)
 	rw := pq.NewWriter[exploreRow](ctx, store, exploreKey(runID, "rows.parquet"), pq.Options{})
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -112,62 +135,111 @@ func buildExplore(ctx context.Context, store blob.Store, runID, headline string,
 			return fmt.Errorf("site: run %s: explorer index: %w", runID, err)
 		}
 		m.Chunks++
+		m.ChunkRows = append(m.ChunkRows, inChunk)
 		text.Reset()
 		inChunk = 0
 		return nil
 	}
-	// One dataset reader per reading goroutine, kept across files: a
-	// reader keeps its dataset file open while the shards it reads come
-	// from it (opening decodes the file's footer).
-	readers := make(chan *prompts, leaderboard.ReadConcurrency)
-	for range leaderboard.ReadConcurrency {
-		pr := &prompts{ctx: ctx, store: store}
-		if hasPlan {
-			pr.plan = plan
-		}
-		readers <- pr
-	}
-	defer func() {
-		for range leaderboard.ReadConcurrency {
-			(<-readers).close()
-		}
-	}()
-	const window = 4 * leaderboard.ReadConcurrency
-	for w := 0; w < len(keys); w += window {
-		parts := make([]explorePart, min(window, len(keys)-w))
-		err := leaderboard.EachParallel(len(parts), func(k int) error {
-			var err error
-			pr := <-readers
-			parts[k], err = readExplorePart(ctx, store, keys[w+k], int32(w+k), headline, pr)
-			readers <- pr
-			if err != nil {
-				return fmt.Errorf("site: run %s: results %s: %w", runID, keys[w+k], err)
-			}
-			return nil
-		})
-		if err != nil {
-			rw.Abort()
-			return err
-		}
-		for _, p := range parts {
-			m.Rows = append(m.Rows, len(p.rows))
-			if err := rw.Write(p.rows); err != nil {
-				rw.Abort()
+	add := func(line string) error {
+		if inChunk > 0 && text.Len()+len(line)+1 > chunkBytes {
+			if err := flush(); err != nil {
 				return err
 			}
-			for _, line := range p.lines {
-				text.WriteString(line)
-				text.WriteByte('\n')
-				m.Samples++
-				if inChunk++; inChunk == chunkSamples {
-					if err := flush(); err != nil {
-						rw.Abort()
-						return err
-					}
+		}
+		text.WriteString(line)
+		text.WriteByte('\n')
+		m.Samples++
+		if inChunk++; inChunk == chunkSamples {
+			return flush()
+		}
+		return nil
+	}
+	parts := make([]*explorePart, len(keys))
+	for i := range parts {
+		parts[i] = newExplorePart()
+	}
+	// The readers: ReadConcurrency goroutines, each with a dataset reader
+	// kept across files (it keeps its dataset file open while the shards
+	// it reads come from it: opening decodes the file's footer). A file
+	// is started only while fewer than exploreWindow files are started
+	// and not yet written.
+	window := make(chan struct{}, exploreWindow)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range leaderboard.ReadConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr := &prompts{ctx: ctx, store: store}
+			if hasPlan {
+				pr.plan = plan
+			}
+			defer pr.close()
+			for i := range next {
+				err := readExplorePart(ctx, store, keys[i], int32(i), headline, pr, parts[i])
+				if err != nil {
+					err = fmt.Errorf("site: run %s: results %s: %w", runID, keys[i], err)
+				}
+				parts[i].finish(err)
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for i := range keys {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() == nil {
+				select {
+				case next <- i:
+					continue
+				case <-ctx.Done():
 				}
 			}
+			for _, p := range parts[i:] { // never started
+				p.finish(ctx.Err())
+			}
+			return
 		}
+	}()
+	fail := func(err error) error {
+		cancel()
+		for _, p := range parts {
+			p.abandon()
+		}
+		wg.Wait()
+		rw.Abort()
+		return err
 	}
+	for _, p := range parts {
+		for {
+			lines, done, err := p.take(ctx)
+			if err != nil {
+				return fail(err)
+			}
+			for _, line := range lines {
+				if err := add(line); err != nil {
+					return fail(err)
+				}
+			}
+			if done {
+				break
+			}
+		}
+		m.Rows = append(m.Rows, len(p.rows))
+		for _, r := range p.rows {
+			m.Ordered = m.Ordered && r.Index >= last
+			last = r.Index
+		}
+		if err := rw.Write(p.rows); err != nil {
+			return fail(err)
+		}
+		p.rows = nil
+		<-window
+	}
+	wg.Wait()
 	if err := flush(); err != nil {
 		rw.Abort()
 		return err
@@ -178,17 +250,89 @@ func buildExplore(ctx context.Context, store blob.Store, runID, headline string,
 	return blob.PutJSON(ctx, store, exploreKey(runID, "manifest.json"), m)
 }
 
-// explorePart is what the explorer index takes from one result file.
+// exploreWindow is how many result files the index build reads ahead of
+// the one it writes; partBytes how many bytes of search lines each holds
+// for the writer before its reader waits.
+const (
+	exploreWindow = 4 * leaderboard.ReadConcurrency
+	partBytes     = 1 << 20
+)
+
+// explorePart is what the explorer index takes from one result file: its
+// rows (kept until the file is written: about 50 bytes a sample) and its
+// search lines, passed on through a queue of at most partBytes.
 type explorePart struct {
-	rows  []exploreRow
-	lines []string
+	mu        sync.Mutex
+	cond      sync.Cond
+	rows      []exploreRow
+	lines     []string
+	size      int
+	done      bool
+	abandoned bool
+	err       error
 }
 
-func readExplorePart(ctx context.Context, store blob.Store, key string, file int32, headline string, pr *prompts) (explorePart, error) {
-	var p explorePart
+var errAbandoned = errors.New("site: explorer index build stopped")
+
+func newExplorePart() *explorePart {
+	p := &explorePart{}
+	p.cond.L = &p.mu
+	return p
+}
+
+// put queues a line, waiting while the queue holds partBytes.
+func (p *explorePart) put(line string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.size > 0 && p.size+len(line) > partBytes && !p.abandoned {
+		p.cond.Wait()
+	}
+	if p.abandoned {
+		return errAbandoned
+	}
+	p.lines = append(p.lines, line)
+	p.size += len(line)
+	p.cond.Broadcast()
+	return nil
+}
+
+// finish ends the part (err: its reader failed).
+func (p *explorePart) finish(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.err = true, err
+	p.cond.Broadcast()
+}
+
+// abandon wakes a reader waiting in put: the build stopped.
+func (p *explorePart) abandon() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.abandoned = true
+	p.cond.Broadcast()
+}
+
+// take returns the queued lines, waiting for some; done says the part has
+// no more.
+func (p *explorePart) take(ctx context.Context) (lines []string, done bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.lines) == 0 && !p.done {
+		p.cond.Wait()
+	}
+	if p.err != nil {
+		return nil, true, p.err
+	}
+	lines, p.lines, p.size = p.lines, nil, 0
+	p.cond.Broadcast()
+	return lines, p.done, ctx.Err()
+}
+
+func readExplorePart(ctx context.Context, store blob.Store, key string, file int32, headline string, pr *prompts, p *explorePart) error {
 	var row int32
-	err := pq.ReadEach(ctx, store, key, func(rows []schemas.ResultRow) error {
-		for _, r := range rows {
+	var rows []exploreRow
+	err := pq.ReadEach(ctx, store, key, func(rs []schemas.ResultRow) error {
+		for _, r := range rs {
 			prompt, err := pr.row(r.Shard, r.SampleIndex)
 			if err != nil {
 				return err
@@ -197,14 +341,19 @@ func readExplorePart(ctx context.Context, store blob.Store, key string, file int
 			if s := headlineScore(r, headline); s != nil {
 				score = *s
 			}
-			p.rows = append(p.rows, exploreRow{File: file, Row: row, Index: r.SampleIndex, Score: score, Err: r.ErrorClass,
+			rows = append(rows, exploreRow{File: file, Row: row, Index: r.SampleIndex, Score: score, Err: r.ErrorClass,
 				Tokens: r.PromptTokens + r.CompletionTokens, MS: r.LatencyMS})
-			p.lines = append(p.lines, searchLine(r, prompt))
+			if err := p.put(searchLine(r, prompt)); err != nil {
+				return err
+			}
 			row++
 		}
 		return nil
 	})
-	return p, err
+	p.mu.Lock()
+	p.rows = rows
+	p.mu.Unlock()
+	return err
 }
 
 // headlineScore is a result row's headline value; nil when the row is not

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -44,7 +45,21 @@ const (
 	MaxPageItems = 200
 	// MaxQuery caps a search string, in bytes.
 	MaxQuery = 500
+	// ExplorerRequests is how many explorer requests (api/samples,
+	// api/compare) are answered at once; another waits up to ExplorerWait
+	// for its turn, then is answered 503 with a Retry-After.
+	ExplorerRequests = 4
+	// DecodeSlots is how many text chunks all searches decompress at once
+	// (each at most ChunkBytes, or one sample's texts).
+	DecodeSlots = 4
+	// ExplorerCacheBytes caps the compressed text chunks kept in memory
+	// (all runs); chunks past it are fetched again by each search.
+	ExplorerCacheBytes = 256 << 20
 )
+
+// ExplorerWait is how long an explorer request waits for one of the
+// ExplorerRequests turns before it is answered 503.
+const ExplorerWait = 5 * time.Second
 
 // ListDoc is the answer of the explorer's list routes.
 type ListDoc struct {
@@ -63,11 +78,47 @@ type explorer struct {
 	mu    sync.Mutex
 	runs  map[string]*runIndex
 	pairs map[string]*pairIndex
+
+	turns  chan struct{} // ExplorerRequests
+	wait   time.Duration // ExplorerWait (tests shorten it)
+	cached atomic.Int64  // bytes of compressed chunks kept (ExplorerCacheBytes)
 }
 
 func newExplorer(store blob.Store) *explorer {
-	return &explorer{store: store, runs: map[string]*runIndex{}, pairs: map[string]*pairIndex{}}
+	return &explorer{store: store, runs: map[string]*runIndex{}, pairs: map[string]*pairIndex{},
+		turns: make(chan struct{}, ExplorerRequests), wait: ExplorerWait}
 }
+
+// errBusy is the answer of an explorer request that found no turn within
+// ExplorerWait.
+var errBusy = errors.New("site: the explorer is answering as many requests as it may at once")
+
+// turn waits up to ExplorerWait for one of the ExplorerRequests turns;
+// call the returned func when done.
+func (e *explorer) turn(ctx context.Context) (func(), error) {
+	t := time.NewTimer(e.wait)
+	defer t.Stop()
+	select {
+	case e.turns <- struct{}{}:
+		return func() { <-e.turns }, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%w (%d, site.ExplorerRequests): try again shortly", errBusy, ExplorerRequests)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// keep reserves n bytes of the chunk cache; false when it is full.
+func (e *explorer) keep(n int) bool {
+	if e.cached.Add(int64(n)) > ExplorerCacheBytes {
+		e.cached.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// decodeSlots bound the text chunks decompressed at once, all runs.
+var decodeSlots = make(chan struct{}, DecodeSlots)
 
 // runIndex is a run's explorer index in memory.
 type runIndex struct {
@@ -75,7 +126,9 @@ type runIndex struct {
 	m       exploreManifest
 	plan    runs.Plan
 	hasPlan bool
-	starts  []int // first ordinal of each file
+	starts  []int   // first ordinal of each file
+	first   []int32 // first ordinal of each text chunk
+	e       *explorer
 
 	used time.Time // under explorer.mu
 
@@ -85,8 +138,11 @@ type runIndex struct {
 	rowsErr      error
 
 	mu       sync.Mutex
-	chunks   [][]byte // compressed, loaded on the first search
+	chunks   [][]byte // compressed, kept while the cache has room
+	kept     int64    // their bytes
+	dropped  bool     // no longer among the explorer's runs: keeps no chunks
 	fetches  singleflight.Group
+	queries  singleflight.Group // one search per query at a time
 	orders   map[string][]int32
 	searches map[string][]int32 // the last few queries' matches, in ordinal order
 }
@@ -104,16 +160,24 @@ func (e *explorer) run(ctx context.Context, id string) (*runIndex, error) {
 	if err := blob.GetJSON(ctx, e.store, exploreKey(id, "manifest.json"), &m); err != nil {
 		return nil, fmt.Errorf("run %s: explorer index: %w", id, err)
 	}
-	if m.Version != exploreVersion || len(m.Rows) != len(m.Files) || m.ChunkSamples <= 0 {
+	if m.Version != exploreVersion || len(m.Rows) != len(m.Files) || len(m.ChunkRows) != m.Chunks {
 		return nil, fmt.Errorf("run %s: explorer index version %d: want %d (a refresh rebuilds it)", id, m.Version, exploreVersion)
 	}
-	ri := &runIndex{id: id, m: m, orders: map[string][]int32{}, searches: map[string][]int32{}, used: time.Now()}
+	ri := &runIndex{id: id, m: m, e: e, orders: map[string][]int32{}, searches: map[string][]int32{}, used: time.Now()}
+	n := 0
+	for _, r := range m.ChunkRows {
+		ri.first = append(ri.first, int32(n))
+		n += r
+	}
+	if n != m.Samples {
+		return nil, fmt.Errorf("run %s: explorer index: its chunks hold %d samples, its manifest says %d (a refresh rebuilds it)", id, n, m.Samples)
+	}
 	plan, found, err := readPlan(ctx, e.store, id)
 	if err != nil {
 		return nil, err
 	}
 	ri.plan, ri.hasPlan = plan, found
-	n := 0
+	n = 0
 	for _, r := range m.Rows {
 		ri.starts = append(ri.starts, n)
 		n += r
@@ -130,6 +194,7 @@ func (e *explorer) run(ctx context.Context, id string) (*runIndex, error) {
 				oldest = k
 			}
 		}
+		e.cached.Add(-e.runs[oldest].dropChunks())
 		delete(e.runs, oldest)
 		for k := range e.pairs {
 			if strings.Contains(k, oldest) {
@@ -169,6 +234,16 @@ func (ri *runIndex) order(store blob.Store, key string) ([]int32, error) {
 	o, ok := ri.orders[key]
 	ri.mu.Unlock()
 	if ok {
+		return o, nil
+	}
+	if key == "index" && ri.m.Ordered { // result order is index order
+		o = make([]int32, ri.m.Samples)
+		for i := range o {
+			o[i] = int32(i)
+		}
+		ri.mu.Lock()
+		ri.orders[key] = o
+		ri.mu.Unlock()
 		return o, nil
 	}
 	rows, err := ri.loadRows(store)
@@ -211,33 +286,69 @@ func (ri *runIndex) order(store blob.Store, key string) ([]int32, error) {
 var errBadQuery = errors.New("bad query")
 
 // search returns the ordinals of the samples whose texts hold q (lower
-// case), in ordinal order. The text chunks are fetched once and kept
-// compressed; each search decompresses and scans them, two at a time.
+// case), in ordinal order. Identical searches at once share one scan.
+// Each chunk is decompressed and scanned in one of the DecodeSlots, into a
+// buffer of its size (ChunkBytes, or one sample's texts): however many
+// search, the texts in memory are those of DecodeSlots chunks.
 func (ri *runIndex) search(ctx context.Context, store blob.Store, q string) ([]int32, error) {
 	ri.mu.Lock()
 	if got, ok := ri.searches[q]; ok {
 		ri.mu.Unlock()
 		return got, nil
 	}
-	if ri.chunks == nil {
-		ri.chunks = make([][]byte, ri.m.Chunks)
-	}
 	ri.mu.Unlock()
+	got := ri.queries.DoChan(q, func() (any, error) {
+		all, err := ri.scan(ctx, store, q)
+		if err != nil {
+			return nil, err
+		}
+		ri.mu.Lock()
+		if len(ri.searches) >= 8 {
+			clear(ri.searches)
+		}
+		ri.searches[q] = all
+		ri.mu.Unlock()
+		return all, nil
+	})
+	select {
+	case r := <-got:
+		if r.Err != nil {
+			if ctx.Err() == nil && errors.Is(r.Err, context.Canceled) {
+				return ri.search(ctx, store, q) // the request that scanned went away
+			}
+			return nil, r.Err
+		}
+		return r.Val.([]int32), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (ri *runIndex) scan(ctx context.Context, store blob.Store, q string) ([]int32, error) {
 	found := make([][]int32, ri.m.Chunks)
 	needle := []byte(q)
 	err := leaderboard.EachParallel(ri.m.Chunks, func(c int) error {
+		select {
+		case decodeSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-decodeSlots }()
 		z, err := ri.chunk(ctx, store, c)
 		if err != nil {
 			return err
 		}
 		buf := textBufs.Get().(*[]byte)
-		defer textBufs.Put(buf)
 		data, err := decoder.DecodeAll(z, (*buf)[:0])
 		if err != nil {
+			textBufs.Put(buf)
 			return fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
 		}
-		*buf = data
-		found[c] = scanLines(data, needle, int32(c*ri.m.ChunkSamples))
+		found[c] = scanLines(data, needle, ri.first[c])
+		if cap(data) <= 2*ChunkBytes { // a larger one (one sample's texts) is not kept
+			*buf = data[:0]
+			textBufs.Put(buf)
+		}
 		return ctx.Err()
 	})
 	if err != nil {
@@ -247,24 +358,22 @@ func (ri *runIndex) search(ctx context.Context, store blob.Store, q string) ([]i
 	for _, f := range found {
 		all = append(all, f...)
 	}
-	ri.mu.Lock()
-	if len(ri.searches) >= 8 {
-		clear(ri.searches)
-	}
-	ri.searches[q] = all
-	ri.mu.Unlock()
 	return all, nil
 }
 
-// chunk returns text chunk c compressed, fetching it the first time. A
-// chunk is fetched once however many ask for it at once (a search typed
-// while the first page's prefetch runs waits for the same fetch).
+// chunk returns text chunk c compressed, fetching it when it is not kept.
+// A chunk is fetched once however many ask for it at once (a search typed
+// while the first page's prefetch runs waits for the same fetch); it is
+// kept while the explorer's chunk cache has room (ExplorerCacheBytes).
 func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte, error) {
 	ri.mu.Lock()
-	if ri.chunks == nil {
+	if ri.chunks == nil && !ri.dropped {
 		ri.chunks = make([][]byte, ri.m.Chunks)
 	}
-	z := ri.chunks[c]
+	var z []byte
+	if ri.chunks != nil {
+		z = ri.chunks[c]
+	}
 	ri.mu.Unlock()
 	if z != nil {
 		return z, nil
@@ -277,9 +386,16 @@ func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("run %s: explorer text %d: %w", ri.id, c, err)
 		}
-		ri.mu.Lock()
-		ri.chunks[c] = b
-		ri.mu.Unlock()
+		if ri.e != nil && ri.e.keep(len(b)) {
+			ri.mu.Lock()
+			if !ri.dropped { // a dropped run keeps nothing
+				ri.chunks[c] = b
+				ri.kept += int64(len(b))
+			} else {
+				ri.e.cached.Add(-int64(len(b)))
+			}
+			ri.mu.Unlock()
+		}
 		return b, nil
 	})
 	select {
@@ -293,16 +409,28 @@ func (ri *runIndex) chunk(ctx context.Context, store blob.Store, c int) ([]byte,
 	}
 }
 
-// prefetch loads what search and sorting need (the text chunks, then
-// rows.parquet), in the background of a run's first page, once. The
-// chunks come first: a search needs them all, and is what a reader
-// waits for longest.
+// dropChunks forgets the kept chunks and returns their bytes.
+func (ri *runIndex) dropChunks() int64 {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	n := ri.kept
+	ri.chunks, ri.kept, ri.dropped = nil, 0, true
+	return n
+}
+
+// prefetch loads what search and sorting need (the text chunks while the
+// chunk cache has room, then rows.parquet), in the background of a run's
+// first page, once. The chunks come first: a search needs them all, and
+// is what a reader waits for longest.
 func (ri *runIndex) prefetch(store blob.Store) {
 	ri.prefetchOnce.Do(func() {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			_ = leaderboard.EachParallel(ri.m.Chunks, func(c int) error {
+				if ri.e != nil && ri.e.cached.Load() >= ExplorerCacheBytes {
+					return nil
+				}
 				_, err := ri.chunk(ctx, store, c)
 				return err
 			})
@@ -312,10 +440,15 @@ func (ri *runIndex) prefetch(store blob.Store) {
 }
 
 // textBufs are the buffers text chunks are decompressed into.
-var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, 32<<20); return &b }}
+var textBufs = sync.Pool{New: func() any { b := make([]byte, 0, ChunkBytes+64<<10); return &b }}
 
-// decoder decompresses the text chunks (safe for concurrent DecodeAll).
-var decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+// decoder decompresses the text chunks (safe for concurrent DecodeAll); a
+// chunk larger than maxChunkText is refused.
+var decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxChunkText))
+
+// maxChunkText is the largest text chunk a search decompresses: ChunkBytes,
+// or one sample's texts (a reply is at most 1 MiB by default), with room.
+const maxChunkText = 64 << 20
 
 // scanLines returns first+k for every line k of data that holds needle.
 func scanLines(data, needle []byte, first int32) []int32 {
@@ -341,59 +474,68 @@ func scanLines(data, needle []byte, first int32) []int32 {
 }
 
 // items reads the result rows of the given ordinals (grouped by file, one
-// range read per file) and the dataset rows behind them.
-func (ri *runIndex) items(ctx context.Context, store blob.Store, ords []int32, withPrompts bool) ([]schemas.ResultRow, []string, error) {
-	type want struct{ at, row int }
-	byFile := map[int][]want{}
+// range read per file, a bounded batch of rows at a time) and calls each
+// with every wanted row as it is read (k: its position in ords; calls of
+// different files may run at once): only what each keeps of a row stays
+// in memory.
+func (ri *runIndex) items(ctx context.Context, store blob.Store, ords []int32, each func(k int, r schemas.ResultRow)) error {
+	byFile := map[int]map[int][]int{} // file -> row -> positions in ords
 	for k, o := range ords {
 		f, r := ri.locate(int(o))
-		byFile[f] = append(byFile[f], want{k, r})
+		if byFile[f] == nil {
+			byFile[f] = map[int][]int{}
+		}
+		byFile[f][r] = append(byFile[f][r], k)
 	}
-	rows := make([]schemas.ResultRow, len(ords))
 	files := make([]int, 0, len(byFile))
 	for f := range byFile {
 		files = append(files, f)
 	}
-	err := leaderboard.EachParallel(len(files), func(k int) error {
-		f := files[k]
-		ws := byFile[f]
-		lo, hi := ws[0].row, ws[0].row
-		for _, w := range ws {
-			lo, hi = min(lo, w.row), max(hi, w.row)
+	return leaderboard.EachParallel(len(files), func(i int) error {
+		f := files[i]
+		want := byFile[f]
+		lo, hi := -1, -1
+		for r := range want {
+			if lo < 0 || r < lo {
+				lo = r
+			}
+			hi = max(hi, r)
 		}
-		got := make([]schemas.ResultRow, 0, hi-lo+1)
+		at := lo
 		err := pq.ReadRange(ctx, store, ri.m.Files[f], int64(lo), int64(hi-lo+1), func(rs []schemas.ResultRow) error {
-			got = append(got, rs...)
+			for _, r := range rs {
+				for _, k := range want[at] {
+					each(k, r)
+				}
+				at++
+			}
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("run %s: %s: %w", ri.id, ri.m.Files[f], err)
 		}
-		for _, w := range ws {
-			rows[w.at] = got[w.row-lo]
-		}
 		return nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if !withPrompts {
-		return rows, nil, nil
-	}
-	texts := make([]string, len(rows))
+}
+
+// prompts reads the dataset rows behind sample items.
+func (ri *runIndex) prompts(ctx context.Context, store blob.Store, items []sampleJS, at []struct {
+	shard int32
+	index int64
+}) error {
 	p := &prompts{ctx: ctx, store: store}
 	if ri.hasPlan {
 		p.plan = ri.plan
 	}
 	defer p.close()
-	for k, r := range rows {
-		t, err := p.row(r.Shard, r.SampleIndex)
+	for k := range items {
+		t, err := p.row(at[k].shard, at[k].index)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		texts[k] = t
+		items[k].Prompt = t
 	}
-	return rows, texts, nil
+	return nil
 }
 
 // query is a parsed list request.
@@ -456,7 +598,10 @@ func (e *explorer) samples(ctx context.Context, id string, q query) (ListDoc, er
 		if serr != nil {
 			return doc, serr
 		}
-		if q.q != "" {
+		switch {
+		case q.q != "" && q.sort == "index" && ri.m.Ordered:
+			list = hits // in ordinal order, which is index order
+		case q.q != "":
 			list = filterOrder(list, hits, ri.m.Samples)
 		}
 		doc.Matched = len(list)
@@ -464,13 +609,20 @@ func (e *explorer) samples(ctx context.Context, id string, q query) (ListDoc, er
 			page = list[q.offset:min(q.offset+q.limit, len(list))]
 		}
 	}
-	rows, texts, err := ri.items(ctx, e.store, page, true)
+	items := make([]sampleJS, len(page))
+	at := make([]struct {
+		shard int32
+		index int64
+	}, len(page))
+	err = ri.items(ctx, e.store, page, func(k int, r schemas.ResultRow) {
+		items[k] = sampleItem(r, headlineScore(r, ri.m.Headline), "")
+		at[k].shard, at[k].index = r.Shard, r.SampleIndex
+	})
 	if err != nil {
 		return doc, err
 	}
-	items := make([]sampleJS, len(rows))
-	for k, r := range rows {
-		items[k] = sampleItem(r, headlineScore(r, ri.m.Headline), texts[k])
+	if err := ri.prompts(ctx, e.store, items, at); err != nil {
+		return doc, err
 	}
 	doc.Items = items
 	return doc, nil
@@ -643,11 +795,16 @@ func (e *explorer) compare(ctx context.Context, a, b string, q query) (ListDoc, 
 			fromB = append(fromB, r.b)
 		}
 	}
-	rowsA, _, err := p.a.items(ctx, e.store, fromA, false)
+	type head struct {
+		id, cat string
+		index   int64
+	}
+	rowsA, rowsB := make([]head, len(fromA)), make([]head, len(fromB))
+	err = p.a.items(ctx, e.store, fromA, func(k int, r schemas.ResultRow) { rowsA[k] = head{r.SampleID, r.Category, r.SampleIndex} })
 	if err != nil {
 		return doc, err
 	}
-	rowsB, _, err := p.b.items(ctx, e.store, fromB, false)
+	err = p.b.items(ctx, e.store, fromB, func(k int, r schemas.ResultRow) { rowsB[k] = head{r.SampleID, r.Category, r.SampleIndex} })
 	if err != nil {
 		return doc, err
 	}
@@ -655,13 +812,13 @@ func (e *explorer) compare(ctx context.Context, a, b string, q query) (ListDoc, 
 	rA, rB := p.a.rows, p.b.rows
 	for _, k := range page {
 		r := p.pairs[k]
-		var row schemas.ResultRow
+		var row head
 		if r.a >= 0 {
 			row, rowsA = rowsA[0], rowsA[1:]
 		} else {
 			row, rowsB = rowsB[0], rowsB[1:]
 		}
-		it := pairJS{ID: row.SampleID, Index: row.SampleIndex, Cat: row.Category}
+		it := pairJS{ID: row.id, Index: row.index, Cat: row.cat}
 		if r.a >= 0 {
 			it.A, it.ErrA = score(rA[r.a].Score), rA[r.a].Err
 		}
@@ -707,6 +864,16 @@ func (h *handler) api(w http.ResponseWriter, r *http.Request, board, stamp, rout
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	done, err := h.explore.turn(r.Context())
+	if errors.Is(err, errBusy) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(ExplorerWait/time.Second)))
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if err != nil {
+		return // the client went away
+	}
+	defer done()
 	var doc ListDoc
 	switch route {
 	case "samples":

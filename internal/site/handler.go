@@ -45,7 +45,10 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //	GET /<board>/<file>       any other file of the stamp's site (changes.json among them)
 //
 // Unknown boards and files are 404; paths with "." or ".." segments are
-// refused. Only GET and HEAD are allowed. Store errors other than a missing
+// refused. Only GET and HEAD are allowed, without a body (413, the
+// connection closed unread). At most ExplorerRequests explorer requests
+// are answered at once; one that waits ExplorerWait for its turn is
+// answered 503 with a Retry-After. Store errors other than a missing
 // key are answered 502 and logged with slog's default logger.
 //
 // GET / lists the board markers (leaderboard.Boards; a store without them:
@@ -72,6 +75,15 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// No route takes a body: refuse it unread, and close the
+		// connection instead of reading what is left of it (the read
+		// deadline past, the server's drain of the body fails at once).
+		w.Header().Set("Connection", "close")
+		http.Error(w, "site: a request body is not accepted (every route is GET or HEAD)", http.StatusRequestEntityTooLarge)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
