@@ -224,9 +224,11 @@ func (a *Leaderboard) samples(ctx context.Context, runID, model, metric string, 
 
 // notify POSTs the changes to the board's webhook when it names one and
 // something changed. A webhook that does not accept them is reported, not
-// an error: the stamp is written and latest has moved.
+// an error: the stamp is written and latest has moved. The report and the
+// log show the URL as leaderboard.RedactURL does (its scheme, host and
+// path).
 func (a *Leaderboard) notify(ctx context.Context, w leaderboard.Webhook, ch leaderboard.Changes) string {
-	if w.URL == "" || ch.NoChange {
+	if !w.Due() || ch.NoChange {
 		return ""
 	}
 	client := a.HTTP
