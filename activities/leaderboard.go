@@ -143,8 +143,10 @@ type WriteBoardResult struct {
 	Cells   int
 	Failed  []leaderboard.FailedCell
 	SiteKey string
-	// Changes is changes.json in one line ("no change since …").
-	Changes string
+	// Changes is changes.json in one line ("no change since …"),
+	// ChangeList its list of changes ([] when nothing changed).
+	Changes    string
+	ChangeList []leaderboard.Change
 	// Webhook says whether the board's webhook took the changes; empty
 	// when none was due.
 	Webhook string
@@ -188,7 +190,8 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.BoardMarkerKey(s.Board), []byte(s.Stamp)); err != nil {
 		return WriteBoardResult{}, err
 	}
-	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp), Changes: ch.Summary()}
+	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp),
+		Changes: ch.Summary(), ChangeList: ch.List()}
 	res.Webhook = a.notify(ctx, in.Board.Webhook, ch)
 	return res, nil
 }

@@ -149,6 +149,17 @@ func TestNotifyRedacts(t *testing.T) {
 	}
 }
 
+// cells are models m0… on datasets d0…, every model on every dataset.
+func cells(models, datasets int) []CellRef {
+	var refs []CellRef
+	for d := range datasets {
+		for m := range models {
+			refs = append(refs, CellRef{Dataset: fmt.Sprintf("d%d", d), Model: fmt.Sprintf("baseline/m%d", m)})
+		}
+	}
+	return refs
+}
+
 func TestChangesSummary(t *testing.T) {
 	for _, tc := range []struct {
 		c    Changes
@@ -157,6 +168,10 @@ func TestChangesSummary(t *testing.T) {
 		{Changes{Previous: "P", NoChange: true}, "no change since P"},
 		{Changes{Moves: []Move{{}, {}}, NewModels: []CellRef{{}}}, "2 significant moves, 1 new model (first stamp)"},
 		{Changes{Previous: "P", Failed: []FailedCell{{}}, NewVersions: []VersionChange{{}}, DroppedModels: []CellRef{{}}}, "1 dropped model, 1 failed cell, 1 new dataset version since P"},
+		// Models are counted once whatever their benchmarks: the demo's
+		// first stamp is 9 models on 2 benchmarks.
+		{Changes{NewModels: cells(9, 2)}, "9 new models in 18 cells (first stamp)"},
+		{Changes{Previous: "P", NewModels: cells(1, 3), DroppedModels: cells(2, 1)}, "1 new model in 3 cells, 2 dropped models since P"},
 	} {
 		if got := tc.c.Summary(); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
