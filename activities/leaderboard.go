@@ -148,8 +148,10 @@ type WriteBoardResult struct {
 	Cells   int
 	Failed  []leaderboard.FailedCell
 	SiteKey string
-	// Changes is changes.json in one line ("no change since …").
-	Changes string
+	// Changes is changes.json in one line ("no change since …"),
+	// ChangeList its list of changes ([] when nothing changed).
+	Changes    string
+	ChangeList []leaderboard.Change
 	// Webhook says whether the board's webhook took the changes; empty
 	// when none was due.
 	Webhook string
@@ -193,7 +195,8 @@ func (a *Leaderboard) WriteBoard(ctx context.Context, in WriteBoardInput) (_ Wri
 	if err := blob.PutBytes(ctx, a.Store, leaderboard.BoardMarkerKey(s.Board), []byte(s.Stamp)); err != nil {
 		return WriteBoardResult{}, err
 	}
-	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp), Changes: ch.Summary()}
+	res := WriteBoardResult{Cells: len(s.Cells), Failed: s.Failed, SiteKey: leaderboard.SiteKey(s.Board, s.Stamp),
+		Changes: ch.Summary(), ChangeList: ch.List()}
 	res.Webhook = a.notify(ctx, in.Board.Webhook, ch)
 	return res, nil
 }
@@ -229,9 +232,11 @@ func (a *Leaderboard) samples(ctx context.Context, runID, model, metric string, 
 
 // notify POSTs the changes to the board's webhook when it names one and
 // something changed. A webhook that does not accept them is reported, not
-// an error: the stamp is written and latest has moved.
+// an error: the stamp is written and latest has moved. The report and the
+// log show the URL as leaderboard.RedactURL does (its scheme, host and
+// path).
 func (a *Leaderboard) notify(ctx context.Context, w leaderboard.Webhook, ch leaderboard.Changes) string {
-	if w.URL == "" || ch.NoChange {
+	if !w.Due() || ch.NoChange {
 		return ""
 	}
 	client := a.HTTP

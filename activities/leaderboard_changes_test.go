@@ -90,6 +90,10 @@ func TestWriteBoardChanges(t *testing.T) {
 		got[2].Changes != "1 significant move since 20260103T030405Z" {
 		t.Errorf("changes lines: %q, %q, %q", got[0].Changes, got[1].Changes, got[2].Changes)
 	}
+	if l := got[2].ChangeList; len(l) != 1 || l[0].Kind != leaderboard.KindSignificantChange || l[0].Model != "baseline/noisy-0.3" ||
+		len(got[1].ChangeList) != 0 || len(got[0].ChangeList) != 2 || got[0].ChangeList[0].Kind != leaderboard.KindNewModel {
+		t.Errorf("change lists: %+v, %+v, %+v", got[0].ChangeList, got[1].ChangeList, got[2].ChangeList)
+	}
 	var ch leaderboard.Changes
 	if err := blob.GetJSON(ctx, store, leaderboard.ChangesKey("b", stamps[2]), &ch); err != nil {
 		t.Fatal(err)

@@ -46,10 +46,11 @@ type RefreshLeaderboardResult struct {
 	Failed     []leaderboard.FailedCell
 	SiteKey    string
 	// Changes is what changed since the board's previous stamp, in one
-	// line (the stamp's changes.json has the details); Webhook whether
-	// the board's webhook took them.
-	Changes string
-	Webhook string
+	// line; ChangeList the changes themselves (changes.json's "changes");
+	// Webhook whether the board's webhook took them.
+	Changes    string
+	ChangeList []leaderboard.Change
+	Webhook    string
 }
 
 var stampRE = regexp.MustCompile(`^\d{8}T\d{6}Z$`)
@@ -123,7 +124,7 @@ func RefreshLeaderboard(ctx workflow.Context, in RefreshLeaderboardInput) (Refre
 	if err := workflow.ExecuteActivity(lctx, a.WriteBoard, activities.WriteBoardInput{Board: in.Board, Stamp: stamp, CreatedAt: now, Cells: outcomes}).Get(ctx, &w); err != nil {
 		return res, err
 	}
-	res.Failed, res.SiteKey, res.Changes, res.Webhook = w.Failed, w.SiteKey, w.Changes, w.Webhook
+	res.Failed, res.SiteKey, res.Changes, res.ChangeList, res.Webhook = w.Failed, w.SiteKey, w.Changes, w.ChangeList, w.Webhook
 	return res, nil
 }
 

@@ -10,19 +10,21 @@ import (
 
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/wfclient"
 	"github.com/benchline/benchline/workflows"
 )
 
 // jsonOutputs are the types the commands print with --json (or always, for
 // bench and sandbox): one entry per command's output.
 var jsonOutputs = map[string]any{
-	"dataset build --json": buildReport{},
-	"dataset ls --json":    []catalog.Entry{},
-	"dataset show":         catalog.Manifest{},
-	"eval --json":          aggregate.Summary{},
-	"runs ls --json":       []runListing{},
-	"runs show --json":     runReport{},
-	"sandbox run":          sandboxRunOutput{},
+	"dataset build --json":       buildReport{},
+	"dataset ls --json":          []catalog.Entry{},
+	"dataset show":               catalog.Manifest{},
+	"eval --json":                aggregate.Summary{},
+	"leaderboard refresh --json": wfclient.RefreshReport{},
+	"runs ls --json":             []runListing{},
+	"runs show --json":           runReport{},
+	"sandbox run":                sandboxRunOutput{},
 }
 
 // TestJSONOutputsAreSnakeCase fills every field of each command's output

@@ -56,9 +56,12 @@ evaluated as EvaluateModel child workflows. The stamp (scores.json, scores.parqu
 site) is written, then the board's latest pointer. A cell whose run fails is listed in
 the stamp; if every cell fails, latest stays where it was and the command fails.
 With --json it prints {"board", "stamp", "runs_started", "runs_reused", "model_calls",
-"site", "changes", "webhook"} ("changes": what changed since the previous stamp, in one
-line; "webhook": whether the board's webhook took them, absent when none was due); model_calls counts the calls this refresh paid for (cache hits and reused runs
-count 0).`,
+"site", "changes", "changes_summary", "webhook"}: "changes" is what changed since the
+previous stamp, a list ([] when nothing did) of objects {"kind", "dataset", "model", ...}
+with kind new_model, dropped_model, significant_change, failed_cell or new_version (the
+stamp's changes.json "changes"); "changes_summary" says it in one line; "webhook" whether
+the board's webhook took them (absent when none was due). model_calls counts the calls
+this refresh paid for (cache hits and reused runs count 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFlags(cmd, atLeast("parallel", parallel, 1)); err != nil {
@@ -104,7 +107,7 @@ count 0).`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "board %s, stamp %s: %d runs started, %d reused, %d model calls paid\n", rep.Board, rep.Stamp, rep.RunsStarted, rep.RunsReused, rep.ModelCalls)
-			fmt.Fprintf(out, "changes: %s\n", rep.Changes)
+			fmt.Fprintf(out, "changes: %s\n", rep.ChangesSummary)
 			if rep.Webhook != "" {
 				fmt.Fprintf(out, "webhook: %s\n", rep.Webhook)
 			}
@@ -115,7 +118,7 @@ count 0).`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"board", "stamp", "runs_started", "runs_reused", "model_calls", "site", "changes", "webhook"}`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"board", "stamp", "runs_started", "runs_reused", "model_calls", "site", "changes", "changes_summary", "webhook"}`)
 	cmd.Flags().IntVar(&parallel, "parallel", 4, "runs evaluated at once")
 	return cmd
 }

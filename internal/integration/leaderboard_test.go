@@ -89,13 +89,14 @@ settings:
 `, synVersion))
 
 	type report struct {
-		Board       string `json:"board"`
-		Stamp       string `json:"stamp"`
-		RunsStarted int    `json:"runs_started"`
-		RunsReused  int    `json:"runs_reused"`
-		ModelCalls  int64  `json:"model_calls"`
-		Changes     string `json:"changes"`
-		Site        string `json:"site"`
+		Board       string               `json:"board"`
+		Stamp       string               `json:"stamp"`
+		RunsStarted int                  `json:"runs_started"`
+		RunsReused  int                  `json:"runs_reused"`
+		ModelCalls  int64                `json:"model_calls"`
+		Changes     []leaderboard.Change `json:"changes"`
+		Summary     string               `json:"changes_summary"`
+		Site        string               `json:"site"`
 	}
 	refresh := func() report {
 		out, errs, err := boardCLI(t, bin, "refresh", path, "--json")
@@ -126,8 +127,9 @@ settings:
 	if second.RunsStarted != 0 || second.ModelCalls != 0 || second.RunsReused != 4 {
 		t.Fatalf("second refresh: %+v; want nothing started and no call", second)
 	}
-	if first.Changes != "4 new models (first stamp)" || second.Changes != "no change since "+first.Stamp {
-		t.Errorf("changes: first %q, second %q; want every model new, then no change", first.Changes, second.Changes)
+	if first.Summary != "2 new models in 4 cells (first stamp)" || second.Summary != "no change since "+first.Stamp ||
+		len(first.Changes) != 4 || first.Changes[0].Kind != leaderboard.KindNewModel || second.Changes == nil || len(second.Changes) != 0 {
+		t.Errorf("changes: first %q %+v, second %q %+v; want every cell new, then no change", first.Summary, first.Changes, second.Summary, second.Changes)
 	}
 	if second.Stamp == first.Stamp || second.Stamp < first.Stamp {
 		t.Fatalf("second stamp %s, first %s: want a later one", second.Stamp, first.Stamp)

@@ -52,7 +52,8 @@ import (
 //	  shard_size: 500
 //	  batch: true                     # runs through the providers' batch APIs (eval --batch)
 //	webhook:                          # optional: a JSON POST of changes.json per stamp with changes
-//	  url: https://hooks.example.com/benchline
+//	  url: https://hooks.example.com/benchline   # scheme, host and path only
+//	  # or url_env: BOARD_WEBHOOK_URL  # the worker's variable holding a URL with a token
 //	  secret_env: BOARD_WEBHOOK_SECRET   # the worker's environment variable holding the HMAC key
 //
 // The board's judges apply to a benchmark only for the roles its
@@ -81,7 +82,7 @@ type Board struct {
 	// Batch runs the board's runs in batch mode (runs.Request.Batch)
 	// unless a model says otherwise (Model.Batch).
 	Batch bool `json:"batch,omitempty"`
-	// Webhook, when its URL is set, receives changes.json of every stamp
+	// Webhook, when it names a URL (Webhook.Due), receives changes.json of every stamp
 	// with changes (see Notify).
 	Webhook Webhook `json:"webhook,omitzero"`
 }
@@ -104,13 +105,20 @@ func (b Board) Digest() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Webhook is where a board's changes are POSTed. The secret is never in the
-// board file: SecretEnv names the environment variable (of the worker that
-// writes the stamp) holding the key of the signature header.
+// Webhook is where a board's changes are POSTed. No secret is in the board
+// file, which travels in workflow histories and schedules: URL has a scheme,
+// host and path only (no credentials, query string or fragment); a URL that
+// carries a token is in the environment of the worker that writes the
+// stamp, under the variable URLEnv names (one of URL and URLEnv is set);
+// SecretEnv names the variable holding the key of the signature header.
 type Webhook struct {
 	URL       string `json:"url,omitempty" yaml:"url"`
+	URLEnv    string `json:"url_env,omitempty" yaml:"url_env"`
 	SecretEnv string `json:"secret_env,omitempty" yaml:"secret_env"`
 }
+
+// Due reports whether the board names a webhook.
+func (w Webhook) Due() bool { return w.URL != "" || w.URLEnv != "" }
 
 // BoardBenchmark is one benchmark of a board.
 type BoardBenchmark struct {

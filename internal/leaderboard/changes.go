@@ -2,6 +2,7 @@ package leaderboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,6 +40,68 @@ type Changes struct {
 	NewVersions []VersionChange `json:"new_versions"`
 	// Alpha is the level of the moves' test.
 	Alpha float64 `json:"alpha"`
+	// Changes is every entry of the lists above as one list, what
+	// `leaderboard refresh --json` prints as "changes" (see List).
+	Changes []Change `json:"changes"`
+}
+
+// The kinds of a Change.
+const (
+	KindNewModel          = "new_model"
+	KindDroppedModel      = "dropped_model"
+	KindSignificantChange = "significant_change"
+	KindFailedCell        = "failed_cell"
+	KindNewVersion        = "new_version"
+)
+
+// Change is one thing that changed: {"kind", "dataset", "model", ...},
+// the kind's details beside them. A significant_change carries its Move's
+// fields (metric, from, to, diff, ci_low, ci_high, n, method, p,
+// p_adjusted, correction, run_from, run_to), a failed_cell its run_id and
+// error, a new_version its version_from and version_to (its model is "").
+type Change struct {
+	Kind    string `json:"kind"`
+	Dataset string `json:"dataset"`
+	Model   string `json:"model"`
+	// The embedded details' own dataset and model are shadowed by the
+	// fields above, which hold the same values.
+	*Move
+	*FailedCell
+	VersionFrom string `json:"version_from,omitempty"`
+	VersionTo   string `json:"version_to,omitempty"`
+}
+
+// MarshalJSON writes c with its "changes" list made from the other lists
+// (List), so that the two never disagree, whatever c.Changes holds (a
+// changes.json written before the list existed has none).
+func (c Changes) MarshalJSON() ([]byte, error) {
+	type plain Changes // without this method
+	p := plain(c)
+	p.Changes = c.List()
+	return json.Marshal(p)
+}
+
+// List is the changes as one list: the moves, new models, dropped models,
+// failed cells and new dataset versions, in that order; [] when nothing
+// changed.
+func (c Changes) List() []Change {
+	list := []Change{}
+	for _, m := range c.Moves {
+		list = append(list, Change{Kind: KindSignificantChange, Dataset: m.Dataset, Model: m.Model, Move: &m})
+	}
+	for _, r := range c.NewModels {
+		list = append(list, Change{Kind: KindNewModel, Dataset: r.Dataset, Model: r.Model})
+	}
+	for _, r := range c.DroppedModels {
+		list = append(list, Change{Kind: KindDroppedModel, Dataset: r.Dataset, Model: r.Model})
+	}
+	for _, f := range c.Failed {
+		list = append(list, Change{Kind: KindFailedCell, Dataset: f.Dataset, Model: f.Model, FailedCell: &f})
+	}
+	for _, v := range c.NewVersions {
+		list = append(list, Change{Kind: KindNewVersion, Dataset: v.Dataset, VersionFrom: v.From, VersionTo: v.To})
+	}
+	return list
 }
 
 // Move is a cell whose headline moved significantly between two stamps.
@@ -76,7 +139,9 @@ type VersionChange struct {
 }
 
 // Summary is the changes in one line, e.g. "no change since 20261123T150405Z"
-// or "1 significant move, 1 new model since …".
+// or "1 significant move, 1 new model since …". New and dropped models
+// count models, with their cells when there are more ("9 new models in 18
+// cells (first stamp)": nine models on two benchmarks).
 func (c Changes) Summary() string {
 	since := " since " + c.Previous
 	if c.Previous == "" {
@@ -95,8 +160,18 @@ func (c Changes) Summary() string {
 		}
 	}
 	add(len(c.Moves), "significant move", "significant moves")
-	add(len(c.NewModels), "new model", "new models")
-	add(len(c.DroppedModels), "dropped model", "dropped models")
+	addModels := func(cells []CellRef, one, many string) {
+		models := map[string]bool{}
+		for _, r := range cells {
+			models[r.Model] = true
+		}
+		add(len(models), one, many)
+		if len(cells) > len(models) {
+			parts[len(parts)-1] += fmt.Sprintf(" in %d cells", len(cells))
+		}
+	}
+	addModels(c.NewModels, "new model", "new models")
+	addModels(c.DroppedModels, "dropped model", "dropped models")
 	add(len(c.Failed), "failed cell", "failed cells")
 	add(len(c.NewVersions), "new dataset version", "new dataset versions")
 	return strings.Join(parts, ", ") + since
@@ -196,5 +271,6 @@ func Diff(ctx context.Context, store blob.Store, prev Scores, found bool, cur Sc
 		}
 	}
 	ch.NoChange = len(ch.Moves)+len(ch.NewModels)+len(ch.DroppedModels)+len(ch.Failed)+len(ch.NewVersions) == 0
+	ch.Changes = ch.List()
 	return ch, nil
 }

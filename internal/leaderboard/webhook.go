@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,19 +30,41 @@ var webhookBackoff = []time.Duration{time.Second, 4 * time.Second}
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// RedactURL is what benchline ever shows of a webhook's URL, in messages,
+// logs, results and stored objects: its scheme, host and path. The query
+// string, credentials and fragment, where services put their tokens, are
+// dropped; a string that does not parse as a URL with a host is shown as
+// "(not a URL)", never as itself.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(not a URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+}
+
 func checkWebhook(w Webhook) error {
-	if w.URL == "" {
-		if w.SecretEnv != "" {
-			return fmt.Errorf("secret_env without url")
+	switch {
+	case w.URL != "" && w.URLEnv != "":
+		return fmt.Errorf("url and url_env: want one of them")
+	case w.URLEnv != "":
+		if !envNameRE.MatchString(w.URLEnv) {
+			return fmt.Errorf("url_env %q: want an environment variable's name", w.URLEnv)
 		}
+	case w.URL != "":
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("url %s: want an http(s) URL", RedactURL(w.URL))
+		}
+		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			// The board travels in workflow histories and schedules.
+			return fmt.Errorf("url %s: credentials, a query string or a fragment do not belong in the board file "+
+				"(put the whole URL in the worker's environment and name the variable with url_env)", RedactURL(w.URL))
+		}
+	case w.SecretEnv != "":
+		return fmt.Errorf("secret_env without url or url_env")
+	default:
 		return nil
-	}
-	u, err := url.Parse(w.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("url %q: want an http(s) URL", w.URL)
-	}
-	if u.User != nil {
-		return fmt.Errorf("url %q: credentials do not belong in the board file (use secret_env)", u.Redacted())
 	}
 	if w.SecretEnv != "" && !envNameRE.MatchString(w.SecretEnv) {
 		return fmt.Errorf("secret_env %q: want an environment variable's name", w.SecretEnv)
@@ -49,15 +72,43 @@ func checkWebhook(w Webhook) error {
 	return nil
 }
 
+// target is the URL a delivery goes to: URL, or the value of the variable
+// URLEnv names in this process's environment.
+func (w Webhook) target() (string, error) {
+	if w.URLEnv == "" {
+		return w.URL, nil
+	}
+	raw := os.Getenv(w.URLEnv)
+	if raw == "" {
+		return "", fmt.Errorf("leaderboard: webhook: url_env %s is not set in the worker's environment", w.URLEnv)
+	}
+	if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("leaderboard: webhook: url_env %s: %s: want an http(s) URL", w.URLEnv, RedactURL(raw))
+	}
+	return raw, nil
+}
+
 // Notify POSTs changes to the board's webhook as JSON (the changes.json
 // document), at most WebhookAttempts times, each bounded by WebhookTimeout,
-// retrying on a network error, 429 or 5xx only. Headers:
+// retrying on a network error, 429 or 5xx only. Redirects are not followed
+// (a 3xx is a failed delivery, not retried): the body and its signature go
+// only where the board says. Headers:
 // Content-Type application/json, X-Benchline-Delivery "<board>/<stamp>"
 // (the same on every attempt, so a receiver can drop repeats), and, when
 // SecretEnv names a set variable, X-Benchline-Signature "sha256=<hex
-// HMAC-SHA256 of the body>". It returns the attempts made and, when no
-// attempt was accepted, why.
+// HMAC-SHA256 of the body>". A nil client is http.DefaultClient. It
+// returns the attempts made and, when no attempt was accepted, why; no
+// message shows more of the URL than RedactURL.
 func Notify(ctx context.Context, client *http.Client, w Webhook, ch Changes) (int, error) {
+	target, err := w.target()
+	if err != nil {
+		return 0, err
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	noRedirects := *client
+	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	body, err := json.Marshal(ch)
 	if err != nil {
 		return 0, err
@@ -79,7 +130,7 @@ func Notify(ctx context.Context, client *http.Client, w Webhook, ch Changes) (in
 			case <-time.After(webhookBackoff[min(attempt-2, len(webhookBackoff)-1)]):
 			}
 		}
-		retry, err := post(ctx, client, w.URL, body, sig, ch.Board+"/"+ch.Stamp)
+		retry, err := post(ctx, &noRedirects, target, body, sig, ch.Board+"/"+ch.Stamp)
 		if err == nil {
 			return attempt, nil
 		}
@@ -94,9 +145,10 @@ func Notify(ctx context.Context, client *http.Client, w Webhook, ch Changes) (in
 func post(ctx context.Context, client *http.Client, target string, body []byte, sig, delivery string) (retry bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, WebhookTimeout)
 	defer cancel()
+	shown := RedactURL(target)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return false, err
+	if err != nil { // its message quotes the URL
+		return false, fmt.Errorf("leaderboard: webhook %s: not a URL to POST to", shown)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "benchline-leaderboard")
@@ -106,16 +158,23 @@ func post(ctx context.Context, client *http.Client, target string, body []byte, 
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return true, fmt.Errorf("leaderboard: webhook: %w", err)
+		// A *url.Error quotes the whole URL: keep only its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return true, fmt.Errorf("leaderboard: webhook %s: %w", shown, err)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		return false, nil
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		return false, fmt.Errorf("leaderboard: webhook %s: %s: redirects are not followed (not retried)", shown, res.Status)
 	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
-		return true, fmt.Errorf("leaderboard: webhook: %s", res.Status)
+		return true, fmt.Errorf("leaderboard: webhook %s: %s", shown, res.Status)
 	default:
-		return false, fmt.Errorf("leaderboard: webhook: %s (not retried)", res.Status)
+		return false, fmt.Errorf("leaderboard: webhook %s: %s (not retried)", shown, res.Status)
 	}
 }

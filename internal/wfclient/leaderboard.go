@@ -151,17 +151,24 @@ type RefreshReport struct {
 	RunsReused  int    `json:"runs_reused"`
 	ModelCalls  int64  `json:"model_calls"`
 	Site        string `json:"site"`
-	// Changes is what changed since the previous stamp, in one line
-	// (details in the stamp's changes.json); Webhook whether the board's
-	// webhook took them (absent when none was due).
-	Changes string `json:"changes"`
+	// Changes is what changed since the previous stamp ([] when nothing
+	// did): the stamp's changes.json "changes", objects {"kind",
+	// "dataset", "model", ...}; ChangesSummary says it in one line.
+	Changes        []leaderboard.Change `json:"changes"`
+	ChangesSummary string               `json:"changes_summary"`
+	// Webhook is whether the board's webhook took them (absent when none
+	// was due).
 	Webhook string `json:"webhook,omitempty"`
 }
 
 // Report is the refresh's report, its site as an s3:// URI.
 func Report(cfg config.Config, r workflows.RefreshLeaderboardResult) RefreshReport {
+	changes := r.ChangeList
+	if changes == nil {
+		changes = []leaderboard.Change{}
+	}
 	return RefreshReport{Board: r.Board, Stamp: r.Stamp, RunsStarted: r.RunsStarted, RunsReused: r.RunsReused,
-		ModelCalls: r.ModelCalls, Site: StoreURI(cfg, r.SiteKey) + "/", Changes: r.Changes, Webhook: r.Webhook}
+		ModelCalls: r.ModelCalls, Site: StoreURI(cfg, r.SiteKey) + "/", Changes: changes, ChangesSummary: r.Changes, Webhook: r.Webhook}
 }
 
 // StoreURI is the s3:// URI of a key of the configured store.

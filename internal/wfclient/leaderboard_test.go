@@ -1,6 +1,7 @@
 package wfclient
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -43,6 +44,15 @@ func TestReportAndStoreURI(t *testing.T) {
 		SiteKey: leaderboard.SiteKey("b", "20260102T030405Z")}
 	if got := Report(cfg, res); got.Site != "s3://evals/leaderboards/b/20260102T030405Z/site/" || got.ModelCalls != 9 || got.RunsStarted != 2 || got.RunsReused != 1 {
 		t.Errorf("Report = %+v", got)
+	}
+	// "changes" is a list: [] when nothing changed, else the refresh's.
+	if b, _ := json.Marshal(Report(cfg, res)); !strings.Contains(string(b), `"changes":[]`) {
+		t.Errorf("no change: %s", b)
+	}
+	res.Changes, res.ChangeList = "1 new model since P", []leaderboard.Change{{Kind: leaderboard.KindNewModel, Dataset: "bfcl", Model: "baseline/reference"}}
+	b, _ := json.Marshal(Report(cfg, res))
+	if !strings.Contains(string(b), `"changes":[{"kind":"new_model","dataset":"bfcl","model":"baseline/reference"}],"changes_summary":"1 new model since P"`) {
+		t.Errorf("Report printed %s", b)
 	}
 	cfg.S3.Prefix = "/team/"
 	if got := StoreURI(cfg, "runs/"); got != "s3://evals/team/runs/" {
