@@ -71,7 +71,8 @@ func TestBuildDatasetReusesPublishedVersion(t *testing.T) {
 
 // TestBuildDatasetDiscardsStagedSourcesWhenItFails: a build that fails past
 // PlanBuild deletes the sources its PlanBuild staged, and only those, and
-// still ends with the part's error; a build that succeeds deletes nothing.
+// the parts of its version (named with its part count), and still ends
+// with the part's error; a build that succeeds deletes nothing.
 func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 	for _, fail := range []bool{true, false} {
 		t.Run(fmt.Sprintf("part fails %v", fail), func(t *testing.T) {
@@ -89,9 +90,10 @@ func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 				})
 			env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(catalog.Manifest{Rows: 20}, nil)
 			var discarded []string
+			var version activities.DiscardStagedInput
 			env.OnActivity(a.DiscardStaged, mock.Anything, mock.Anything).Return(
 				func(_ context.Context, in activities.DiscardStagedInput) (int, error) {
-					discarded = in.Keys
+					discarded, version = in.Keys, in
 					return len(in.Keys), nil
 				})
 			env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
@@ -103,6 +105,8 @@ func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 			}
 			require.ErrorContains(t, err, "x.json:3")
 			require.Equal(t, staged, discarded)
+			plan := testPlan(2)
+			require.Equal(t, []any{plan.Dataset, plan.Version, 2}, []any{version.Dataset, version.Version, version.Parts})
 		})
 	}
 }
