@@ -20,12 +20,14 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/internal/wfclient"
 	"github.com/benchline/benchline/schemas"
@@ -159,4 +161,82 @@ func TestBuildStoreFull(t *testing.T) {
 	if ok, err := blob.Exists(ctx, stack.Store, staged); err != nil || ok {
 		t.Errorf("the failed build left its staged source %s (%v)", staged, err)
 	}
+}
+
+// TestBatchEvalResultFileOverLimit: batch runs whose output files are
+// larger than their provider's max_result_bytes (30 KB; a shard's file of
+// 100 echoed synthetic prompts is about twice that) on a real worker
+// process, the baseline server over HTTP: with retries, each shard's
+// requests past the limit go into new batches and every sample is scored;
+// with none (retries: -1), they are unscored infrastructure errors naming
+// the limit and the answers read before it are scored. Each run ends
+// within its deadline, far below the twelve attempts (about six minutes)
+// a shard made when a file over the limit failed it, downloading the
+// whole file each time and losing its answers.
+func TestBatchEvalResultFileOverLimit(t *testing.T) {
+	const n, shardSize, limit = 200, 100, 30_000
+	bin := buildBinary(t)
+	ds := buildSynthetic(t, n, 3303)
+	srv, url := serveBaseline(context.Background(), t, baseline.Options{Batch: baseline.BatchOptions{Delay: 200 * time.Millisecond}})
+	providers := filepath.Join(t.TempDir(), "providers.yaml")
+	writeFiles(t, filepath.Dir(providers), map[string]string{"providers.yaml": fmt.Sprintf("providers:\n"+
+		"  cut:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms, max_result_bytes: %[2]d, retries: 8}\n"+
+		"  cut-once:\n    base_url: %[1]s\n    batch: {enabled: true, poll_interval: 200ms, max_result_bytes: %[2]d, retries: -1}\n",
+		url, limit)})
+	const queue = "batch-over-limit"
+	startProcWorker(t, bin, workerEnv(queue, url, "BENCHLINE_PROVIDERS="+providers), "worker", "--queues", "main")
+
+	eval := func(t *testing.T, model string) []schemas.ResultRow {
+		t.Helper()
+		// The deadline: a shard failing for good took twelve attempts.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cfg := stack.Stack.Config
+		cfg.Temporal.TaskQueue = queue
+		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, workflows.EvaluateModelInput{Request: runs.Request{
+			Dataset: ds, Model: model, ShardSize: shardSize, Batch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil); err != nil {
+			t.Fatalf("%s: %v (want the run ended within 3 minutes)", model, err)
+		}
+		_, rows := resultRows(ctx, t, plan.RunID)
+		if len(rows) != n {
+			t.Fatalf("%d rows, want %d", len(rows), n)
+		}
+		return rows
+	}
+
+	t.Run("retried in new batches", func(t *testing.T) {
+		before := srv.BatchStats()
+		for _, r := range eval(t, "cut/echo") {
+			if r.ErrorClass != "" || len(r.Metrics) == 0 {
+				t.Fatalf("sample %s: %s %q: want every sample scored", r.SampleID, r.ErrorClass, r.ErrorMessage)
+			}
+		}
+		st := srv.BatchStats()
+		if st.Created-before.Created <= n/shardSize || st.MaxPerKey != 1 {
+			t.Fatalf("batch stats %+v (before %+v): want more than one batch per shard (the requests past the limit), none twice", st, before)
+		}
+		t.Logf("%d batches for %d shards", st.Created-before.Created, n/shardSize)
+	})
+	t.Run("no retries", func(t *testing.T) {
+		var infra int
+		for _, r := range eval(t, "cut-once/echo") {
+			switch {
+			case r.ErrorClass == schemas.ErrorClassInfrastructure:
+				infra++
+				if len(r.Metrics) != 0 || !strings.Contains(r.ErrorMessage, fmt.Sprintf("exceeds max_result_bytes %d", limit)) {
+					t.Fatalf("sample %s: %q: want an unscored infrastructure error naming max_result_bytes", r.SampleID, r.ErrorMessage)
+				}
+			case r.ErrorClass != "" || len(r.Metrics) == 0:
+				t.Fatalf("sample %s: %s %v: want a scored answer", r.SampleID, r.ErrorClass, r.Metrics)
+			}
+		}
+		if infra == 0 || infra == n {
+			t.Fatalf("%d infrastructure errors of %d: want the samples past the limit only", infra, n)
+		}
+		t.Logf("%d of %d samples past the limit", infra, n)
+	})
 }
