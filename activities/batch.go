@@ -2,6 +2,7 @@ package activities
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/gateway"
@@ -326,7 +329,7 @@ type batchJob struct {
 	cfg  gateway.BatchConfig
 }
 
-// waitAll waits for every job's batch at once.
+// waitAll waits for every job's batch at once; its error is batchErrors'.
 func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
@@ -334,7 +337,62 @@ func (b *batchShard) waitAll(ctx context.Context, jobs []*batchJob) error {
 		wg.Go(func() { errs[i] = b.wait(ctx, &j.rec, j.cfg, j.reqs) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return batchErrors(ctx, jobs, errs)
+}
+
+// ErrTypeBatchFailed is the application error type of a batch whose wait
+// failed with an error of no type of its own (a store error, retryable).
+const ErrTypeBatchFailed = "BatchFailed"
+
+// batchErrors is the one error of a round's batches whose waits failed
+// (errs[i] is jobs[i]'s): nil if none failed, the context's error if it
+// ended (the activity was cancelled or is stopping), else one Temporal
+// ApplicationError naming every failed batch (id and record key) with its
+// error. It is not retryable if one of the errors is not, typed as the
+// first such; else retryable, typed as the first, after the longest
+// NextRetryDelay asked. (Temporal's failure converter looks at the
+// returned error's own type only: an errors.Join of errors, even of one
+// non-retryable ApplicationError, reaches it as a retryable "joinError",
+// and the activity was retried to its last attempt.)
+func batchErrors(ctx context.Context, jobs []*batchJob, errs []error) error {
+	var msgs []string
+	var typ string
+	nonRetryable := false
+	var delay time.Duration
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ae *temporal.ApplicationError
+		if !errors.As(classify(err), &ae) {
+			msgs = append(msgs, fmt.Sprintf("batch %s (%s): %v", cmp.Or(jobs[i].rec.ID, "not created"), jobs[i].rec.Key, err))
+			typ = cmp.Or(typ, ErrTypeBatchFailed)
+			continue
+		}
+		msgs = append(msgs, fmt.Sprintf("batch %s (%s): %s", cmp.Or(jobs[i].rec.ID, "not created"), jobs[i].rec.Key, ae.Message()))
+		switch {
+		case ae.NonRetryable() && !nonRetryable:
+			nonRetryable, typ = true, ae.Type()
+		case typ == "":
+			typ = ae.Type()
+		}
+		delay = max(delay, ae.NextRetryDelay())
+	}
+	if msgs == nil {
+		return nil
+	}
+	msg := msgs[0]
+	if len(msgs) > 1 {
+		msg = fmt.Sprintf("%d of %d batches failed: %s", len(msgs), len(jobs), strings.Join(msgs, "; "))
+	}
+	opts := temporal.ApplicationErrorOptions{NonRetryable: nonRetryable}
+	if !nonRetryable {
+		opts.NextRetryDelay = delay
+	}
+	return temporal.NewApplicationErrorWithOptions(msg, typ, opts)
 }
 
 // resume finishes the batches of the shard whose records are not done,

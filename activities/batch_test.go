@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/benchline/benchline/internal/baseline"
 	"github.com/benchline/benchline/internal/benchmark/benchmarktest"
@@ -529,5 +532,224 @@ func TestAcquireBuild(t *testing.T) {
 	}
 	if n := len(a.build); n != slots {
 		t.Fatalf("%d slots taken, want %d (a double release gave one back twice)", n, slots)
+	}
+}
+
+// measuringServer is a baseline batch server behind a proxy that counts
+// the result files' downloads and keeps the smallest one's size.
+type measuringServer struct {
+	srv       *baseline.Server
+	url       string
+	downloads atomic.Int64
+	smallest  atomic.Int64
+}
+
+func serveMeasured(t *testing.T, opts baseline.BatchOptions) *measuringServer {
+	t.Helper()
+	srv, err := baseline.New(baseline.Options{Batch: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &measuringServer{srv: srv}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/content") {
+			srv.ServeHTTP(w, r)
+			return
+		}
+		m.downloads.Add(1)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		if n := int64(rec.Body.Len()); m.smallest.Load() == 0 || n < m.smallest.Load() {
+			m.smallest.Store(n)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(hs.Close)
+	m.url = hs.URL + "/v1"
+	return m
+}
+
+// TestBatchShardResultFileOverLimit: a batch whose output file passes
+// max_result_bytes keeps the answers read before the limit, and the
+// requests past it fail unanswered, as a lost batch's do: with retries
+// they go into new batches and the shard ends in one attempt with every
+// sample answered as an uninterrupted run's, each output file downloaded
+// once; with none (retries: -1) they are infrastructure errors naming the
+// limit, the other samples answered, and every batch record is done, so no
+// later attempt downloads a file again. The shard used to fail with a
+// retryable error (the batch's non-retryable one joined), downloading the
+// whole file at each of its attempts, and so did every later run on the
+// same record.
+func TestBatchShardResultFileOverLimit(t *testing.T) {
+	whole := serveMeasured(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+	want, _, _, _ := batchShardRun(t, whole.url, true, 8, fastBatches)
+	// Half the smallest output file (8 answers): every batch of a round
+	// is cut, and a request's line is far below the limit.
+	limit := whole.smallest.Load() / 2
+	if limit < 500 {
+		t.Fatalf("smallest output file %d bytes", whole.smallest.Load())
+	}
+
+	t.Run("retried in new batches", func(t *testing.T) {
+		m := serveMeasured(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+		cfg := fastBatches
+		// Each try reads at least one line: 8 tries answer 8 requests.
+		cfg.MaxResultBytes, cfg.Retries = limit, 8
+		got, res, _, _ := batchShardRun(t, m.url, true, 8, cfg)
+		if res.InfraFailed != 0 {
+			t.Fatalf("%+v: want every sample answered", res)
+		}
+		for i := range want {
+			if got[i].ErrorClass != "" || got[i].Response != want[i].Response || got[i].Metrics["m"] != want[i].Metrics["m"] {
+				t.Fatalf("row %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		st := m.srv.BatchStats()
+		if st.Created <= 3 || st.MaxPerKey != 1 || m.downloads.Load() != st.Created {
+			t.Fatalf("%d batches created (most for one key %d), %d files downloaded: want more than 3 (the requests past the limit in new batches), none twice, each output file once",
+				st.Created, st.MaxPerKey, m.downloads.Load())
+		}
+	})
+	t.Run("no retries", func(t *testing.T) {
+		m := serveMeasured(t, baseline.BatchOptions{Delay: 10 * time.Millisecond})
+		cfg := fastBatches
+		cfg.MaxResultBytes, cfg.Retries = limit, -1
+		got, res, a, run := batchShardRun(t, m.url, true, 8, cfg)
+		if res.InfraFailed == 0 || res.InfraFailed == 8 {
+			t.Fatalf("%+v: want the samples past the limit infrastructure errors, the others answered", res)
+		}
+		for i := range want {
+			switch g := got[i]; {
+			case g.ErrorClass == "" && (g.Response != want[i].Response || g.Metrics["m"] != want[i].Metrics["m"]):
+				t.Fatalf("row %d: %+v, want %+v", i, g, want[i])
+			case g.ErrorClass != "" && (g.ErrorClass != schemas.ErrorClassInfrastructure || !strings.Contains(g.ErrorMessage, fmt.Sprintf("exceeds max_result_bytes %d", limit))):
+				t.Fatalf("row %d: %+v: want an infrastructure error naming max_result_bytes %d", i, g, limit)
+			}
+		}
+		recs, _, err := listBatches(context.Background(), a.Store, runs.BatchPrefix(run, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if !r.Done {
+				t.Fatalf("record %+v not done: a later attempt would download its file again", r)
+			}
+		}
+		if st := m.srv.BatchStats(); m.downloads.Load() != st.Created {
+			t.Fatalf("%d files downloaded for %d batches: want each once", m.downloads.Load(), st.Created)
+		}
+	})
+}
+
+// TestBatchShardPermanentErrorsEndAtOnce: two batches of a round whose
+// waits fail for good (the provider refuses the key at their polls, a
+// 401) end the shard at once with one non-retryable error naming both
+// batches. Their errors used to be joined (errors.Join), which Temporal
+// takes for a retryable error of type joinError whatever it holds: the
+// shard was retried to its last attempt.
+func TestBatchShardPermanentErrorsEndAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	polled := map[string]bool{}
+	_, url := serveBatchesFailing(t, baseline.BatchOptions{Delay: 10 * time.Millisecond}, func(w http.ResponseWriter, r *http.Request) bool {
+		id, ok := strings.CutPrefix(r.URL.Path, "/v1/batches/")
+		if r.Method != http.MethodGet || !ok || strings.Contains(id, "/") {
+			return false
+		}
+		mu.Lock()
+		polled[id] = true
+		mu.Unlock()
+		http.Error(w, `{"error":{"message":"injected: key revoked","type":"invalid_request_error"}}`, http.StatusUnauthorized)
+		return true
+	})
+	ctx := context.Background()
+	task := &dialogueTask{}
+	a, run := generatedShard(t, &task.fakeTask, 8, 4)
+	if err := a.Store.Delete(ctx, runs.ShardKey(run, 0)); err != nil {
+		t.Fatal(err)
+	}
+	a.Benchmarks = benchmarktest.Registry(t, benchmarktest.Task(task, schemas.Table{Name: "item", Version: 1}))
+	var plan runs.Plan
+	if err := blob.GetJSON(ctx, a.Store, runs.PlanKey(run), &plan); err != nil {
+		t.Fatal(err)
+	}
+	plan.Batch = true
+	if err := blob.PutJSON(ctx, a.Store, runs.PlanKey(run), plan); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fastBatches
+	cfg.MaxRequests = 4 // two batches of 4
+	gw, err := gateway.New(gateway.Options{Config: &gateway.Config{Providers: map[string]*gateway.Provider{
+		gateway.BaselineProvider: {BaseURL: url, Batch: &cfg}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Gateway, a.SampleConcurrency, a.retryBase = gw, 4, time.Millisecond
+	env, _ := activityEnv(ctx, a)
+	_, err = env.ExecuteActivity(a.RunShard, RunShardInput{RunID: run, Shard: 0})
+	if len(polled) != 2 {
+		t.Fatalf("batches polled %v: want 2", polled)
+	}
+	if !isNonRetryable(err) {
+		t.Fatalf("RunShard = %v: want a non-retryable error", err)
+	}
+	for id := range polled {
+		if !strings.Contains(err.Error(), "batch "+id) || !strings.Contains(err.Error(), "injected: key revoked") {
+			t.Fatalf("RunShard = %v: want it to name batch %s and why", err, id)
+		}
+	}
+}
+
+// TestBatchErrors: the one error of a round's failed batches is nil when
+// none failed, the context's when it ended, non-retryable when one of
+// them is (typed as that one), else retryable after the longest delay
+// asked; it names every failed batch.
+func TestBatchErrors(t *testing.T) {
+	jobs := []*batchJob{{rec: batchRecord{ID: "b1", Key: "k1"}}, {rec: batchRecord{ID: "b2", Key: "k2"}}, {rec: batchRecord{Key: "k3"}}}
+	retryable := temporal.NewApplicationErrorWithOptions("slow down", "retryable-rate-limit", temporal.ApplicationErrorOptions{NextRetryDelay: time.Minute})
+	permanent := temporal.NewNonRetryableApplicationError("no such key", ErrTypeAuth, nil)
+	store := fmt.Errorf("write state: %w", errors.New("connection reset"))
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name         string
+		ctx          context.Context
+		errs         []error
+		want         error // a context's error, or nil
+		nonRetryable bool
+		typ          string
+		delay        time.Duration
+		names        []string
+	}{
+		{name: "none", errs: []error{nil, nil, nil}},
+		{name: "one permanent", errs: []error{nil, permanent, nil}, nonRetryable: true, typ: ErrTypeAuth, names: []string{"batch b2 (k2): no such key"}},
+		{name: "permanent among retryable", errs: []error{retryable, store, permanent}, nonRetryable: true, typ: ErrTypeAuth,
+			names: []string{"3 of 3 batches failed", "batch b1 (k1): slow down", "batch b2 (k2): write state: connection reset", "batch not created (k3): no such key"}},
+		{name: "retryable", errs: []error{store, retryable, nil}, typ: ErrTypeBatchFailed, delay: time.Minute,
+			names: []string{"2 of 3 batches failed", "batch b1 (k1)", "batch b2 (k2): slow down"}},
+		{name: "cancelled", ctx: cancelled, errs: []error{context.Canceled, permanent, nil}, want: context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := cmp.Or(tc.ctx, context.Background())
+			err := batchErrors(ctx, jobs, tc.errs)
+			if tc.names == nil {
+				if err != tc.want {
+					t.Fatalf("batchErrors = %v, want %v", err, tc.want)
+				}
+				return
+			}
+			var ae *temporal.ApplicationError
+			if !errors.As(err, &ae) || ae.NonRetryable() != tc.nonRetryable || ae.Type() != tc.typ || ae.NextRetryDelay() != tc.delay {
+				t.Fatalf("batchErrors = %#v, want an ApplicationError non-retryable %v of type %s after %s", err, tc.nonRetryable, tc.typ, tc.delay)
+			}
+			for _, s := range tc.names {
+				if !strings.Contains(ae.Message(), s) {
+					t.Fatalf("batchErrors = %q: want it to say %q", ae.Message(), s)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,12 @@ const ErrTypeInvalidInput = "InvalidInput"
 // credentials (the object store's 401, 403, bad signature or key id); it
 // is never retried.
 const ErrTypeAuth = "Auth"
+
+// ErrTypeStoreFull is the application error type of a write the object
+// store refused because it is full or over a quota (blob.ErrFull); it is
+// never retried: space comes back when someone frees it, not within a
+// workflow's minutes of retries, and every retry would write more.
+const ErrTypeStoreFull = "StoreFull"
 
 // Datasets are the dataset-building activities.
 type Datasets struct {
@@ -193,16 +200,26 @@ func (s *stagingLog) written() []string {
 	return slices.Clone(s.keys)
 }
 
-// DiscardStagedInput lists staged sources to delete.
+// DiscardStagedInput lists staged sources to delete and, when Dataset is
+// set, the unpublished version whose written parts to delete.
 type DiscardStagedInput struct {
 	Keys []string
+	// Dataset and Version name the version the failed build was writing,
+	// Parts its plan's part count (empty in older histories).
+	Dataset string `json:",omitempty"`
+	Version string `json:",omitempty"`
+	Parts   int    `json:",omitempty"`
 }
 
 // DiscardStaged deletes the staged sources a build wrote (PlanBuildResult.
 // Staged) after the build failed or was cancelled past PlanBuild, so a
 // failed build leaves nothing under staging/sources/. It deletes only keys
 // under staging/sources/; deleting what is gone is not an error, so a retry
-// is harmless. It returns how many keys it was given.
+// is harmless. With in.Dataset set, it also deletes the parts the build's
+// WritePart activities wrote under the version's data/ and aborts their
+// unfinished uploads, unless the version is published (its manifest
+// exists): a build that fails at its fifth part (a full store) leaves no
+// orphaned parts. It returns how many keys it deleted or was given.
 func (a *Datasets) DiscardStaged(ctx context.Context, in DiscardStagedInput) (int, error) {
 	for _, k := range in.Keys {
 		if !strings.HasPrefix(k, datasets.StagedKey("")) {
@@ -215,7 +232,40 @@ func (a *Datasets) DiscardStaged(ctx context.Context, in DiscardStagedInput) (in
 			return 0, err
 		}
 	}
-	return len(in.Keys), nil
+	if in.Dataset == "" {
+		return len(in.Keys), nil
+	}
+	n, err := a.discardParts(ctx, in.Dataset, in.Version, in.Parts)
+	return len(in.Keys) + n, err
+}
+
+// discardParts deletes the parts of an unpublished version (those listed
+// under its data/, and the unfinished uploads of its parts 0..parts-1) and
+// returns how many objects it deleted. A published version is left alone.
+func (a *Datasets) discardParts(ctx context.Context, dataset, version string, parts int) (int, error) {
+	if _, _, err := names.ParseRef(dataset + "@" + version); err != nil || version == "" {
+		return 0, invalid(fmt.Errorf("discard parts of %s@%s: %w", dataset, version, cmp.Or(err, names.ErrInvalid)))
+	}
+	if ok, err := blob.Exists(ctx, a.Store, catalog.ManifestKey(dataset, version)); err != nil || ok {
+		return 0, err
+	}
+	prefix := catalog.Dir(dataset, version) + "data/"
+	infos, err := a.Store.List(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	for _, info := range infos {
+		if err := a.Store.Delete(ctx, info.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			return 0, err
+		}
+	}
+	// Uploads left by a killed worker (MinIO matches whole keys only).
+	for i := range parts {
+		if _, err := blob.AbortUploads(ctx, a.Store, catalog.PartKey(dataset, version, i)); err != nil {
+			return 0, err
+		}
+	}
+	return len(infos), nil
 }
 
 // discard deletes the noted staged sources and returns cause; a deletion
@@ -448,6 +498,8 @@ func classify(err error) error {
 		return err
 	case errors.Is(err, blob.ErrDenied):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeAuth, err)
+	case errors.Is(err, blob.ErrFull):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeStoreFull, err)
 	case blob.Permanent(err), errors.Is(err, limits.ErrTooLarge), errors.Is(err, names.ErrInvalid):
 		return invalid(err)
 	case errors.As(err, &ie):

@@ -118,14 +118,15 @@ func TestClassify(t *testing.T) {
 		{"store refuses a name", fmt.Errorf("s3blob: get datasets/../x: %w", blob.ErrInvalid), true},
 		{"file over its limit", fmt.Errorf("board.yaml: %w", limits.ErrTooLarge), true},
 		{"store refuses the credentials", fmt.Errorf("s3blob: list datasets/: %w", blob.ErrDenied), false},
+		{"store full", fmt.Errorf("s3blob: put datasets/d/vabc/data/part-00004.parquet: %w", blob.ErrFull), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := classify(tc.err)
-			if errors.Is(tc.err, blob.ErrDenied) {
+			for sentinel, typ := range map[error]string{blob.ErrDenied: ErrTypeAuth, blob.ErrFull: ErrTypeStoreFull} {
 				var ae *temporal.ApplicationError
-				if !errors.As(err, &ae) || ae.Type() != ErrTypeAuth || !ae.NonRetryable() {
-					t.Fatalf("classify(%v) = %v, want a non-retryable %s error", tc.err, err, ErrTypeAuth)
+				if errors.Is(tc.err, sentinel) && (!errors.As(err, &ae) || ae.Type() != typ || !ae.NonRetryable()) {
+					t.Fatalf("classify(%v) = %v, want a non-retryable %s error", tc.err, err, typ)
 				}
 			}
 			if got := isInvalidInput(err); got != tc.invalid {
@@ -273,5 +274,43 @@ func TestPlanBuildReportsWhatItStaged(t *testing.T) {
 	}
 	if _, err := a.DiscardStaged(ctx, DiscardStagedInput{Keys: []string{"datasets/src/latest"}}); err == nil {
 		t.Error("DiscardStaged deleted a key outside staging/sources/")
+	}
+}
+
+// TestDiscardStagedParts: with the version named, DiscardStaged deletes
+// the parts an unpublished version's build wrote (a failed build leaves
+// none), leaves a published version's alone, and refuses a name that
+// would reach outside datasets/.
+func TestDiscardStagedParts(t *testing.T) {
+	ctx := context.Background()
+	mem := blobtest.NewMemory()
+	a := &Datasets{Store: mem}
+	for _, v := range []string{"abc", "def"} {
+		for i := range 3 {
+			if err := blob.PutBytes(ctx, mem, catalog.PartKey("d", v, i), []byte("part")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := blob.PutJSON(ctx, mem, catalog.ManifestKey("d", "def"), catalog.Manifest{Name: "d", Version: "def"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		version string
+		deleted int
+		left    int
+	}{{"abc", 3, 0}, {"def", 0, 3}} {
+		n, err := a.DiscardStaged(ctx, DiscardStagedInput{Dataset: "d", Version: tc.version, Parts: 5})
+		if err != nil || n != tc.deleted {
+			t.Fatalf("DiscardStaged of d@%s = %d, %v: want %d deleted", tc.version, n, err, tc.deleted)
+		}
+		if left, err := mem.List(ctx, catalog.Dir("d", tc.version)+"data/"); err != nil || len(left) != tc.left {
+			t.Fatalf("d@%s: %d parts left (%v), want %d", tc.version, len(left), err, tc.left)
+		}
+	}
+	for _, bad := range []DiscardStagedInput{{Dataset: "..", Version: "abc"}, {Dataset: "d", Version: "../../runs"}, {Dataset: "d"}} {
+		if _, err := a.DiscardStaged(ctx, bad); !isInvalidInput(err) {
+			t.Errorf("DiscardStaged(%+v) = %v, want it refused as invalid", bad, err)
+		}
 	}
 }

@@ -63,33 +63,39 @@ type GenerationTotals struct {
 // summary), then FinishPlan plans the parts from what they saved.
 //
 // A build that fails or is cancelled after PlanBuild deletes the sources
-// its PlanBuild staged (DiscardStaged, in a disconnected context) before it
-// ends with its error.
+// its PlanBuild staged and the parts its WritePart activities wrote under
+// the unpublished version's data/ (DiscardStaged, in a disconnected
+// context) before it ends with its error.
 func BuildDataset(ctx workflow.Context, in BuildDatasetInput) (BuildDatasetResult, error) {
-	var staged []string
-	res, err := buildDataset(ctx, in, &staged)
-	if err != nil && len(staged) > 0 {
+	var discard activities.DiscardStagedInput
+	res, err := buildDataset(ctx, in, &discard)
+	if err != nil && (len(discard.Keys) > 0 || discard.Dataset != "") {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, cleanupOptions)
 		var a *activities.Datasets
 		var n int
 		log := workflow.GetLogger(ctx)
-		if derr := workflow.ExecuteActivity(dctx, a.DiscardStaged, activities.DiscardStagedInput{Keys: staged}).Get(dctx, &n); derr != nil {
-			log.Warn("build failed; deleting its staged sources failed", "error", derr)
+		if derr := workflow.ExecuteActivity(dctx, a.DiscardStaged, discard).Get(dctx, &n); derr != nil {
+			log.Warn("build failed; deleting its staged sources and parts failed", "error", derr)
 		} else {
-			log.Info("build failed; deleted its staged sources", "sources", n)
+			log.Info("build failed; deleted its staged sources and parts", "objects", n)
 		}
 	}
 	return res, err
 }
 
 // discardStagedChange is the workflow.GetVersion change id of deleting a
-// failed build's staged sources.
-const discardStagedChange = "discard-staged-on-failure"
+// failed build's staged sources; discardPartsChange of deleting the parts
+// it wrote too.
+const (
+	discardStagedChange = "discard-staged-on-failure"
+	discardPartsChange  = "discard-parts-on-failure"
+)
 
 // buildDataset is BuildDataset; once the build is past PlanBuild and not
-// reused, it sets *staged to the sources to delete if it fails.
-func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) (BuildDatasetResult, error) {
+// reused, it sets *discard to what to delete if it fails: the sources
+// PlanBuild staged, the version and its part count.
+func buildDataset(ctx workflow.Context, in BuildDatasetInput, discard *activities.DiscardStagedInput) (BuildDatasetResult, error) {
 	var a *activities.Datasets
 	var planned activities.PlanBuildResult
 	planCtx := workflow.WithActivityOptions(ctx, planOptions)
@@ -120,7 +126,11 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 	}
 	// Histories recorded before this have no marker: no cleanup on replay.
 	if workflow.GetVersion(ctx, discardStagedChange, workflow.DefaultVersion, 1) >= 1 {
-		*staged = planned.Staged
+		discard.Keys = planned.Staged
+	}
+	discardParts := workflow.GetVersion(ctx, discardPartsChange, workflow.DefaultVersion, 1) >= 1
+	if discardParts {
+		discard.Dataset, discard.Version, discard.Parts = plan.Dataset, plan.Version, len(plan.Parts)
 	}
 
 	maxPar := in.MaxParallel
@@ -153,6 +163,9 @@ func buildDataset(ctx workflow.Context, in BuildDatasetInput, staged *[]string) 
 		}
 	}
 	res.Stats = plan.Stats
+	if discardParts {
+		discard.Parts = len(plan.Parts) // FinishPlan planned them
+	}
 
 	files := make([]catalog.File, len(plan.Parts))
 	partCtx := workflow.WithActivityOptions(ctx, partOptions)

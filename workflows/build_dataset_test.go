@@ -106,7 +106,8 @@ func TestBuildDatasetReusedReportsTheVersionsCounts(t *testing.T) {
 
 // TestBuildDatasetDiscardsStagedSourcesWhenItFails: a build that fails past
 // PlanBuild deletes the sources its PlanBuild staged, and only those, and
-// still ends with the part's error; a build that succeeds deletes nothing.
+// the parts of its version (named with its part count), and still ends
+// with the part's error; a build that succeeds deletes nothing.
 func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 	for _, fail := range []bool{true, false} {
 		t.Run(fmt.Sprintf("part fails %v", fail), func(t *testing.T) {
@@ -124,9 +125,10 @@ func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 				})
 			env.OnActivity(a.Publish, mock.Anything, mock.Anything).Return(activities.PublishResult{Manifest: catalog.Manifest{Rows: 20}}, nil)
 			var discarded []string
+			var version activities.DiscardStagedInput
 			env.OnActivity(a.DiscardStaged, mock.Anything, mock.Anything).Return(
 				func(_ context.Context, in activities.DiscardStagedInput) (int, error) {
-					discarded = in.Keys
+					discarded, version = in.Keys, in
 					return len(in.Keys), nil
 				})
 			env.ExecuteWorkflow(BuildDataset, BuildDatasetInput{Dataset: "d"})
@@ -138,6 +140,8 @@ func TestBuildDatasetDiscardsStagedSourcesWhenItFails(t *testing.T) {
 			}
 			require.ErrorContains(t, err, "x.json:3")
 			require.Equal(t, staged, discarded)
+			plan := testPlan(2)
+			require.Equal(t, []any{plan.Dataset, plan.Version, 2}, []any{version.Dataset, version.Version, version.Parts})
 		})
 	}
 }

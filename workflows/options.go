@@ -11,7 +11,8 @@ import (
 )
 
 // Every activity is retried a bounded number of times, with backoff, and
-// bad input (activities.ErrTypeInvalidInput) not at all; after the last
+// bad input (activities.ErrTypeInvalidInput), refused credentials and a
+// full store not at all; after the last
 // attempt the workflow fails with the last attempt's error. Each set also
 // has a ScheduleToCloseTimeout, so that an activity no worker ever picks up
 // (a sandbox queue without a sandbox worker) fails the workflow instead of
@@ -28,7 +29,7 @@ const infraAttempts = 12
 func retry(attempts int32, nonRetryable ...string) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
 		InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: attempts,
-		NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput, activities.ErrTypeAuth}, nonRetryable...),
+		NonRetryableErrorTypes: append([]string{activities.ErrTypeInvalidInput, activities.ErrTypeAuth, activities.ErrTypeStoreFull}, nonRetryable...),
 	}
 }
 
@@ -100,7 +101,8 @@ var (
 		RetryPolicy:            retry(infraAttempts, gateway.NonRetryableErrorTypes()...),
 	}
 	// cleanupOptions: CleanupRun deletes a run's checkpoints after it was
-	// cancelled or failed, DiscardStaged a failed build's staged sources;
+	// cancelled or failed, DiscardStaged a failed build's staged sources
+	// and the parts it wrote;
 	// short, a few attempts, and bounded so that a cancelled run or failed
 	// build ends even with no worker to clean up.
 	cleanupOptions = workflow.ActivityOptions{

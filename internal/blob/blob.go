@@ -29,11 +29,17 @@ var ErrDenied = errors.New("blob: access denied (check the S3 credentials)")
 // malformed (a 400: an invalid key or bucket name, ...).
 var ErrInvalid = errors.New("blob: request refused as invalid")
 
+// ErrFull is returned (wrapped) when the server refuses a write because
+// the store is full: out of space (MinIO's 507 XMinioStorageFull) or over
+// a quota (MinIO's bucket quota, Ceph's QuotaExceeded). It lasts until
+// someone frees space, so no retry within a workflow's minutes fixes it.
+var ErrFull = errors.New("blob: the store is full (free space or raise its quota, then run the command again)")
+
 // Permanent reports whether err is a failure no retry can fix: a missing
-// bucket, refused credentials, an invalid request. (A missing key is not
-// among them: callers decide what ErrNotFound means.)
+// bucket, refused credentials, an invalid request, a full store. (A
+// missing key is not among them: callers decide what ErrNotFound means.)
 func Permanent(err error) bool {
-	return errors.Is(err, ErrNoBucket) || errors.Is(err, ErrDenied) || errors.Is(err, ErrInvalid)
+	return errors.Is(err, ErrNoBucket) || errors.Is(err, ErrDenied) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrFull)
 }
 
 // ErrExists is returned (wrapped) by PutIfAbsent when the key already exists.

@@ -851,8 +851,14 @@ func (l *answerLine) completion() openai.ChatCompletionResponse {
 // "<provider>/<model>", by its key) into an answer or a failure: a
 // request the files do not mention failed with the batch's status
 // (expired, cancelled, failed). Lines for other keys are ignored;
-// a file over MaxResultBytes or a line that does not decode is an error
-// naming the file and line.
+// a line that does not decode is an error naming the file and line.
+//
+// A file over MaxResultBytes is read up to the limit: the answers (and
+// error lines) read before it are kept, and the requests whose lines were
+// past it fail unanswered, retryable, as an expired batch's do (a new
+// batch per the batch settings, then an infrastructure error or a call).
+// Failing the whole batch instead would lose the answers read and fail
+// every later attempt on the same batch the same way.
 func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus, reqs map[string]string) (BatchOutcome, error) {
 	p := g.providers[pname]
 	if p == nil || !p.cfg.BatchEnabled() {
@@ -862,6 +868,7 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 	seen := make(map[string]bool, len(reqs))
 	limit := limits.Get().ReplyBytes
 	created := time.Now().UTC()
+	var over []string // the files read up to max_result_bytes, and where they stopped
 	for _, fid := range []string{st.OutputFileID, st.ErrorFileID} {
 		if fid == "" {
 			continue
@@ -911,12 +918,22 @@ func (g *Gateway) BatchResults(ctx context.Context, pname string, st BatchStatus
 			out.Failed[key] = lineError(model, st.ID, l)
 			return nil
 		})
+		var ol *overLimitError
+		if errors.As(err, &ol) {
+			over = append(over, ol.Error())
+			continue
+		}
 		if err != nil {
 			return BatchOutcome{}, err
 		}
 	}
 	for k, model := range reqs {
-		if !seen[k] {
+		switch {
+		case seen[k]:
+		case len(over) > 0:
+			out.Failed[k] = &Error{Class: ClassServer, Model: model, batchFailed: true,
+				Message: fmt.Sprintf("batch %s: %s: this request's line was not read", st.ID, strings.Join(over, "; "))}
+		default:
 			out.Failed[k] = &Error{Class: ClassServer, Model: model, batchFailed: true,
 				Message: fmt.Sprintf("batch %s ended %s without answering this request", st.ID, st.Status)}
 		}
@@ -978,7 +995,9 @@ func (g *Gateway) batchAnswer(ctx context.Context, p *provider, fullModel string
 // (not the reply limit, which bounds each line's answer: batchLine), each
 // line at most 64 MiB. A download that fails part way is an error of the
 // download (retryable), never a line that does not decode: the scanner
-// hands over the partial last line when its reader fails.
+// hands over the partial last line when its reader fails. A file over
+// MaxResultBytes is an *overLimitError once its whole lines up to the
+// limit were handed over.
 func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn func(n int, line []byte) error) error {
 	limit := p.cfg.Batch.MaxResultBytes
 	info := &attemptInfo{maxBody: limit, maxRetryAfter: p.cfg.MaxRetryAfter}
@@ -993,7 +1012,7 @@ func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn
 	body := &readErr{r: rc}
 	failed := func(n int) error {
 		if errors.Is(body.err, errReplyTooLarge) {
-			return &Error{Class: ClassBadRequest, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s exceeds max_result_bytes %d", fid, limit)}
+			return &overLimitError{file: fid, limit: limit, lines: n}
 		}
 		e := classify(body.err, info, ctx, p.name+"/files", g.redactor())
 		e.Message = fmt.Sprintf("batch file %s: download failed after line %d: %s", fid, n, e.Message)
@@ -1023,6 +1042,19 @@ func (g *Gateway) readBatchFile(ctx context.Context, p *provider, fid string, fn
 		return &Error{Class: ClassServer, Model: p.name + "/files", Message: fmt.Sprintf("batch file %s after line %d: %v", fid, n, err)}
 	}
 	return nil
+}
+
+// overLimitError is readBatchFile's error for a file over
+// max_result_bytes: its lines up to the limit were handed over (the last
+// whole one is lines), the rest was not read.
+type overLimitError struct {
+	file  string
+	limit int64
+	lines int
+}
+
+func (e *overLimitError) Error() string {
+	return fmt.Sprintf("batch file %s exceeds max_result_bytes %d: read up to line %d", e.file, e.limit, e.lines)
 }
 
 // readErr is a reader that keeps its first error other than io.EOF.

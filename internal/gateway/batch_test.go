@@ -239,28 +239,47 @@ func TestBatchResultFileLimits(t *testing.T) {
 	for i := range reqs {
 		byKey[reqs[i].Key] = reqs[i].Model
 	}
-	for _, tc := range []struct {
-		name  string
-		max   int64
-		cut   bool
-		class Class
-		says  string
-	}{
-		{"over max_result_bytes", 10 << 10, false, ClassBadRequest, "exceeds max_result_bytes 10240"},
-		{"cut short", 0, true, ClassNetwork, "download failed after line"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cut.Store(tc.cut)
-			defer cut.Store(false)
-			g := newTestGateway(t, hs.URL+"/v1", enabled(tc.max), Options{})
-			_, err := g.BatchResults(context.Background(), BaselineProvider, st, byKey)
-			var e *Error
-			require.ErrorAs(t, err, &e)
-			require.Contains(t, e.Message, tc.says)
-			require.NotContains(t, e.Message, "does not decode")
-			require.Equal(t, tc.class, e.Class, "%v", e)
-		})
-	}
+	t.Run("cut short", func(t *testing.T) {
+		cut.Store(true)
+		defer cut.Store(false)
+		g := newTestGateway(t, hs.URL+"/v1", enabled(0), Options{})
+		_, err := g.BatchResults(context.Background(), BaselineProvider, st, byKey)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Contains(t, e.Message, "download failed after line")
+		require.NotContains(t, e.Message, "does not decode")
+		require.Equal(t, ClassNetwork, e.Class, "%v", e)
+	})
+	// A file over max_result_bytes is read up to the limit: the answers
+	// before it are kept (the one over the reply limit, line 8, is still
+	// its sample's failure), the requests past it fail unanswered and
+	// retryable, as an expired batch's do, naming the file and the limit.
+	t.Run("over max_result_bytes", func(t *testing.T) {
+		g := newTestGateway(t, hs.URL+"/v1", enabled(20<<10), Options{})
+		part, err := g.BatchResults(context.Background(), BaselineProvider, st, byKey)
+		require.NoError(t, err)
+		require.NotEmpty(t, part.Entries, "the answers within 20 KiB of the file")
+		require.Len(t, part.Failed, 40-len(part.Entries))
+		whole := map[string]string{}
+		for _, e := range out.Entries {
+			whole[e.Key] = e.Response.Choices[0].Content
+		}
+		for _, e := range part.Entries {
+			require.Equal(t, whole[e.Key], e.Response.Choices[0].Content, "an answer read before the limit is the answer")
+		}
+		past := 0
+		for k, e := range part.Failed {
+			if e.Class == ClassReplyTooLarge {
+				continue
+			}
+			past++
+			require.Equal(t, ClassServer, e.Class, "%s: %v", k, e)
+			require.True(t, IsBatchFailure(e), "%v", e)
+			require.Contains(t, e.Message, "exceeds max_result_bytes 20480")
+			require.Contains(t, e.Message, st.OutputFileID)
+		}
+		require.Greater(t, past, 10, "the requests past 20 KiB of a 30 KB file")
+	})
 }
 
 // deferOne makes one Complete of req through a deferring view with memo m

@@ -399,7 +399,11 @@ func (s *Store) wrap(op, key string, err error) error {
 // for a missing bucket, blob.ErrDenied for refused or missing credentials
 // (401, 403, a bad signature or key id, no credentials at all), and
 // blob.ErrInvalid for a request the server calls malformed (a 400 such as
-// an invalid key name). The table test in s3blob_test.go maps every code.
+// an invalid key name), and blob.ErrFull for a write refused because the
+// store is full or over a quota (MinIO's 507 XMinioStorageFull and
+// XMinioAdminBucketQuotaExceeded, Ceph's QuotaExceeded, any 507; AWS S3
+// itself has no such error). The table test in s3blob_test.go maps every
+// code.
 func Classify(err error) error {
 	if err == nil {
 		return nil
@@ -425,6 +429,8 @@ func Classify(err error) error {
 // HTTP status.
 func classifyCode(status int, code string) error {
 	switch code {
+	case "XMinioStorageFull", "XMinioAdminBucketQuotaExceeded", "QuotaExceeded":
+		return blob.ErrFull
 	case "NoSuchBucket":
 		return blob.ErrNoBucket
 	case "NoSuchKey", "NotFound", "NoSuchUpload":
@@ -440,6 +446,8 @@ func classifyCode(status int, code string) error {
 		return nil
 	}
 	switch {
+	case status == http.StatusInsufficientStorage:
+		return blob.ErrFull
 	case status == http.StatusNotFound:
 		return blob.ErrNotFound
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:

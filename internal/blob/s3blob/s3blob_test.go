@@ -1,6 +1,7 @@
 package s3blob
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +52,10 @@ func TestClassifyCode(t *testing.T) {
 		{500, "", nil},
 		{502, "", nil},
 		{0, "", nil},
+		{507, "XMinioStorageFull", blob.ErrFull},
+		{400, "XMinioAdminBucketQuotaExceeded", blob.ErrFull},
+		{403, "QuotaExceeded", blob.ErrFull},
+		{507, "", blob.ErrFull},
 		{412, "PreconditionFailed", nil},
 		{409, "ConditionalRequestConflict", nil},
 	}
@@ -172,5 +178,65 @@ func TestPayloadHeader(t *testing.T) {
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("sign_payload %v: X-Amz-Content-Sha256 %q, want %q", tc.sign, got, tc.want)
 		}
+	}
+}
+
+// TestStoreFull: a server that answers every write with MinIO's 507
+// XMinioStorageFull fails a Put, small (one PutObject) or large (a
+// multipart upload), at its first request, not retried, with an error
+// that is blob.ErrFull and names the key and the endpoint. A large Put's
+// upload is aborted. (A 507 used to be a failure that may pass: the
+// activities were retried 12 times over about 400 s, writing more.)
+func TestStoreFull(t *testing.T) {
+	var writes, aborts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		q := r.URL.Query()
+		switch {
+		case r.Method == http.MethodPost && q.Has("uploads"):
+			w.Header().Set("Content-Type", "application/xml")
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>u1</UploadId></InitiateMultipartUploadResult>`)
+		case r.Method == http.MethodDelete && q.Has("uploadId"):
+			aborts.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		case r.Method == http.MethodPut:
+			writes.Add(1)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusInsufficientStorage)
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold. Please delete a few objects to proceed.</Message></Error>`)
+		default:
+			w.WriteHeader(http.StatusNotImplemented)
+		}
+	}))
+	defer srv.Close()
+	st, err := New(context.Background(), Config{Endpoint: srv.URL, Bucket: "b", PathStyle: true, Region: "us-east-1",
+		AccessKeyID: "k", SecretAccessKey: "s", PartSize: 5 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		size int64 // -1: unknown, a multipart upload
+		body int
+	}{{"small", 10, 10}, {"multipart", -1, 6 << 20}} {
+		writes.Store(0)
+		key := "datasets/d/v1/data/part-00003.parquet"
+		err := st.Put(ctx, key, bytes.NewReader(make([]byte, tc.body)), tc.size)
+		switch {
+		case !errors.Is(err, blob.ErrFull) || !blob.Permanent(err):
+			t.Errorf("%s: Put = %v, want blob.ErrFull", tc.name, err)
+		case !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), srv.URL):
+			t.Errorf("%s: Put = %v, want it to name %s and %s", tc.name, err, key, srv.URL)
+		case writes.Load() > 2:
+			// The multipart upload sends its two parts at once; neither is retried.
+			t.Errorf("%s: %d writes, want each refused write sent once", tc.name, writes.Load())
+		case tc.size == 10 && writes.Load() != 1:
+			t.Errorf("%s: %d PutObject requests, want 1", tc.name, writes.Load())
+		}
+	}
+	if aborts.Load() != 1 {
+		t.Errorf("%d multipart uploads aborted, want 1", aborts.Load())
 	}
 }
