@@ -47,6 +47,9 @@ func Stage(ctx context.Context, env Env, loc source.Location, name string) (cata
 	if errors.As(err, &ie) {
 		return catalog.Source{}, ie
 	}
+	if errors.Is(err, limits.ErrTooLarge) { // the source's error names the file and the limit
+		return catalog.Source{}, err
+	}
 	if err != nil {
 		return catalog.Source{}, fmt.Errorf("datasets: read %s: %w", loc.URI(name), err)
 	}

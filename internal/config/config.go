@@ -158,6 +158,7 @@ var Settings = []Setting{
 	{Key: "models.cache_ttl", Env: "BENCHLINE_CACHE_TTL", rule: duration(func(c *Config) *time.Duration { return &c.Models.CacheTTL })},
 	{Key: "limits.max_line_bytes", Env: "BENCHLINE_MAX_LINE_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.LineBytes }, 1024, "want a size in bytes of at least 1024")},
 	{Key: "limits.max_source_files", Env: "BENCHLINE_MAX_SOURCE_FILES", rule: positive(func(c *Config) *int { return &c.Limits.SourceFiles })},
+	{Key: "limits.max_source_bytes", Env: "BENCHLINE_MAX_SOURCE_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.SourceBytes }, 1024, "want a size in bytes of at least 1024")},
 	{Key: "limits.max_reply_bytes", Env: "BENCHLINE_MAX_REPLY_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.ReplyBytes }, 1024, "want a size in bytes of at least 1024")},
 }
 

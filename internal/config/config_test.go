@@ -135,6 +135,8 @@ func TestSameRulesFromEverySource(t *testing.T) {
 			check: func(c Config) bool { return c.Temporal.Namespace == "evals" }},
 		{key: "temporal.task_queue", env: "BENCHLINE_TASK_QUEUE", bad: []string{"a b"}, good: "bench",
 			check: func(c Config) bool { return c.Temporal.TaskQueue == "bench" }},
+		{key: "limits.max_source_bytes", env: "BENCHLINE_MAX_SOURCE_BYTES", bad: []string{"0", "-1", "100", "1GiB", "1.5"}, good: "2147483648",
+			check: func(c Config) bool { return c.Limits.SourceBytes == 2<<30 }},
 		{key: "models.providers_file", env: "BENCHLINE_PROVIDERS", bad: []string{filepath.Join(dir, "missing.yaml"), dir}, good: filepath.Join(dir, "providers.yaml"),
 			check: func(c Config) bool { return c.Models.ProvidersFile == filepath.Join(dir, "providers.yaml") }},
 	}

@@ -21,6 +21,13 @@ const (
 	DefaultLineBytes = 16 << 20
 	// DefaultSourceFiles bounds the files one source location lists.
 	DefaultSourceFiles = 10_000
+	// DefaultSourceBytes bounds one source file (a local file, an http
+	// body, an S3 object): 1 GiB. The benchmarks' real source files are a
+	// few MB each (the largest, BFCL v4's live_multiple, is 3.9 MB), and
+	// data hubs cut larger datasets into shards of a few hundred MB; a
+	// build stages one file at a time through a temporary file, so this
+	// is also the worker's staging disk per build.
+	DefaultSourceBytes = 1 << 30
 	// DefaultReplyBytes bounds one model (or judge) reply's HTTP body:
 	// 1 MiB, several times a 100k-token reasoning reply; a shard of
 	// replies at the limit stays within its memory budget
@@ -37,6 +44,8 @@ type Limits struct {
 	LineBytes int64 `yaml:"max_line_bytes"`
 	// SourceFiles is limits.max_source_files (BENCHLINE_MAX_SOURCE_FILES).
 	SourceFiles int `yaml:"max_source_files"`
+	// SourceBytes is limits.max_source_bytes (BENCHLINE_MAX_SOURCE_BYTES).
+	SourceBytes int64 `yaml:"max_source_bytes"`
 	// ReplyBytes is limits.max_reply_bytes (BENCHLINE_MAX_REPLY_BYTES).
 	ReplyBytes int64 `yaml:"max_reply_bytes"`
 }
@@ -48,6 +57,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.SourceFiles <= 0 {
 		l.SourceFiles = DefaultSourceFiles
+	}
+	if l.SourceBytes <= 0 {
+		l.SourceBytes = DefaultSourceBytes
 	}
 	if l.ReplyBytes <= 0 {
 		l.ReplyBytes = DefaultReplyBytes

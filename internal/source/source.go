@@ -39,15 +39,20 @@ var (
 	ErrRefused = errors.New("source: refused")
 	// ErrInvalid is returned for a --source argument that cannot name a
 	// source: a malformed URL, a path that is not a directory, an s3:// URL
-	// without S3 configuration.
+	// without S3 configuration, a URL that redirects more than
+	// MaxRedirects times; and for a file of a local directory that is not
+	// a regular file inside it (a FIFO, a socket, a device, a symbolic link
+	// leading out of the directory).
 	ErrInvalid = errors.New("source: not a usable source")
 )
 
 // Permanent reports whether err is a source failure that retrying cannot
-// fix (it wraps ErrNotFound, ErrRefused or ErrInvalid). Other failures (a
-// 5xx answer, a network error, S3 down) may pass on a retry.
+// fix (it wraps ErrNotFound, ErrRefused, ErrInvalid, or limits.ErrTooLarge:
+// a file over limits.max_source_bytes). Other failures (a 5xx answer, a
+// network error, S3 down) may pass on a retry.
 func Permanent(err error) bool {
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrRefused) || errors.Is(err, ErrInvalid)
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrRefused) || errors.Is(err, ErrInvalid) ||
+		errors.Is(err, limits.ErrTooLarge)
 }
 
 // HTTPError is an answer other than 200 OK to the GET of a source file.
@@ -76,7 +81,11 @@ func (e *HTTPError) Unwrap() error {
 
 // Location is where a build's source files are.
 type Location interface {
-	// Open returns the named file (a slash-separated path below the location).
+	// Open returns the named file (a slash-separated path below the
+	// location). Its reader fails, with an error wrapping
+	// limits.ErrTooLarge, past limits.max_source_bytes; a file known to be
+	// larger (its size, an http Content-Length, an S3 object's length) is
+	// refused by Open at once.
 	Open(ctx context.Context, name string) (io.ReadCloser, error)
 	// List returns the names of all files below the location, sorted, or
 	// ErrNotListable.
@@ -128,19 +137,48 @@ func Parse(ctx context.Context, uri string, openS3 S3Opener) (Location, error) {
 		case !st.IsDir():
 			return nil, fmt.Errorf("source: %s (%s) is not a directory: %w", uri, abs, ErrInvalid)
 		}
-		return &fsLoc{fsys: os.DirFS(abs), base: abs}, nil
+		return &dirLoc{fsLoc{fsys: os.DirFS(abs), base: abs}}, nil
 	}
 }
 
+// MaxRedirects is how many redirects the GET of a source file follows;
+// one more is bad input (a redirect loop does not heal on a retry).
+const MaxRedirects = 10
+
 // httpClient fetches http(s) sources: 10 s to connect and to handshake, 30 s
-// for the response's headers, 5 minutes for a whole file.
-var httpClient = &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{
+// for the response's headers, 5 minutes for a whole file, MaxRedirects
+// redirects.
+var httpClient = &http.Client{Timeout: 5 * time.Minute, CheckRedirect: checkRedirect, Transport: &http.Transport{
 	Proxy:                 http.ProxyFromEnvironment,
 	DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 	TLSHandshakeTimeout:   10 * time.Second,
 	ResponseHeaderTimeout: 30 * time.Second,
 	IdleConnTimeout:       90 * time.Second,
 }}
+
+// checkRedirect refuses the redirect past MaxRedirects, with an error
+// naming the first and the last URL without their credentials and query
+// (a redirect's query often carries a signature).
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) <= MaxRedirects { // via: the requests made so far
+		return nil
+	}
+	return fmt.Errorf("source: GET %s: more than %d redirects (the last to %s): %w",
+		RedactURL(via[0].URL), MaxRedirects, RedactURL(req.URL), ErrInvalid)
+}
+
+// RedactURL returns u without its user information and with its query, if
+// any, replaced by "REDACTED": how a URL that may carry a secret is named
+// in an error.
+func RedactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" || c.ForceQuery {
+		c.RawQuery = "REDACTED"
+	}
+	c.Fragment, c.RawFragment = "", ""
+	return c.String()
+}
 
 // FS returns a Location over an fs.FS (for fixtures embedded in the binary);
 // base names it in URIs, e.g. "embedded://bfcl".
@@ -162,7 +200,7 @@ func (l *fsLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	return f, nil
+	return bounded(f, l.URI(name)), nil
 }
 
 func (l *fsLoc) List(ctx context.Context) ([]string, error) {
@@ -204,7 +242,7 @@ func (l *fsLoc) URI(name string) string {
 // builder's file system (the sha256 and size beside it identify the file).
 // Errors keep naming the full path (Location.URI).
 func PublicURI(loc Location, name string) string {
-	if l, ok := loc.(*fsLoc); ok && !strings.Contains(l.base, "://") {
+	if _, ok := loc.(*dirLoc); ok {
 		return name
 	}
 	return loc.URI(name)
@@ -221,6 +259,9 @@ func (l *httpLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) 
 		return nil, fmt.Errorf("source: %w", err)
 	}
 	resp, err := l.client.Do(req)
+	if errors.Is(err, ErrInvalid) { // too many redirects: checkRedirect's error names the URLs
+		return nil, errors.Unwrap(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("source: get %s: %w", l.URI(name), err)
 	}
@@ -228,7 +269,12 @@ func (l *httpLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) 
 		resp.Body.Close()
 		return nil, &HTTPError{URL: l.URI(name), Code: resp.StatusCode, Status: resp.Status}
 	}
-	return resp.Body, nil
+	if max := limits.Get().SourceBytes; resp.ContentLength > max {
+		resp.Body.Close()
+		return nil, fmt.Errorf("source: GET %s: the server declares %d bytes (Content-Length), more than the limit of %d (limits.max_source_bytes, BENCHLINE_MAX_SOURCE_BYTES); nothing was read: %w",
+			l.URI(name), resp.ContentLength, max, limits.ErrTooLarge)
+	}
+	return bounded(resp.Body, l.URI(name)), nil
 }
 
 func (l *httpLoc) List(ctx context.Context) ([]string, error) { return nil, ErrNotListable }
@@ -240,11 +286,19 @@ type storeLoc struct {
 }
 
 func (l *storeLoc) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	info, err := l.store.Head(ctx, name)
+	if err != nil {
+		return nil, storeError("head "+l.URI(name), err)
+	}
+	if max := limits.Get().SourceBytes; info.Size > max {
+		return nil, fmt.Errorf("source: %s is %d bytes, more than the limit of %d (limits.max_source_bytes, BENCHLINE_MAX_SOURCE_BYTES); it was not read: %w",
+			l.URI(name), info.Size, max, limits.ErrTooLarge)
+	}
 	rc, err := l.store.Get(ctx, name)
 	if err != nil {
 		return nil, storeError("get "+l.URI(name), err)
 	}
-	return rc, nil
+	return bounded(rc, l.URI(name)), nil
 }
 
 func (l *storeLoc) List(ctx context.Context) ([]string, error) {

@@ -162,6 +162,7 @@ type failingStore struct {
 
 func (s failingStore) Get(context.Context, string) (io.ReadCloser, error) { return nil, s.err }
 func (s failingStore) List(context.Context, string) ([]blob.Info, error)  { return nil, s.err }
+func (s failingStore) Head(context.Context, string) (blob.Info, error)    { return blob.Info{}, s.err }
 
 // TestS3Statuses: an s3:// source whose bucket refuses the worker's
 // credentials (403) or does not exist (404) is a permanent failure naming
