@@ -41,7 +41,9 @@ latest moves only for a build without --param (the benchmark's default
 parameters; runtime settings such as a throttle do not count): a build with
 parameters is a variant, reached as NAME@VERSION or by the tag --as gives it
 (NAME@TAG). Files and categories the benchmark does not support are skipped
-and counted ("skipped ..." below, the manifest's stats and the card).
+and counted ("skipped ..." below, the manifest's stats and the card), and so
+is an item whose own data is malformed, named by its id (bfcl, toolpref,
+trbench); a file that is bad as a whole fails the build naming file and line.
 Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
 use the workers' model gateway; a reused version calls no model.
 
