@@ -45,7 +45,9 @@ and after ("latest: NAME@OLD (N rows) -> NAME@NEW (M rows)"), with a WARNING
 line when it shrank or moved back to a version built earlier. A build with
 parameters is a variant, reached as NAME@VERSION or by the tag --as gives it
 (NAME@TAG). Files and categories the benchmark does not support are skipped
-and counted ("skipped ..." below, the manifest's stats and the card).
+and counted ("skipped ..." below, the manifest's stats and the card), and so
+is an item whose own data is malformed, named by its id (bfcl, toolpref,
+trbench); a file that is bad as a whole fails the build naming file and line.
 Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xCOUNT],...)
 use the workers' model gateway; a reused version calls no model.
 With --task FILE, the dataset is the benchmark a task file defines (docs/tasks.md): its

@@ -1,7 +1,9 @@
 // Package bfcl builds the Berkeley Function Calling Leaderboard (BFCL v4)
 // dataset: question files BFCL_v4_<category>.json and possible answers
 // possible_answer/BFCL_v4_<category>.json, one JSON object a line, into one
-// Parquet part per category.
+// Parquet part per category. An item the scorer could not evaluate is
+// skipped and counted by reason (Check); a file that is bad as a whole
+// fails the build naming the file and the line.
 package bfcl
 
 import (
@@ -22,7 +24,9 @@ import (
 const Name = "bfcl"
 
 // builderVersion changes whenever the rows written for the same input change.
-const builderVersion = "1"
+// 2: items Check leaves out (e.g. a ground truth calling a function the
+// item does not define) are skipped and counted instead of written.
+const builderVersion = "2"
 
 // Embedded is the source URI of the fixtures bundled in the binary: a dozen
 // items written for benchline in BFCL's format (not BFCL's own data).
@@ -34,8 +38,8 @@ var fixtures embed.FS
 // Fixtures returns the bundled fixture files as a source Location.
 func Fixtures() source.Location { return datasets.EmbeddedFixtures(fixtures, "fixtures", Embedded) }
 
-// Categories are the BFCL v4 single-turn categories, probed by name at
-// locations that cannot be listed (plain http URLs).
+// Categories are the BFCL v4 single-turn categories, the ones benchline
+// builds.
 var Categories = []string{
 	"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
 	"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
@@ -92,13 +96,13 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 	}
 	var sources []catalog.Source
 	var parts []datasets.Part
-	for i, cat := range layout.Cats {
+	for _, cat := range layout.Cats {
 		q, err := datasets.Stage(ctx, env, loc, cat.Question)
 		if err != nil {
 			return datasets.Plan{}, err
 		}
 		sources = append(sources, q)
-		p := datasets.Part{Index: i, Label: cat.Name, Inputs: []string{q.SHA256}}
+		p := datasets.Part{Index: len(parts), Label: cat.Name, Inputs: []string{q.SHA256}}
 		if cat.Answer != "" {
 			a, err := datasets.Stage(ctx, env, loc, cat.Answer)
 			if err != nil {
@@ -108,13 +112,20 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 			p.Inputs = append(p.Inputs, a.SHA256)
 		}
 		// Validate now, before any part is written, so bad input never
-		// leaves a partial version behind.
-		items, err := readCategory(ctx, env, cat.Name, p.Inputs, sources[len(sources)-len(p.Inputs):])
+		// leaves a partial version behind. Items Check leaves out are
+		// counted in the plan's Stats.
+		items, err := readCategory(ctx, env, cat.Name, p.Inputs, sources[len(sources)-len(p.Inputs):], layout.Stats)
 		if err != nil {
 			return datasets.Plan{}, err
 		}
+		if len(items) == 0 {
+			continue // every item skipped: no empty part
+		}
 		p.Rows = int64(len(items))
 		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return datasets.Plan{}, &datasets.InputError{File: loc.URI(""), Msg: "no item to build (" + datasets.SkipSummary(layout.Stats) + ")"}
 	}
 	plan := datasets.NewPlan(b, sources, nil, parts)
 	if len(layout.Stats) > 0 {
@@ -129,19 +140,16 @@ func (b Builder) WritePart(ctx context.Context, env datasets.Env, plan datasets.
 	if err != nil {
 		return pq.FileInfo{}, err
 	}
-	items, err := readCategory(ctx, env, p.Label, p.Inputs, srcs)
+	items, err := readCategory(ctx, env, p.Label, p.Inputs, srcs, map[string]int64{})
 	if err != nil {
 		return pq.FileInfo{}, err
+	}
+	if int64(len(items)) != p.Rows {
+		return pq.FileInfo{}, fmt.Errorf("bfcl: part %s: read %d items, plan says %d", p.Label, len(items), p.Rows)
 	}
 	return datasets.WriteRows(ctx, env, key, items, map[string]string{
 		"benchline.dataset": Name, "benchline.version": plan.Version, "benchline.category": p.Label,
 	}, progress)
-}
-
-type question struct {
-	ID       string            `json:"id"`
-	Question []json.RawMessage `json:"question"`
-	Function []json.RawMessage `json:"function"`
 }
 
 type answer struct {
@@ -150,88 +158,93 @@ type answer struct {
 }
 
 // readCategory parses and cross-checks one category's staged files. inputs
-// are sha256s (question first, then answers); srcs give their URIs for errors.
-func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []string, srcs []catalog.Source) ([]schemas.BFCLItem, error) {
+// are sha256s (question first, then answers); srcs give their URIs for
+// errors. Items Check leaves out are not returned but counted in skipped
+// (datasets.SkipItem); what is wrong with a file as a whole is an
+// *datasets.InputError naming the file and the line.
+func readCategory(ctx context.Context, env datasets.Env, cat string, inputs []string, srcs []catalog.Source, skipped map[string]int64) ([]schemas.BFCLItem, error) {
 	if len(srcs) != len(inputs) {
 		return nil, fmt.Errorf("bfcl: part %s: plan names %d inputs but %d sources", cat, len(inputs), len(srcs))
 	}
-	var items []schemas.BFCLItem
+	type line struct {
+		Raw
+		n int
+	}
+	var lines []line
 	index := map[string]int{}
 	qURI := srcs[0].URI
-	err := datasets.EachStagedLine(ctx, env, inputs[0], qURI, func(line int, raw []byte) error {
-		var q question
+	err := datasets.EachStagedLine(ctx, env, inputs[0], qURI, func(n int, raw []byte) error {
+		var q Raw
 		if err := json.Unmarshal(raw, &q); err != nil {
-			return &datasets.InputError{File: qURI, Line: line, Msg: "not a JSON object: " + err.Error()}
+			return &datasets.InputError{File: qURI, Line: n, Msg: "not a JSON object: " + err.Error()}
 		}
-		switch {
-		case q.ID == "":
-			return &datasets.InputError{File: qURI, Line: line, Msg: `missing "id"`}
-		case len(q.Question) == 0:
-			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf(`item %s: "question" must be a non-empty list of turns`, q.ID)}
-		case q.Function == nil:
-			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf(`item %s: missing "function"`, q.ID)}
+		if q.ID == "" {
+			return &datasets.InputError{File: qURI, Line: n, Msg: `missing "id"`}
 		}
 		if prev, dup := index[q.ID]; dup {
-			return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf("duplicate id %s (first at line %d)", q.ID, items[prev].SourceLine)}
+			return &datasets.InputError{File: qURI, Line: n, Msg: fmt.Sprintf("duplicate id %s (first at line %d)", q.ID, lines[prev].n)}
 		}
-		for t, turn := range q.Question {
-			var msgs []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
+		index[q.ID] = len(lines)
+		lines = append(lines, line{q, n})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	aURI := ""
+	if len(inputs) > 1 {
+		aURI = srcs[1].URI
+		seen := map[string]int{}
+		err = datasets.EachStagedLine(ctx, env, inputs[1], aURI, func(n int, raw []byte) error {
+			var a answer
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return &datasets.InputError{File: aURI, Line: n, Msg: "not a JSON object: " + err.Error()}
 			}
-			if err := json.Unmarshal(turn, &msgs); err != nil {
-				return &datasets.InputError{File: qURI, Line: line, Msg: fmt.Sprintf("item %s: turn %d is not a list of {role, content} messages: %v", q.ID, t, err)}
+			i, ok := index[a.ID]
+			if !ok {
+				return &datasets.InputError{File: aURI, Line: n, Msg: fmt.Sprintf("answer id %q has no question in %s", a.ID, qURI)}
 			}
-		}
-		turns, _ := json.Marshal(q.Question)
-		funcs, _ := json.Marshal(q.Function)
-		index[q.ID] = len(items)
-		items = append(items, schemas.BFCLItem{
-			ID: q.ID, Category: cat, Language: Language(cat),
-			TurnsJSON: string(turns), FunctionsJSON: string(funcs),
-			NumTurns: int32(len(q.Question)), NumFunctions: int32(len(q.Function)),
-			SourceFile: qURI, SourceLine: int32(line),
+			if prev, dup := seen[a.ID]; dup {
+				return &datasets.InputError{File: aURI, Line: n, Msg: fmt.Sprintf("duplicate answer id %s (first at line %d)", a.ID, prev)}
+			}
+			seen[a.ID] = n
+			lines[i].GroundTruth = a.GroundTruth
+			if lines[i].GroundTruth == nil {
+				lines[i].GroundTruth = json.RawMessage("null") // present, and malformed
+			}
+			return nil
 		})
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
 	}
-	if len(inputs) < 2 {
-		return items, nil
-	}
-	aURI := srcs[1].URI
-	seen := map[string]int{}
-	err = datasets.EachStagedLine(ctx, env, inputs[1], aURI, func(line int, raw []byte) error {
-		var a answer
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return &datasets.InputError{File: aURI, Line: line, Msg: "not a JSON object: " + err.Error()}
-		}
-		i, ok := index[a.ID]
-		if !ok {
-			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf("answer id %q has no question in %s", a.ID, qURI)}
-		}
-		if prev, dup := seen[a.ID]; dup {
-			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf("duplicate answer id %s (first at line %d)", a.ID, prev)}
-		}
-		seen[a.ID] = line
-		var gt []map[string]map[string]json.RawMessage
-		if err := json.Unmarshal(a.GroundTruth, &gt); err != nil || len(gt) == 0 {
-			return &datasets.InputError{File: aURI, Line: line, Msg: fmt.Sprintf(`answer %s: "ground_truth" must be a non-empty list of {function: {param: [values]}}`, a.ID)}
-		}
-		s := string(a.GroundTruth)
-		items[i].GroundTruthJSON = &s
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if HasGroundTruth(cat) {
-		for _, it := range items {
-			if it.GroundTruthJSON == nil {
-				return nil, &datasets.InputError{File: qURI, Line: int(it.SourceLine), Msg: fmt.Sprintf("item %s has no possible answer in %s", it.ID, aURI)}
+	items := make([]schemas.BFCLItem, 0, len(lines))
+	for _, l := range lines {
+		if l.GroundTruth == nil && HasGroundTruth(cat) {
+			where := aURI
+			if where == "" {
+				where = "its possible-answer file"
 			}
+			return nil, &datasets.InputError{File: qURI, Line: l.n, Msg: fmt.Sprintf("item %s has no possible answer in %s", l.ID, where)}
 		}
+		it, defect := Check(l.Raw)
+		if defect != nil {
+			defect.Skip(skipped, cat)
+			continue
+		}
+		turns, _ := json.Marshal(l.Question)
+		funcs, _ := json.Marshal(l.Function)
+		row := schemas.BFCLItem{
+			ID: l.ID, Category: cat, Language: Language(cat),
+			TurnsJSON: string(turns), FunctionsJSON: string(funcs),
+			NumTurns: int32(len(it.Turns)), NumFunctions: int32(len(it.Funcs)),
+			SourceFile: qURI, SourceLine: int32(l.n),
+		}
+		if l.GroundTruth != nil {
+			s := string(l.GroundTruth)
+			row.GroundTruthJSON = &s
+		}
+		items = append(items, row)
 	}
 	return items, nil
 }

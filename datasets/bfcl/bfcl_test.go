@@ -96,8 +96,10 @@ func TestBadInput(t *testing.T) {
 			"BFCL_v4_simple_python.json", 4, "simple_python_3 has no possible answer"},
 		{"duplicate id", map[string]string{"BFCL_v4_simple_python.json": strings.Join(ql, "\n") + "\n" + ql[0] + "\n"},
 			"BFCL_v4_simple_python.json", 5, "duplicate id simple_python_0"},
-		{"empty ground truth", map[string]string{"possible_answer/BFCL_v4_simple_python.json": `{"id": "simple_python_0", "ground_truth": []}` + "\n"},
-			"possible_answer/BFCL_v4_simple_python.json", 1, "ground_truth"},
+		// An item's own bad data (e.g. an empty ground truth) is skipped,
+		// not fatal (TestItemVerdicts); a line that is no item is fatal.
+		{"answer that is not JSON", map[string]string{"possible_answer/BFCL_v4_simple_python.json": al[0] + "\n{\"id\": \"simple_python_1\", \"ground_truth\": [\n" + strings.Join(al[2:], "\n") + "\n"},
+			"possible_answer/BFCL_v4_simple_python.json", 2, "not a JSON object"},
 		{"missing answer file", map[string]string{"possible_answer/BFCL_v4_simple_python.json": ""},
 			"", 0, ""},
 	}

@@ -81,8 +81,9 @@ func Supported(cat string) bool {
 // (multi-turn, memory, web search, any other) and files that are not
 // categories are skipped and counted, never fatal; other files and
 // subfolders (README.md, multi_turn_func_doc/, ...) are ignored. Where loc
-// cannot be listed (plain http URLs), the supported categories' v4 files
-// are probed by name. A supported category whose items need possible
+// cannot be listed (plain http URLs), the names gorilla has published are
+// probed (Published), so such a build reads and skips what a build of the
+// same folder on disk does. A supported category whose items need possible
 // answers and has no possible-answer file is an *datasets.InputError.
 func Scan(ctx context.Context, loc source.Location, keep func(cat string) (bool, string)) (Layout, error) {
 	l := Layout{Stats: map[string]int64{}}
@@ -91,16 +92,9 @@ func Scan(ctx context.Context, loc source.Location, keep func(cat string) (bool,
 	}
 	names, err := loc.List(ctx)
 	if errors.Is(err, source.ErrNotListable) {
-		var probe []string
-		for _, c := range Categories {
-			if ok, _ := keep(c); ok {
-				probe = append(probe, "BFCL_v4_"+c+".json", "possible_answer/BFCL_v4_"+c+".json")
-			}
-		}
-		if names, err = source.Probe(ctx, loc, probe); err != nil {
-			return l, err
-		}
-	} else if err != nil {
+		names, err = probe(ctx, loc)
+	}
+	if err != nil {
 		return l, err
 	}
 	has := map[string]bool{}
@@ -183,6 +177,56 @@ func Scan(ctx context.Context, loc source.Location, keep func(cat string) (bool,
 		}
 	}
 	return l, nil
+}
+
+// Published are the category names gorilla's BFCL data folders have held
+// question files under, in its v3 and v4 releases (BFCL_v3_<name>.json,
+// BFCL_v4_<name>.json). Where a folder cannot be listed (a plain http
+// URL), Scan probes both versions' files of each, then the possible
+// answers of the question files found. A file of another name is seen
+// only where the folder can be listed.
+var Published = []string{
+	// v4's names of the single-turn categories (Categories) and their v3
+	// names.
+	"simple_python", "simple_java", "simple_javascript", "simple", "java", "javascript",
+	"multiple", "parallel", "parallel_multiple",
+	"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
+	"irrelevance", "live_irrelevance", "live_relevance",
+	// Categories benchline skips.
+	"multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context", "multi_turn_composite",
+	"memory", "web_search", "format_sensitivity",
+	"exec_simple", "exec_multiple", "exec_parallel", "exec_parallel_multiple", "rest", "sql", "chatable",
+	"chatable_unused", "multi_turn_composite_unused", "sql_unused",
+}
+
+// probe finds, at a location that cannot be listed, the question files of
+// the Published categories and their possible answers, in the form
+// loc.List gives.
+func probe(ctx context.Context, loc source.Location) ([]string, error) {
+	var names []string
+	for _, c := range Published {
+		names = append(names, "BFCL_v3_"+c+".json", "BFCL_v4_"+c+".json")
+	}
+	found, err := source.Probe(ctx, loc, names)
+	if err != nil {
+		return nil, err
+	}
+	var answers []string
+	seen := map[string]bool{}
+	for _, q := range found {
+		cat, _ := CategoryOf(q)
+		for _, a := range []string{"possible_answer/" + q, "possible_answer/BFCL_v4_" + cat + ".json"} {
+			if !seen[a] {
+				seen[a] = true
+				answers = append(answers, a)
+			}
+		}
+	}
+	more, err := source.Probe(ctx, loc, answers)
+	if err != nil && !errors.Is(err, source.ErrNotFound) {
+		return nil, err
+	}
+	return append(found, more...), nil
 }
 
 // countLines counts the items (non-blank lines) of a file that is skipped.

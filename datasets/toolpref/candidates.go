@@ -49,7 +49,9 @@ type Candidate struct {
 }
 
 // ReadCandidates parses a staged candidates file. Every candidate must name
-// an item of items; its reply is scored against it.
+// an item of items; its reply is scored against it. An id items maps to
+// nil is an item the build left out (ReadItems): its candidates are left
+// out with it.
 func ReadCandidates(ctx context.Context, env datasets.Env, src catalog.Source, items map[string]*Item) ([]Candidate, error) {
 	var out []Candidate
 	err := EachLine(ctx, env, src, func(line int, raw []byte) error {
@@ -75,6 +77,9 @@ func ReadCandidates(ctx context.Context, env datasets.Env, src catalog.Source, i
 		it, ok := items[c.ID]
 		if !ok {
 			return &datasets.InputError{File: src.URI, Line: line, Msg: fmt.Sprintf("candidate id %q names no item with a ground truth", c.ID)}
+		}
+		if it == nil {
+			return nil
 		}
 		cand := Candidate{ItemID: c.ID, Source: c.Model, Kind: "sampled", Response: *c.Response, File: src.URI, Line: line}
 		cand.Temperature = c.Temperature

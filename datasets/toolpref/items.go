@@ -11,7 +11,6 @@ import (
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/source"
-	"github.com/benchline/benchline/internal/toolcall"
 	scorer "github.com/benchline/benchline/scorers/bfcl"
 )
 
@@ -97,13 +96,23 @@ func StageItems(ctx context.Context, env datasets.Env, loc source.Location, extr
 
 // ReadItems parses the staged question and possible-answer files among
 // srcs (other sources are skipped) and returns the items in file order.
-func ReadItems(ctx context.Context, env datasets.Env, srcs []catalog.Source) ([]*Item, error) {
+// Items bfcl.Check leaves out (the same rule the bfcl builder applies) are
+// not returned but counted in skipped (datasets.SkipItem) when skipped is
+// not nil; their ids are in the returned set, so candidates naming them
+// are left out with them. What is wrong with a file as a whole is an
+// *datasets.InputError naming the file and the line.
+func ReadItems(ctx context.Context, env datasets.Env, srcs []catalog.Source, skipped map[string]int64) ([]*Item, map[string]bool, error) {
 	byName := map[string]catalog.Source{}
 	for _, s := range srcs {
 		byName[s.Name] = s
 	}
 	var items []*Item
-	seen := map[string]*Item{}
+	left := map[string]bool{}
+	type where struct {
+		file string
+		line int
+	}
+	seen := map[string]where{}
 	for _, s := range srcs {
 		cat, isQ := bfcl.CategoryOf(s.Name)
 		if !isQ {
@@ -114,118 +123,101 @@ func ReadItems(ctx context.Context, env datasets.Env, srcs []catalog.Source) ([]
 			ans, ok = byName["possible_answer/BFCL_v4_"+cat+".json"]
 		}
 		if !ok {
-			return nil, &datasets.InputError{File: s.URI, Msg: "no possible-answer file staged for this category"}
+			return nil, nil, &datasets.InputError{File: s.URI, Msg: "no possible-answer file staged for this category"}
 		}
-		index := map[string]*Item{}
-		err := EachLine(ctx, env, s, func(line int, raw []byte) error {
-			it, err := parseQuestion(raw, cat)
-			if err != nil {
-				return &datasets.InputError{File: s.URI, Line: line, Msg: err.Error()}
+		type line struct {
+			bfcl.Raw
+			n int
+		}
+		var lines []*line
+		index := map[string]*line{}
+		err := EachLine(ctx, env, s, func(n int, raw []byte) error {
+			var q bfcl.Raw
+			if err := json.Unmarshal(raw, &q); err != nil {
+				return &datasets.InputError{File: s.URI, Line: n, Msg: "not a JSON object: " + err.Error()}
 			}
-			if prev, dup := seen[it.ID]; dup {
-				return &datasets.InputError{File: s.URI, Line: line, Msg: fmt.Sprintf("duplicate id %s (first at %s:%d)", it.ID, prev.File, prev.Line)}
+			if q.ID == "" {
+				return &datasets.InputError{File: s.URI, Line: n, Msg: `missing "id"`}
 			}
-			it.File, it.Line = s.URI, line
-			seen[it.ID], index[it.ID] = it, it
-			items = append(items, it)
+			if prev, dup := seen[q.ID]; dup {
+				return &datasets.InputError{File: s.URI, Line: n, Msg: fmt.Sprintf("duplicate id %s (first at %s:%d)", q.ID, prev.file, prev.line)}
+			}
+			seen[q.ID] = where{s.URI, n}
+			l := &line{q, n}
+			index[q.ID] = l
+			lines = append(lines, l)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		err = EachLine(ctx, env, ans, func(line int, raw []byte) error {
+		err = EachLine(ctx, env, ans, func(n int, raw []byte) error {
 			var a struct {
 				ID          string          `json:"id"`
 				GroundTruth json.RawMessage `json:"ground_truth"`
 			}
 			if err := json.Unmarshal(raw, &a); err != nil {
-				return &datasets.InputError{File: ans.URI, Line: line, Msg: "not a JSON object: " + err.Error()}
+				return &datasets.InputError{File: ans.URI, Line: n, Msg: "not a JSON object: " + err.Error()}
 			}
-			it, ok := index[a.ID]
+			l, ok := index[a.ID]
 			if !ok {
-				return &datasets.InputError{File: ans.URI, Line: line, Msg: fmt.Sprintf("answer id %q has no question in %s", a.ID, s.URI)}
+				return &datasets.InputError{File: ans.URI, Line: n, Msg: fmt.Sprintf("answer id %q has no question in %s", a.ID, s.URI)}
 			}
-			if it.GroundTruthJSON != "" {
-				return &datasets.InputError{File: ans.URI, Line: line, Msg: fmt.Sprintf("duplicate answer id %s", a.ID)}
+			if l.GroundTruth != nil {
+				return &datasets.InputError{File: ans.URI, Line: n, Msg: fmt.Sprintf("duplicate answer id %s", a.ID)}
 			}
-			gv, err := toolcall.DecodeJSON(a.GroundTruth)
-			if err == nil {
-				it.Answers, err = scorer.AnswersFromValue(gv)
+			l.GroundTruth = a.GroundTruth
+			if l.GroundTruth == nil {
+				l.GroundTruth = json.RawMessage("null") // present, and malformed
 			}
-			if err != nil || len(it.Answers) == 0 {
-				return &datasets.InputError{File: ans.URI, Line: line, Msg: fmt.Sprintf(`answer %s: "ground_truth" must be a non-empty list of {function: {param: [values]}}`, a.ID)}
-			}
-			for _, a := range it.Answers {
-				if findFunc(it.Funcs, a.Name) == nil {
-					return &datasets.InputError{File: ans.URI, Line: line, Msg: fmt.Sprintf("answer %s: function %q is not among the item's functions", it.ID, a.Name)}
-				}
-			}
-			it.GroundTruthJSON = string(a.GroundTruth)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, it := range index {
-			if it.GroundTruthJSON == "" {
-				return nil, &datasets.InputError{File: it.File, Line: it.Line, Msg: fmt.Sprintf("item %s has no possible answer in %s", it.ID, ans.URI)}
+		for _, l := range lines {
+			if l.GroundTruth == nil {
+				return nil, nil, &datasets.InputError{File: s.URI, Line: l.n, Msg: fmt.Sprintf("item %s has no possible answer in %s", l.ID, ans.URI)}
 			}
+			checked, defect := bfcl.Check(l.Raw)
+			if defect != nil {
+				left[l.ID] = true
+				if skipped != nil {
+					defect.Skip(skipped, cat)
+				}
+				continue
+			}
+			items = append(items, newItem(l.Raw, cat, checked, s.URI, l.n))
 		}
 	}
-	return items, nil
+	return items, left, nil
+}
+
+// newItem makes the Item of one that bfcl.Check kept.
+func newItem(r bfcl.Raw, cat string, c bfcl.Item, file string, line int) *Item {
+	turn, _ := json.Marshal(c.Turns[0])
+	return &Item{ID: r.ID, Category: cat, Lang: scorer.LanguageForCategory(cat), MessagesJSON: string(turn),
+		FunctionsJSON: string(r.Function), GroundTruthJSON: string(r.GroundTruth), Funcs: c.Funcs, Answers: c.Answers,
+		File: file, Line: line}
 }
 
 // NewItem decodes one item from a BFCL question line and its possible
-// answer's "ground_truth" (JSON), e.g. for tests and single-item tools.
+// answer's "ground_truth" (JSON), e.g. for tests and single-item tools. An
+// item bfcl.Check leaves out is an error (its *bfcl.Defect).
 func NewItem(category, questionLine, groundTruth string) (*Item, error) {
-	it, err := parseQuestion([]byte(questionLine), category)
-	if err != nil {
-		return nil, fmt.Errorf("toolpref: %w", err)
+	var r bfcl.Raw
+	if err := json.Unmarshal([]byte(questionLine), &r); err != nil {
+		return nil, fmt.Errorf("toolpref: not a JSON object: %w", err)
 	}
-	gv, err := toolcall.DecodeJSON([]byte(groundTruth))
-	if err != nil {
-		return nil, fmt.Errorf("toolpref: item %s: ground truth: %w", it.ID, err)
+	if r.ID == "" {
+		return nil, errors.New(`toolpref: missing "id"`)
 	}
-	if it.Answers, err = scorer.AnswersFromValue(gv); err != nil {
-		return nil, fmt.Errorf("toolpref: item %s: %w", it.ID, err)
+	r.GroundTruth = json.RawMessage(groundTruth)
+	c, defect := bfcl.Check(r)
+	if defect != nil {
+		return nil, defect
 	}
-	it.GroundTruthJSON = groundTruth
-	return it, nil
-}
-
-func parseQuestion(raw []byte, cat string) (*Item, error) {
-	var q struct {
-		ID       string            `json:"id"`
-		Question []json.RawMessage `json:"question"`
-		Function json.RawMessage   `json:"function"`
-	}
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
-	}
-	if q.ID == "" {
-		return nil, errors.New(`missing "id"`)
-	}
-	if len(q.Question) == 0 {
-		return nil, fmt.Errorf(`item %s: "question" must be a non-empty list of turns`, q.ID)
-	}
-	var msgs []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	if err := json.Unmarshal(q.Question[0], &msgs); err != nil || len(msgs) == 0 {
-		return nil, fmt.Errorf("item %s: the first turn is not a non-empty list of {role, content} messages", q.ID)
-	}
-	fv, err := toolcall.DecodeJSON(q.Function)
-	if err != nil || q.Function == nil {
-		return nil, fmt.Errorf(`item %s: missing or invalid "function"`, q.ID)
-	}
-	funcs, err := scorer.FunctionsFromValue(fv)
-	if err != nil {
-		return nil, fmt.Errorf("item %s: %v", q.ID, err)
-	}
-	turn, _ := json.Marshal(msgs)
-	return &Item{ID: q.ID, Category: cat, Lang: scorer.LanguageForCategory(cat), MessagesJSON: string(turn),
-		FunctionsJSON: string(q.Function), Funcs: funcs}, nil
+	return newItem(r, category, c, "", 0), nil
 }
 
 // EachLine calls fn for every non-blank line of a staged source.

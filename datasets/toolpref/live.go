@@ -71,11 +71,15 @@ func samplingID(srcs []catalog.Source, norm map[string]string, unitItems int) st
 // planSampling validates the items and the candidates file and plans the
 // generation units: the version id is derived now, before any model call.
 func (b Builder) planSampling(ctx context.Context, env datasets.Env, srcs []catalog.Source, norm map[string]string, o Options) (datasets.Plan, error) {
-	items, err := ReadItems(ctx, env, srcs)
+	skipped := map[string]int64{}
+	items, left, err := ReadItems(ctx, env, srcs, skipped)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
 	byID := map[string]*Item{}
+	for id := range left {
+		byID[id] = nil
+	}
 	for _, it := range items {
 		byID[it.ID] = it
 		if _, err := it.Prompt(); err != nil {
@@ -89,7 +93,7 @@ func (b Builder) planSampling(ctx context.Context, env datasets.Env, srcs []cata
 			}
 		}
 	}
-	plan := datasets.NewPlan(b, srcs, norm, nil)
+	plan := withStats(datasets.NewPlan(b, srcs, norm, nil), skipped)
 	if unit := fmt.Sprint(o.UnitItems); unit != runtimeParams["sample_unit"] {
 		plan.Runtime = map[string]string{"sample_unit": unit}
 	}
@@ -152,7 +156,7 @@ func (b Builder) Generate(ctx context.Context, env datasets.Env, plan datasets.P
 	if env.Models == nil {
 		return datasets.Generated{}, errors.New("toolpref: sampling candidates needs the model gateway, and this worker has none")
 	}
-	items, err := ReadItems(ctx, env, plan.Sources)
+	items, _, err := ReadItems(ctx, env, plan.Sources, nil)
 	if err != nil {
 		return datasets.Generated{}, err
 	}
@@ -305,7 +309,7 @@ func ReadSampled(ctx context.Context, env datasets.Env, src catalog.Source, item
 			return &datasets.InputError{File: src.URI, Line: line, Msg: "not a JSON object: " + err.Error()}
 		}
 		it, ok := items[l.ID]
-		if !ok {
+		if !ok || it == nil {
 			return &datasets.InputError{File: src.URI, Line: line, Msg: fmt.Sprintf("sampled reply for %q, which names no item", l.ID)}
 		}
 		if l.Skipped != "" {

@@ -32,7 +32,10 @@ import (
 const Name = "toolpref"
 
 // builderVersion changes whenever the rows written for the same input change.
-const builderVersion = "2"
+// 3: items bfcl.Check leaves out (e.g. a ground truth calling a function
+// the item does not define, or a "function" that is one object, not a
+// list) are skipped and counted instead of failing the build or paired.
+const builderVersion = "3"
 
 // Embedded is the source URI of the bundled fixtures: a few BFCL-format
 // items and sampled candidates written for benchline (not BFCL's data).
@@ -186,7 +189,7 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 		plan, err := b.planSampling(ctx, env, srcs, norm, o)
 		return withStats(plan, skipped), err
 	}
-	rows, err := Build(ctx, env, srcs, norm)
+	rows, err := build(ctx, env, srcs, norm, skipped)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -210,15 +213,24 @@ func withStats(plan datasets.Plan, skipped map[string]int64) datasets.Plan {
 // Build computes the pairs from staged sources; the same sources and
 // params always give the same rows in the same order.
 func Build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params map[string]string) ([]schemas.ToolPrefPair, error) {
+	return build(ctx, env, srcs, params, nil)
+}
+
+// build is Build, counting the items it leaves out in skipped (when not
+// nil; see ReadItems).
+func build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params map[string]string, skipped map[string]int64) ([]schemas.ToolPrefPair, error) {
 	o, _, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
-	items, err := ReadItems(ctx, env, srcs)
+	items, left, err := ReadItems(ctx, env, srcs, skipped)
 	if err != nil {
 		return nil, err
 	}
 	byID := map[string]*Item{}
+	for id := range left {
+		byID[id] = nil // its candidates are left out with it
+	}
 	order := map[string]int{}
 	for i, it := range items {
 		byID[it.ID], order[it.ID] = it, i

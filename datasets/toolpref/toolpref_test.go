@@ -311,12 +311,14 @@ func TestBuildBadInput(t *testing.T) {
 			datasetstest.AppendLine(t, p, `{"id": "parallel_9", "question": [[`)
 			return "BFCL_v4_parallel.json", lines(t, p)
 		}, nil, "not a JSON object"},
-		{"answer naming a function the item lacks", func(t *testing.T, dir string) (string, int) {
+		// An answer naming a function the item lacks is the item's own
+		// defect: skipped, not fatal (TestItemVerdicts). An answer with no
+		// question is the files'.
+		{"answer with no question", func(t *testing.T, dir string) (string, int) {
 			p := filepath.Join(dir, "possible_answer", "BFCL_v4_multiple.json")
-			b, _ := os.ReadFile(p)
-			os.WriteFile(p, []byte(strings.Replace(string(b), `"reminders.add"`, `"reminders.create"`, 1)), 0o644)
-			return "possible_answer/BFCL_v4_multiple.json", 2
-		}, nil, `function "reminders.create" is not among`},
+			datasetstest.AppendLine(t, p, `{"id": "multiple_99", "ground_truth": [{"reminders.add": {}}]}`)
+			return "possible_answer/BFCL_v4_multiple.json", lines(t, p)
+		}, nil, `answer id "multiple_99" has no question`},
 		{"missing possible answers", func(t *testing.T, dir string) (string, int) {
 			os.Remove(filepath.Join(dir, "possible_answer", "BFCL_v4_parallel.json"))
 			return "possible_answer/BFCL_v4_parallel.json", 0

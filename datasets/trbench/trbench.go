@@ -34,8 +34,10 @@ import (
 const Name = "trbench"
 
 // builderVersion changes whenever the rows written for the same input change.
-// 2: reference_response.
-const builderVersion = "2"
+// 2: reference_response. 3: BFCL items bfcl.Check leaves out are skipped
+// and counted (with their responses) instead of failing the build or
+// paired.
+const builderVersion = "3"
 
 // Embedded is the source URI of the bundled fixtures: BFCL-format items and
 // failing outputs written for benchline (not TRBench's or BFCL's data).
@@ -98,7 +100,10 @@ func (b Builder) Plan(ctx context.Context, env datasets.Env, req datasets.Reques
 			return datasets.Plan{}, &datasets.InputError{File: loc.URI(ResponsesFile), Msg: "missing: a BFCL-format source needs the failing outputs to pair with the ground truth"}
 		}
 	}
-	rows, err := Build(ctx, env, srcs, params)
+	if skipped == nil {
+		skipped = map[string]int64{}
+	}
+	rows, err := build(ctx, env, srcs, params, skipped)
 	if err != nil {
 		return datasets.Plan{}, err
 	}
@@ -123,12 +128,18 @@ func hasSource(srcs []catalog.Source, name string) bool {
 
 // Build computes the rows from the plan's sources.
 func Build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params map[string]string) ([]schemas.TRBenchPair, error) {
+	return build(ctx, env, srcs, params, nil)
+}
+
+// build is Build, counting the BFCL items it leaves out in skipped (when
+// not nil; see toolpref.ReadItems).
+func build(ctx context.Context, env datasets.Env, srcs []catalog.Source, params map[string]string, skipped map[string]int64) ([]schemas.TRBenchPair, error) {
 	var rows []schemas.TRBenchPair
 	var err error
 	if v, ok := params["toolpref"]; ok {
 		rows, err = fromToolPref(ctx, env, srcs, v)
 	} else {
-		rows, err = fromFailing(ctx, env, srcs)
+		rows, err = fromFailing(ctx, env, srcs, skipped)
 	}
 	if err != nil {
 		return nil, err
@@ -158,12 +169,15 @@ func newPair(messagesJSON, toolsJSON, chosen, rejected string) (schemas.TRBenchP
 	}, nil
 }
 
-func fromFailing(ctx context.Context, env datasets.Env, srcs []catalog.Source) ([]schemas.TRBenchPair, error) {
-	items, err := toolpref.ReadItems(ctx, env, srcs)
+func fromFailing(ctx context.Context, env datasets.Env, srcs []catalog.Source, skipped map[string]int64) ([]schemas.TRBenchPair, error) {
+	items, left, err := toolpref.ReadItems(ctx, env, srcs, skipped)
 	if err != nil {
 		return nil, err
 	}
 	byID := map[string]*toolpref.Item{}
+	for id := range left {
+		byID[id] = nil // its responses are left out with it
+	}
 	for _, it := range items {
 		byID[it.ID] = it
 	}
@@ -192,6 +206,8 @@ func fromFailing(ctx context.Context, env datasets.Env, srcs []catalog.Source) (
 				return &datasets.InputError{File: s.URI, Line: line, Msg: fmt.Sprintf(`response for %s: missing "model"`, r.ID)}
 			case r.Response == nil:
 				return &datasets.InputError{File: s.URI, Line: line, Msg: fmt.Sprintf(`response for %s: missing "response"`, r.ID)}
+			case it == nil:
+				return nil
 			}
 			_, errType, _ := it.Judge(*r.Response)
 			if errType == "" {
