@@ -11,18 +11,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/benchline/benchline/internal/childproc"
 )
 
-// Proc is a child server process. It is killed if benchline dies (Pdeathsig)
-// and runs in its own process group so Stop reaches its children too.
+// Proc is a child server process. It is killed if benchline dies (Pdeathsig,
+// from a thread that lives as long as benchline: internal/childproc) and runs
+// in its own process group so Stop reaches its children too.
 type Proc struct {
 	Name    string
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has ended
-	err     error         // Wait's result, set before exited is closed
-	stopped atomic.Bool   // Stop or Kill was called: the end is intended
+	child   *childproc.Proc
+	stopped atomic.Bool // Stop or Kill was called: the end is intended
 	tail    *tailWriter
 }
 
@@ -32,58 +32,39 @@ func startProc(name string, out io.Writer, env []string, bin string, args ...str
 	w := io.MultiWriter(out, tail)
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	c, err := childproc.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("devstack: start %s: %w", name, err)
 	}
-	p := &Proc{Name: name, cmd: cmd, exited: make(chan struct{}), tail: tail}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
+	return &Proc{Name: name, child: c, tail: tail}, nil
 }
 
 // Pid returns the process id.
-func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+func (p *Proc) Pid() int { return p.child.Pid() }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after grace.
 func (p *Proc) Stop(grace time.Duration) {
 	p.stopped.Store(true)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
+	p.child.Stop(grace)
 }
 
 // Kill sends SIGKILL to the process group and waits.
 func (p *Proc) Kill() {
 	p.stopped.Store(true)
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.exited
+	p.child.Kill()
 }
 
 // Exited reports whether the process has ended.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (p *Proc) Exited() bool { return p.child.Exited() }
 
 // Done is closed when the process has ended.
-func (p *Proc) Done() <-chan struct{} { return p.exited }
+func (p *Proc) Done() <-chan struct{} { return p.child.Done() }
 
 // ExitReason says how an ended process ended, with the last of its output.
 func (p *Proc) ExitReason() string {
 	why := "exited"
-	if p.err != nil {
-		why = p.err.Error()
+	if err := p.child.Wait(); err != nil {
+		why = err.Error()
 	}
 	if t := strings.TrimSpace(p.tail.String()); t != "" {
 		if i := strings.LastIndexByte(t, '\n'); i >= 0 {
