@@ -47,7 +47,7 @@ func TestBatchEvalSurvivesKillAndRestart(t *testing.T) {
 	worker := startProcWorker(t, bin, env, "worker", "--queues", "main")
 	// The worker restarted itself with memory returned by MADV_FREE
 	// (cmd/benchline/madvfree.go), keeping its process.
-	waitEnviron(t, worker.cmd.Process.Pid, "madvdontneed=0")
+	waitEnviron(t, worker, "madvdontneed=0")
 
 	cfg := stack.Stack.Config
 	cfg.Temporal.TaskQueue = queue
@@ -325,15 +325,24 @@ func TestBatchEvalExpiredAndFailedLines(t *testing.T) {
 	})
 }
 
-// waitEnviron waits (up to 10 s) for process pid's GODEBUG to hold
-// setting.
-func waitEnviron(t *testing.T, pid int, setting string) {
+// waitEnviron waits for worker w's GODEBUG to hold setting. The worker
+// sets it by re-executing itself at start, which can take a while on a
+// loaded machine: the bound only keeps a broken worker from hanging the
+// test. A worker that ended meanwhile fails the test with its exit status.
+func waitEnviron(t *testing.T, w *procWorker, setting string) {
 	t.Helper()
 	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil {
-			t.Fatalf("environment of process %d: %v", pid, err)
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", w.Pid()))
+		if err != nil || w.Exited() {
+			// The pid may name another process once the worker is reaped:
+			// its status is the answer.
+			select {
+			case <-w.Done():
+				t.Fatalf("worker %d ended before its environment was read: %v", w.Pid(), w.Wait())
+			case <-time.After(10 * time.Second):
+				t.Fatalf("environment of process %d: %v", w.Pid(), err)
+			}
 		}
 		for kv := range strings.SplitSeq(string(b), "\x00") {
 			if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
@@ -344,5 +353,5 @@ func waitEnviron(t *testing.T, pid int, setting string) {
 			}
 		}
 	}
-	t.Fatalf("process %d: GODEBUG %q after 10 s, want it to hold %s", pid, last, setting)
+	t.Fatalf("process %d: GODEBUG %q after 2 minutes, want it to hold %s", w.Pid(), last, setting)
 }
