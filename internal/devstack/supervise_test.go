@@ -27,7 +27,7 @@ func fakeStack(t *testing.T, restarts int, launch func(n int) (*Proc, error)) (*
 		return launch(calls)
 	}}
 	s.mu.Lock()
-	err := s.startChild(context.Background(), &s.s3)
+	err := s.startChild(context.Background(), &s.s3, true)
 	s.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
