@@ -96,7 +96,7 @@ type child struct {
 	// know them afterwards, so a restart keeps them.
 	auto []*int
 	// launchPorts are the ports the last launch picked for itself (a
-	// server's HTTP API, metrics, console): every launch picks anew.
+	// server's HTTP API and metrics): every launch picks anew.
 	launchPorts []int
 }
 
@@ -424,7 +424,11 @@ func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 			}
 		}
 		if p.Exited() {
-			return p, fmt.Errorf("devstack: temporal server exited at start (is port %d free?): %s", s.opts.TemporalPort, p.ExitReason())
+			port := s.opts.TemporalPort
+			if taken, _ := portsInUse(p.Output()); len(taken) > 0 {
+				port = taken[0] // the port it named: maybe its HTTP API's
+			}
+			return p, fmt.Errorf("devstack: temporal server exited at start (is port %d free?): %s", port, p.ExitReason())
 		}
 		select {
 		case <-ctx.Done():
@@ -451,7 +455,8 @@ func (s *Stack) launchS3(ctx context.Context) (*Proc, error) {
 		if perr != nil {
 			return nil, perr
 		}
-		s.s3.launchPorts = []int{cport}
+		// The console is off (MINIO_BROWSER=off): MinIO does not bind
+		// cport, so it is not one of the ports a launch can fail on.
 		env := append(os.Environ(), "MINIO_ROOT_USER="+config.DevAccessKey, "MINIO_ROOT_PASSWORD="+config.DevSecretKey,
 			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
 		p, err = startProc("minio", s.opts.Log, env, bin, "server", filepath.Join(s.opts.Dir, "s3"),
