@@ -17,14 +17,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/internal/blob/s3blob"
+	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/devstack"
 )
 
 // temporalServerVersion is the go.temporal.io/server module setup.sh builds.
@@ -44,14 +45,16 @@ func cacheBin(t *testing.T, name string) string {
 	return p
 }
 
+// freePort is a free loopback port outside the kernel's ephemeral range
+// (devstack.FreePort), where the local ports of this machine's many
+// outgoing connections cannot take it before a server binds it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := devstack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // freeLowPort is a free port below 32768 (outside the ephemeral range).
@@ -69,11 +72,12 @@ func freeLowPort(t *testing.T) int {
 }
 
 // A proc is a long-running process in its own process group, its output
-// in logs/NAME.log.
+// in logs/NAME.log, started through childproc: its Pdeathsig is armed on a
+// thread that outlives the test's goroutines, and its group is never
+// signalled once it was reaped (the id may be another process's by then).
 type proc struct {
 	name string
-	cmd  *exec.Cmd
-	done chan struct{}
+	p    *childproc.Proc
 	// stop, when set, kills what the process started elsewhere first (a
 	// container: its podman client's death alone would not end it).
 	stop func()
@@ -92,12 +96,13 @@ func startProc(t *testing.T, root, name string, env []string, bin string, args .
 	cmd.Env = env
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	cp, err := childproc.Start(cmd)
+	if err != nil {
+		logf.Close()
 		t.Fatalf("realstack: start %s: %v", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(p.done) }()
+	go func() { _ = cp.Wait(); logf.Close() }()
+	p := &proc{name: name, p: cp}
 	t.Cleanup(p.kill)
 	return p
 }
@@ -107,18 +112,10 @@ func (p *proc) kill() {
 	if p.stop != nil {
 		p.stop()
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	p.p.Kill()
 }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *proc) exited() bool { return p.p.Exited() }
 
 // run runs a short command and returns its standard output; a failure
 // carries its standard error.

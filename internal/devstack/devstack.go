@@ -8,10 +8,15 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +63,10 @@ type Options struct {
 	// Notify receives one line for each death and restart of a server;
 	// default none.
 	Notify func(msg string)
+
+	// freePort picks a port for each port not given [FreePort]; tests
+	// replace it.
+	freePort func() (int, error)
 }
 
 // Stack is a running embedded stack.
@@ -82,7 +91,28 @@ type child struct {
 	launch   func(ctx context.Context) (*Proc, error) // may return the Proc with an error
 	proc     *Proc
 	restarts []time.Time
+	// auto are the stack's ports of this server that were picked (a zero
+	// in Options): Start may pick them again if one was taken. Clients
+	// know them afterwards, so a restart keeps them.
+	auto []*int
+	// launchPorts are the ports the last launch picked for itself (a
+	// server's HTTP API and metrics): every launch picks anew.
+	launchPorts []int
 }
+
+// portAttempts bounds how many times a server is launched when a port it
+// was given turned out taken by the time it bound it (another process
+// took it after it was picked).
+const portAttempts = 5
+
+// How long Start may take to bring up both servers (each launch included),
+// and a restart one server. They only keep a server that never answers
+// from hanging its caller: a Temporal dev server on a loaded 2-core
+// machine can take a minute to answer.
+const (
+	startBound   = 5 * time.Minute
+	restartBound = 3 * time.Minute
+)
 
 // Start starts Temporal and the S3 server, waits until each answers and
 // creates the bucket. Stop it with Stop.
@@ -102,46 +132,47 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.RestartWindow <= 0 {
 		o.RestartWindow = 10 * time.Minute
 	}
-	for _, p := range []*int{&o.TemporalPort, &o.S3Port} {
-		if *p == 0 {
-			port, err := FreePort()
-			if err != nil {
-				return nil, err
-			}
-			*p = port
-		}
-	}
-	if !o.Headless && o.UIPort == 0 {
-		port, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		o.UIPort = port
+	if o.freePort == nil {
+		o.freePort = FreePort
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("devstack: %w", err)
 	}
 	s := &Stack{opts: o, died: make(chan error, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.Config = StackConfig(o.Base, o.TemporalPort, o.S3Port, o.Bucket)
+	s.s3 = child{name: string(o.S3), launch: s.launchS3}
+	s.temporal = child{name: "temporal", launch: s.launchTemporal}
+	for _, a := range []struct {
+		c    *child
+		port *int
+	}{{&s.s3, &s.opts.S3Port}, {&s.temporal, &s.opts.TemporalPort}, {&s.temporal, &s.opts.UIPort}} {
+		if *a.port != 0 || a.port == &s.opts.UIPort && o.Headless {
+			continue
+		}
+		port, err := o.freePort()
+		if err != nil {
+			return nil, err
+		}
+		*a.port = port
+		a.c.auto = append(a.c.auto, a.port)
+	}
+	s.Config = StackConfig(o.Base, s.opts.TemporalPort, s.opts.S3Port, o.Bucket)
 	if err := s.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("devstack: %w", err)
 	}
-	s.s3 = child{name: string(o.S3), launch: s.launchS3}
-	s.temporal = child{name: "temporal", launch: s.launchTemporal}
 
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, startBound)
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.startChild(ctx, &s.s3); err != nil {
+	if err := s.startChild(ctx, &s.s3, true); err != nil {
 		s.stopLocked()
 		return nil, err
 	}
 	if o.S3Only {
 		return s, nil
 	}
-	if err := s.startChild(ctx, &s.temporal); err != nil {
+	if err := s.startChild(ctx, &s.temporal, true); err != nil {
 		s.stopLocked()
 		return nil, err
 	}
@@ -170,19 +201,103 @@ func StackConfig(base *config.Config, temporalPort, s3Port int, bucket string) c
 // incomplete; stop it.
 func (s *Stack) Died() <-chan error { return s.died }
 
-// startChild launches c, waits until it answers, and watches it. Callers
-// hold s.mu.
-func (s *Stack) startChild(ctx context.Context, c *child) error {
-	p, err := c.launch(ctx)
-	if err != nil {
-		if p != nil {
-			p.Stop(10 * time.Second)
+// startChild launches c, waits until it answers, and watches it. A launch
+// that failed because a port was taken by the time the server bound it is
+// tried again, at most portAttempts times in all, on new ports: those the
+// server picks at each launch, and, at the stack's first start, the
+// stack's own ports that were picked (c.auto). A taken port that was given
+// (or that clients already know) ends it at once. Callers hold s.mu.
+func (s *Stack) startChild(ctx context.Context, c *child, first bool) error {
+	for attempt := 1; ; attempt++ {
+		p, err := c.launch(ctx)
+		if err == nil {
+			c.proc = p
+			go s.watch(c, p)
+			return nil
 		}
-		return err
+		if p == nil {
+			return err
+		}
+		p.Stop(10 * time.Second)
+		taken, inUse := portsInUse(p.Output())
+		if !inUse || attempt == portAttempts || ctx.Err() != nil {
+			return err
+		}
+		again, perr := s.repick(c, taken, first)
+		if perr != nil {
+			return errors.Join(err, perr)
+		}
+		if !again {
+			return err
+		}
+		s.logf("devstack: %s could not bind a port (%s); starting it again on other ports (attempt %d of %d)\n",
+			c.name, describePorts(taken), attempt+1, portAttempts)
 	}
-	c.proc = p
-	go s.watch(c, p)
-	return nil
+}
+
+// repick picks new ports for a launch of c after taken (the ports its
+// output named; none when it did not say which) were found in use, and
+// reports whether launching again can help.
+func (s *Stack) repick(c *child, taken []int, first bool) (bool, error) {
+	var again []*int // stack ports to pick anew
+	for _, port := range taken {
+		if slices.Contains(c.launchPorts, port) {
+			continue // the next launch picks another one itself
+		}
+		i := slices.IndexFunc(c.auto, func(p *int) bool { return *p == port })
+		if i < 0 || !first {
+			return false, nil // a port the stack must keep
+		}
+		again = append(again, c.auto[i])
+	}
+	if len(taken) == 0 {
+		if first {
+			again = c.auto
+		}
+		if len(again) == 0 && len(c.launchPorts) == 0 {
+			return false, nil
+		}
+	}
+	for _, p := range again {
+		port, err := s.opts.freePort()
+		if err != nil {
+			return false, err
+		}
+		*p = port
+	}
+	if len(again) > 0 {
+		s.Config = StackConfig(s.opts.Base, s.opts.TemporalPort, s.opts.S3Port, s.opts.Bucket)
+	}
+	return true, nil
+}
+
+// bindFailure matches what a server prints when a port it should listen on
+// is taken: Go's net errors (Temporal, MinIO's listeners) and MinIO's own
+// check.
+var (
+	bindFailure = regexp.MustCompile(`(?i)address already in use|port is already in use`)
+	bindPort    = regexp.MustCompile(`:(\d{1,5}): bind: address already in use`)
+)
+
+// portsInUse reports whether a server's output says that a port was
+// taken, and which ports it names.
+func portsInUse(out string) (ports []int, inUse bool) {
+	if !bindFailure.MatchString(out) {
+		return nil, false
+	}
+	for _, m := range bindPort.FindAllStringSubmatch(out, -1) {
+		if p, err := strconv.Atoi(m[1]); err == nil && !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	return ports, true
+}
+
+func describePorts(ports []int) string {
+	if len(ports) == 0 {
+		return "which one it did not say"
+	}
+	return fmt.Sprintf("port %v taken", strings.Trim(fmt.Sprint(ports), "[]"))
 }
 
 // watch waits for p to end. An end nobody asked for restarts c, within
@@ -220,15 +335,21 @@ func (s *Stack) watch(c *child, p *Proc) {
 	case <-s.ctx.Done():
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(s.ctx, restartBound)
 	defer cancel()
-	if err := s.startChild(ctx, c); err != nil {
+	if err := s.startChild(ctx, c, false); err != nil {
 		if s.ctx.Err() == nil {
 			s.report(fmt.Errorf("devstack: %s died (%s) and did not restart: %w", c.name, why, err))
 		}
 		return
 	}
 	s.notify(fmt.Sprintf("devstack: %s is back", c.name))
+}
+
+func (s *Stack) logf(format string, args ...any) {
+	if s.opts.Log != nil {
+		fmt.Fprintf(s.opts.Log, format, args...)
+	}
 }
 
 func (s *Stack) notify(msg string) {
@@ -263,14 +384,15 @@ func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := FreePort()
+	metrics, err := s.opts.freePort()
 	if err != nil {
 		return nil, err
 	}
-	httpPort, err := FreePort()
+	httpPort, err := s.opts.freePort()
 	if err != nil {
 		return nil, err
 	}
+	s.temporal.launchPorts = []int{httpPort, metrics}
 	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(s.opts.TemporalPort),
 		"--http-port", fmt.Sprint(httpPort), "--metrics-port", fmt.Sprint(metrics),
 		"--db-filename", filepath.Join(s.opts.Dir, "temporal.db"), "--log-level", "warn"}
@@ -295,12 +417,18 @@ func (s *Stack) launchTemporal(ctx context.Context) (*Proc, error) {
 		if err == nil {
 			_, herr := c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			c.Close()
-			if herr == nil {
+			// A server that answers while ours has exited is another
+			// process's, on a port ours could not bind.
+			if herr == nil && !p.Exited() {
 				return p, nil
 			}
 		}
 		if p.Exited() {
-			return p, fmt.Errorf("devstack: temporal server exited at start (is port %d free?): %s", s.opts.TemporalPort, p.ExitReason())
+			port := s.opts.TemporalPort
+			if taken, _ := portsInUse(p.Output()); len(taken) > 0 {
+				port = taken[0] // the port it named: maybe its HTTP API's
+			}
+			return p, fmt.Errorf("devstack: temporal server exited at start (is port %d free?): %s", port, p.ExitReason())
 		}
 		select {
 		case <-ctx.Done():
@@ -323,10 +451,12 @@ func (s *Stack) launchS3(ctx context.Context) (*Proc, error) {
 		if ferr != nil {
 			return nil, ferr
 		}
-		cport, perr := FreePort()
+		cport, perr := s.opts.freePort()
 		if perr != nil {
 			return nil, perr
 		}
+		// The console is off (MINIO_BROWSER=off): MinIO does not bind
+		// cport, so it is not one of the ports a launch can fail on.
 		env := append(os.Environ(), "MINIO_ROOT_USER="+config.DevAccessKey, "MINIO_ROOT_PASSWORD="+config.DevSecretKey,
 			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
 		p, err = startProc("minio", s.opts.Log, env, bin, "server", filepath.Join(s.opts.Dir, "s3"),
@@ -372,9 +502,9 @@ func (s *Stack) restart(ctx context.Context, c *child) error {
 	if c.proc != nil {
 		c.proc.Stop(10 * time.Second)
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, restartBound)
 	defer cancel()
-	return s.startChild(ctx, c)
+	return s.startChild(ctx, c, false)
 }
 
 // Stop stops every process of the stack, and any restart in progress.

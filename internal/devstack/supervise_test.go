@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchline/benchline/internal/childproc/childproctest"
 )
 
 // fakeStack is a stack whose one child is a sleep process (or whatever
@@ -25,7 +27,7 @@ func fakeStack(t *testing.T, restarts int, launch func(n int) (*Proc, error)) (*
 		return launch(calls)
 	}}
 	s.mu.Lock()
-	err := s.startChild(context.Background(), &s.s3)
+	err := s.startChild(context.Background(), &s.s3, true)
 	s.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -160,5 +162,30 @@ func TestIntendedStopsAreNotDeaths(t *testing.T) {
 	}
 	if n.String() != "" {
 		t.Errorf("notes: %s", n)
+	}
+}
+
+// TestServerOutlivesStartingThread starts a server process from a
+// goroutine whose OS thread then ends (a locked goroutine that returns):
+// the server must keep running until it is told to end. Its
+// parent-death signal, had it been armed on that thread, would have
+// killed it when the thread ended, and the SIGTERM sent afterwards would
+// not be what ended it.
+func TestServerOutlivesStartingThread(t *testing.T) {
+	p := childproctest.StartOnDyingThread(t, func() (*Proc, error) {
+		return startProc("fake", io.Discard, os.Environ(), "sleep", "600")
+	})
+	t.Cleanup(p.Kill)
+	if p.Exited() {
+		t.Fatalf("the server ended with its starting thread: %s", p.ExitReason())
+	}
+	_ = syscall.Kill(p.Pid(), syscall.SIGTERM)
+	select {
+	case <-p.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the server did not end on SIGTERM within a minute")
+	}
+	if why := p.ExitReason(); why != "signal: terminated" {
+		t.Fatalf("the server ended with %q, want signal: terminated (killed: by its parent-death signal when the starting thread ended)", why)
 	}
 }

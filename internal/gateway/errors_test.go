@@ -115,24 +115,25 @@ func resetMidReply(t *testing.T) string {
 }
 
 func TestClassifyNetwork(t *testing.T) {
-	// Connection refused: a port nothing listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-
 	_, url := startBaseline(t, baseline.Options{})
 	for _, tc := range []struct {
 		name, url, faults string
 		class             Class
 	}{
-		{"refused", "http://" + addr + "/v1", "", ClassNetwork},
+		{"refused", "http://" + refusingAddr(t) + "/v1", "", ClassNetwork},
 		{"dropped", url, "drop=1", ClassNetwork},
 		{"reset mid-reply", resetMidReply(t), "", ClassNetwork},
 		{"timeout", url, "timeout=1", ClassTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newTestGateway(t, tc.url, func(p *Provider) { p.Timeout = 200 * time.Millisecond },
+			// Only the hanging server should meet the time-out: the
+			// others get one no loaded machine reaches, so that their
+			// failure, not a slow answer, is what is classed.
+			timeout := time.Minute
+			if tc.class == ClassTimeout {
+				timeout = 200 * time.Millisecond
+			}
+			g := newTestGateway(t, tc.url, func(p *Provider) { p.Timeout = timeout },
 				Options{Transport: faultTransport(tc.faults)})
 			_, err := g.Complete(context.Background(), modelapi.Request{Model: "baseline/reference", Messages: userMsg("hi")})
 			var ge *Error
@@ -142,6 +143,21 @@ func TestClassifyNetwork(t *testing.T) {
 			assert.False(t, IsModelFailure(err))
 		})
 	}
+}
+
+// refusingAddr is a loopback address that refuses connections until the
+// test ends: a socket bound to it that never listens. It holds the port,
+// so no other process can start listening there meanwhile, as it could
+// on the port of a listener that was closed.
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Close(fd) })
+	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := syscall.Getsockname(fd)
+	require.NoError(t, err)
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // TestIsNetworkByType: connection failures are recognised by type and

@@ -23,6 +23,14 @@ import (
 // disk and no time to write): the build must refuse them after reading
 // the line limit.
 
+// quickBound is the deadline of the cases that must fail without
+// retrying (invalid names, a refused destination, refused credentials).
+// A retried failure takes minutes (activities back off to a minute over
+// 12 attempts), so a minute still tells one from the other; it was 15 s,
+// which a worker starting and a workflow running on a loaded 2-core
+// machine could miss with nothing wrong.
+const quickBound = time.Minute
+
 // sparseLineDir writes a BFCL source whose question file is one valid
 // line and then a line of size bytes (a JSON string that never ends,
 // mostly a hole of NULs).
@@ -65,20 +73,20 @@ func boundedCases() []badInput {
 	return []badInput{
 		{name: "bounded/line-300MB", timeout: time.Minute, prepare: line(300 << 20), want: fileLine},
 		{name: "bounded/line-2GB", timeout: time.Minute, prepare: line(2 << 30), want: fileLine},
-		{name: "bounded/ref-dotdot-version", timeout: 15 * time.Second,
+		{name: "bounded/ref-dotdot-version", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				return dest(t, h, "bfcl@../../../runs/X", func(string) string { return "../../../runs/X" })
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "invalid name"} }},
-		{name: "bounded/ref-dotdot-name", timeout: 15 * time.Second,
+		{name: "bounded/ref-dotdot-name", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				return dest(t, h, "../bfcl@latest", func(string) string { return "../bfcl" })
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "invalid name"} }},
-		{name: "bounded/run-dotdot", timeout: 15 * time.Second,
+		{name: "bounded/run-dotdot", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				h.last = map[string]string{"file": "../datasets/bfcl/v1"}
 				return publishAction(t, workflows.PublishDatasetInput{Run: "../datasets/bfcl/v1", Dest: t.TempDir()})
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "invalid name"} }},
-		{name: "bounded/publish-through-symlink", timeout: 15 * time.Second,
+		{name: "bounded/publish-through-symlink", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				elsewhere := t.TempDir()
 				t.Cleanup(func() {
@@ -93,14 +101,14 @@ func boundedCases() []badInput {
 					return filepath.Join(dir, "bfcl")
 				})
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "symbolic link"} }},
-		{name: "bounded/garbage-latest-at-dest", timeout: 15 * time.Second,
+		{name: "bounded/garbage-latest-at-dest", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				return dest(t, h, "bfcl@latest", func(dir string) string {
 					writeFiles(t, dir, map[string]string{"bfcl/latest": "\x00 not json {"})
 					return filepath.Join(dir, "bfcl", "latest")
 				})
 			}, want: func(h *badHarness) []string { return []string{h.last["file"], "not a latest pointer"} }},
-		{name: "bounded/worker-wrong-s3-secret", timeout: 15 * time.Second,
+		{name: "bounded/worker-wrong-s3-secret", timeout: quickBound,
 			prepare: func(t *testing.T, h *badHarness) func(context.Context) error {
 				res, err := buildVia(t, bfcl.Name, datasets.Request{})
 				if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
 )
@@ -127,27 +128,17 @@ func TestDevEnvFile(t *testing.T) {
 		"--s3-port", "0", "--baseline-port", strconv.Itoa(basePort), "--env-file", envFile)
 	dev.Env = append(cleanEnv(), "BENCHLINE_PROVIDERS="+providers, "BENCHLINE_TASK_QUEUE=devenv")
 	dev.Stdout, dev.Stderr = &stdout, &stderr
-	dev.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := dev.Start(); err != nil {
+	devp, err := childproc.Start(dev)
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = dev.Wait(); close(exited) }()
-	dead := func() bool {
-		select {
-		case <-exited:
-			return true
-		default:
-			return false
-		}
-	}
+	dead := devp.Exited
 	t.Cleanup(func() {
 		_ = dev.Process.Signal(syscall.SIGINT)
 		select {
-		case <-exited:
+		case <-devp.Done():
 		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-dev.Process.Pid, syscall.SIGKILL)
-			<-exited
+			devp.Kill()
 		}
 		if t.Failed() {
 			t.Logf("dev stdout:\n%s\ndev stderr:\n%s", stdout.String(), stderr.String())

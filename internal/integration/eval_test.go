@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -144,27 +142,17 @@ func buildSynthetic(t *testing.T, rows int, seed int) string {
 
 // startEvalWorker runs `benchline worker --queues main` on queue, slowed to
 // a few samples in flight so kills land mid-run.
-func startEvalWorker(t *testing.T, bin, queue string) *exec.Cmd {
+func startEvalWorker(t *testing.T, bin, queue string) *procWorker {
 	t.Helper()
 	cfg := stack.Stack.Config
 	// A checkpoint after every chunk, so that kills also exercise resuming
 	// from checkpoints, not only from the cache segments.
-	cmd := exec.Command(bin, "worker", "--queues", "main", "--sample-concurrency", "2", "--checkpoint-interval", "1ms")
-	cmd.Env = append(os.Environ(),
+	return startProcWorker(t, bin, append(os.Environ(),
 		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
 		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
 		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1",
-		"BENCHLINE_BASELINE_URL="+stack.BaselineURL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	return cmd
+		"BENCHLINE_BASELINE_URL="+stack.BaselineURL),
+		"worker", "--queues", "main", "--sample-concurrency", "2", "--checkpoint-interval", "1ms")
 }
 
 // TestEvalSurvivesWorkerKills runs 10,000 samples while SIGKILLing the only
@@ -200,8 +188,7 @@ func TestEvalSurvivesWorkerKills(t *testing.T) {
 			}
 			return false
 		})
-		_ = syscall.Kill(-worker.Process.Pid, syscall.SIGKILL)
-		_ = worker.Wait()
+		worker.kill()
 		worker = startEvalWorker(t, bin, queue)
 	}
 	res, err := wfclient.WaitEval(ctx, stack.Client, run, plan.RunID, time.Hour, nil)

@@ -27,6 +27,12 @@ import (
 	"github.com/benchline/benchline/workflows"
 )
 
+// failFastBound is how long a failure that must not be retried may take
+// on the real stack: far below the span of an activity's retries (12
+// attempts backing off to a minute), and generous for a loaded 2-core
+// machine, where 45 s could pass with nothing retried.
+const failFastBound = 2 * time.Minute
+
 // buildFailsAtOnce starts a build that must fail without retrying and
 // checks, on the real stack, that the client gets a non-retryable
 // InvalidInput error saying every one of says within a bound far below the
@@ -34,7 +40,7 @@ import (
 // running after the client gives up).
 func buildFailsAtOnce(t *testing.T, dataset string, req datasets.Request, says ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), failFastBound)
 	defer cancel()
 	start := time.Now()
 	_, err := wfclient.BuildDataset(ctx, stack.Client, stack.Stack.Config, workflows.BuildDatasetInput{Dataset: dataset, Request: req})
@@ -191,7 +197,7 @@ func TestEvalCorruptPartFailsAtOnce(t *testing.T) {
 		t.Fatalf("the size check sees the corruption (the test means the same size): %v", err)
 	}
 
-	wctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, failFastBound)
 	defer cancel()
 	in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl@" + m.Version, Model: "baseline/reference", Limit: 5}}
 	run, plan, err := wfclient.StartEval(wctx, stack.Client, stack.Stack.Config, stack.Store, in)
@@ -203,7 +209,7 @@ func TestEvalCorruptPartFailsAtOnce(t *testing.T) {
 		t.Fatal("evaluation of a corrupt version succeeded")
 	}
 	if wctx.Err() != nil {
-		t.Fatalf("evaluation still not finished after 45 s: %v", err)
+		t.Fatalf("evaluation still not finished after %v: %v", failFastBound, err)
 	}
 	var ae *temporal.ApplicationError
 	if !errors.As(err, &ae) || ae.Type() != activities.ErrTypeInvalidInput || !ae.NonRetryable() {

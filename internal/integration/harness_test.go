@@ -5,12 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
@@ -30,42 +29,31 @@ func workerEnv(queue, baseURL string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// A procWorker is a `benchline worker` process whose exit is noticed.
-type procWorker struct {
-	cmd    *exec.Cmd
-	exited atomic.Bool
-	done   chan struct{}
-}
+// A procWorker is a `benchline worker` process whose exit is noticed. It
+// is started through childproc: from a thread that outlives the test's
+// goroutines (its Pdeathsig fires only when the test binary ends), and its
+// process group is never signalled once it was reaped (its pid may then be
+// another test's, or another user's, worker).
+type procWorker struct{ *childproc.Proc }
 
 // startProcWorker starts `benchline <args...>` (a worker) with env in its own
 // process group; it is SIGKILLed when the test ends.
-func startProcWorker(t *testing.T, bin string, env []string, args ...string) *procWorker {
+func startProcWorker(t testing.TB, bin string, env []string, args ...string) *procWorker {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	p, err := childproc.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	w := &procWorker{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		w.exited.Store(true)
-		close(w.done)
-	}()
+	w := &procWorker{p}
 	t.Cleanup(w.kill)
 	return w
 }
 
 // kill SIGKILLs the worker's process group and waits for it to exit.
-func (w *procWorker) kill() {
-	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
-	<-w.done
-}
-
-// Exited reports whether the process has ended (crashed, or was killed).
-func (w *procWorker) Exited() bool { return w.exited.Load() }
+func (w *procWorker) kill() { w.Kill() }
 
 // publishedState maps every key under datasets/ (parts, cards, manifests,
 // latest pointers) to its ETag: what readers of datasets can see.

@@ -31,24 +31,13 @@ func buildBinary(t testing.TB) string {
 }
 
 // startWorker runs `benchline worker` as a separate process on queue.
-func startWorker(t *testing.T, bin, queue string) *exec.Cmd {
+func startWorker(t *testing.T, bin, queue string) *procWorker {
 	t.Helper()
 	cfg := stack.Stack.Config
-	cmd := exec.Command(bin, "worker")
-	cmd.Env = append(os.Environ(),
+	return startProcWorker(t, bin, append(os.Environ(),
 		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
 		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
-		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	return cmd
+		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1"), "worker")
 }
 
 // TestKillWorkerMidBuild SIGKILLs the only worker while parts are being
@@ -100,8 +89,8 @@ func killMidBuild(t *testing.T, bin string, attempt int) bool {
 		}
 		return len(infos) >= 2
 	})
-	if err := syscall.Kill(-first.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if err := first.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the worker: %v (it had ended: %v)", err, first.Wait())
 	}
 	_ = first.Wait()
 	if ok, _ := stackExists(ctx, catalog.ManifestKey(synthetic.Name, plan.Version)); ok {

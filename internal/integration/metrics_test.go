@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	dsifevalcode "github.com/benchline/benchline/datasets/ifevalcode"
 	"github.com/benchline/benchline/internal/app"
+	"github.com/benchline/benchline/internal/devstack"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -62,14 +62,16 @@ func ensureNamespace(ctx context.Context, t *testing.T, ns string) {
 	}
 }
 
+// freeAddr is a free loopback address for a worker's --metrics-addr,
+// outside the ephemeral range (devstack.FreePort), where an outgoing
+// connection's local port cannot take it before the worker listens.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := devstack.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", p)
 }
 
 func httpGet(ctx context.Context, url string) (int, string, error) {

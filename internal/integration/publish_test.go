@@ -326,7 +326,7 @@ func TestPublishDataset(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("publish %s to %s: %v, want an error with %q", tc.ref, tc.dest, err, tc.want)
 			}
-			if d := time.Since(start); d > 30*time.Second {
+			if d := time.Since(start); d > failFastBound {
 				t.Errorf("publish %s to %s failed after %v: retried?", tc.ref, tc.dest, d)
 			}
 		}

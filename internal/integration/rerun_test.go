@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,26 +18,14 @@ import (
 
 // startWorkerWithBaseline runs `benchline worker --queues main` on queue,
 // calling the baseline models at baseURL.
-func startWorkerWithBaseline(t testing.TB, bin, queue, baseURL string) *exec.Cmd {
+func startWorkerWithBaseline(t testing.TB, bin, queue, baseURL string) *procWorker {
 	t.Helper()
 	cfg := stack.Stack.Config
-	cmd := exec.Command(bin, "worker", "--queues", "main")
-	cmd.Env = append(os.Environ(),
+	return startProcWorker(t, bin, append(os.Environ(),
 		"TEMPORAL_ADDRESS="+cfg.Temporal.Address, "BENCHLINE_TASK_QUEUE="+queue,
 		"BENCHLINE_S3_ENDPOINT="+cfg.S3.Endpoint, "BENCHLINE_S3_BUCKET="+cfg.S3.Bucket,
 		"AWS_ACCESS_KEY_ID="+config.DevAccessKey, "AWS_SECRET_ACCESS_KEY="+config.DevSecretKey, "AWS_REGION=us-east-1",
-		"BENCHLINE_BASELINE_URL="+baseURL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop := func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}
-	t.Cleanup(stop)
-	return cmd
+		"BENCHLINE_BASELINE_URL="+baseURL), "worker", "--queues", "main")
 }
 
 // TestEvalRerunErrors runs an evaluation against a model endpoint that
@@ -79,8 +65,7 @@ func TestEvalRerunErrors(t *testing.T) {
 	if first.Summary.InfraFailed != n || first.Summary.Scored != 0 || first.Summary.ErrorsByClass["infrastructure"] != n {
 		t.Fatalf("against a failing endpoint: %+v", first.Summary)
 	}
-	_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
-	_ = w.Wait()
+	w.kill()
 
 	startWorkerWithBaseline(t, bin, queue, stack.BaselineURL)
 	in.RerunErrors = true

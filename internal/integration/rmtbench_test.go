@@ -161,8 +161,8 @@ func TestRMTBenchDialogueSurvivesWorkerKill(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if err := syscall.Kill(-w.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if err := w.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the worker: %v (it had ended: %v)", err, w.Wait())
 	}
 	_ = w.Wait()
 	paidBefore := settledRequests(srv)
@@ -254,7 +254,7 @@ func BenchmarkRMTBenchThroughput(b *testing.B) {
 		s := seed + i
 		in := workflows.EvaluateModelInput{Request: runs.Request{Dataset: rmtbench.Name + "@" + built.Version, Model: "baseline/persona",
 			Judges: map[string]string{scorer.RoleJudge: "baseline/judge"}, Seed: &s, ShardSize: 8}}
-		cpu0, self0, start := procCPU(b, w.Process.Pid), procCPU(b, os.Getpid()), time.Now()
+		cpu0, self0, start := procCPU(b, w.Pid()), procCPU(b, os.Getpid()), time.Now()
 		run, plan, err := wfclient.StartEval(ctx, stack.Client, cfg, stack.Store, in)
 		if err != nil {
 			b.Fatal(err)
@@ -264,7 +264,7 @@ func BenchmarkRMTBenchThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		wall += time.Since(start)
-		cpu += procCPU(b, w.Process.Pid) - cpu0
+		cpu += procCPU(b, w.Pid()) - cpu0
 		self += procCPU(b, os.Getpid()) - self0
 		if ev.Summary.Scored != dialogues || ev.Summary.Calls != dialogues*turns*3 {
 			b.Fatalf("run %s: scored %d, calls %d", plan.RunID, ev.Summary.Scored, ev.Summary.Calls)

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchline/benchline/internal/childproc"
 )
 
 // NobodyID is the default uid and gid of sandboxed programs.
@@ -402,6 +404,7 @@ type started struct {
 	cg *runCgroup // nil without cgroups
 
 	cmd            *exec.Cmd
+	proc           *childproc.Proc // cmd, started; signals its group only while it is not reaped
 	stdout, stderr *capWriter
 	gateW, statR   *os.File
 	closers        []*os.File // bind sources, open until the run ends
@@ -438,11 +441,13 @@ func (r *started) kill() {
 		r.killed.Store(true)
 		if cp := int(r.childPid.Load()); cp > 0 && parentOf(cp) == r.pgid {
 			_ = syscall.Kill(cp, syscall.SIGKILL)
-			time.AfterFunc(time.Second, func() { _ = syscall.Kill(-r.pgid, syscall.SIGKILL) })
+			// bwrap may have ended and been reaped by then: Signal then
+			// sends nothing, since its group's id may be another's.
+			time.AfterFunc(time.Second, func() { _ = r.proc.Signal(syscall.SIGKILL) })
 			return
 		}
-		if r.pgid > 0 {
-			_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
+		if r.proc != nil {
+			_ = r.proc.Signal(syscall.SIGKILL)
 		}
 	})
 }
@@ -495,24 +500,25 @@ func (s *Sandbox) start(c Cmd, l Limits, dir string, cg *runCgroup) (*started, e
 		r.closers = append(r.closers, f)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
+	// childproc adds its own process group and SIGKILL at the worker's
+	// death, armed on a thread that lives as long as the worker.
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:    true,
-		Pdeathsig:  syscall.SIGKILL,
 		Credential: &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}},
 	}
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	proc, err := childproc.Start(cmd)
+	if err != nil {
 		return fail("start bwrap", err)
 	}
 	gateR.Close()
 	statW.Close()
-	r.cmd = cmd
+	r.cmd, r.proc = cmd, proc
 	r.pgid = cmd.Process.Pid
 	go r.readStatus()
 
 	abort := func(op string, err error) (*started, error) {
 		r.kill()
-		_ = cmd.Wait()
+		_ = r.proc.Wait()
 		<-r.statusDone
 		r.close()
 		return nil, infraErr(op, err)
@@ -582,7 +588,7 @@ func (r *started) watch(ctx context.Context, res *Result) error {
 		}
 	}()
 
-	waitErr := r.cmd.Wait()
+	waitErr := r.proc.Wait()
 	res.Wall = time.Since(r.startedAt)
 	<-r.statusDone
 	wallTimer.Stop()
