@@ -7,9 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
+	"github.com/benchline/benchline/internal/memtest"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/internal/site"
@@ -99,7 +97,7 @@ func TestServeBoundedSearches(t *testing.T) {
 	var problems []string
 	answered := 0
 	var other string
-	peak := peakHeapOf(func() {
+	peak := memtest.PeakHeap(func() {
 		var wg sync.WaitGroup
 		for c := range clients {
 			wg.Add(1)
@@ -297,36 +295,4 @@ func readFailure(err error) string {
 		return "nothing until the deadline"
 	}
 	return err.Error()
-}
-
-// peakHeapOf runs fn and returns the most heap in use it saw above what
-// was in use before (sampled every millisecond, GOGC=20 meanwhile).
-func peakHeapOf(fn func()) uint64 {
-	old := debug.SetGCPercent(20)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			peak = max(peak, s[0].Value.Uint64())
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	<-done
-	return max(peak, base) - base
 }

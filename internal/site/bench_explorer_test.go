@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/memtest"
 	"github.com/benchline/benchline/internal/runs"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkExplorerFirstSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	var berr error
-	peak := peakHeap(func() { berr = buildExplore(ctx, store, id, "accuracy", runs.Plan{}, false, keys) })
+	peak := memtest.PeakHeap(func() { berr = buildExplore(ctx, store, id, "accuracy", runs.Plan{}, false, keys) })
 	if berr != nil {
 		b.Fatal(berr)
 	}
@@ -69,7 +70,7 @@ func BenchmarkExplorerConcurrentSearches(b *testing.B) {
 	for b.Loop() {
 		addr := serveStore(b, store)
 		codes := make([]int, clients)
-		p := peakHeap(func() {
+		p := memtest.PeakHeap(func() {
 			var wg sync.WaitGroup
 			for c := range clients {
 				wg.Add(1)
