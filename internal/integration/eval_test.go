@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,6 @@ import (
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
-	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -259,8 +259,10 @@ func TestEvalBadInput(t *testing.T) {
 		}
 	})
 	t.Run("bad row", func(t *testing.T) {
-		// A BFCL dataset whose second item has a function list the task
-		// cannot read.
+		// A BFCL item whose function list cannot be read is skipped at
+		// build and named (bfcl.Check), so the run evaluates the good one
+		// only. (The engine's bad_sample path, for rows a task cannot use,
+		// runs in TestToyBenchmarkNeedsOnlyTheList and the omnicloze test.)
 		dir := t.TempDir()
 		q := `{"id": "simple_python_0", "question": [[{"role": "user", "content": "Is 97 prime?"}]], "function": [{"name": "is_prime", "description": "d", "parameters": {"type": "dict", "properties": {"n": {"type": "integer", "description": "n"}}, "required": ["n"]}}]}
 {"id": "simple_python_1", "question": [[{"role": "user", "content": "Is 98 prime?"}]], "function": [17]}
@@ -273,20 +275,15 @@ func TestEvalBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if s := datasets.SkipSummary(res.Stats); res.Rows != 1 || !strings.Contains(s, "simple_python_1 (malformed functions)") {
+			t.Fatalf("built %d rows, skip line %q; want 1 row and simple_python_1 named", res.Rows, s)
+		}
 		ev, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: "bfcl@" + res.Version, Model: "baseline/reference"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := ev.Summary
-		if s.Samples != 2 || s.Scored != 1 || s.ErrorsByClass[schemas.ErrorClassBadSample] != 1 || metric(s, "accuracy").Mean != 1 {
+		if s := ev.Summary; s.Samples != 1 || s.Scored != 1 || metric(s, "accuracy").Mean != 1 {
 			t.Fatalf("summary %+v", s)
-		}
-		rows, err := pq.ReadAll[schemas.ResultRow](ctx, stack.Store, runs.ShardKey(ev.RunID, 0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rows[1].SampleID != "simple_python_1" || !contains(rows[1].ErrorMessage, "simple_python_1") {
-			t.Fatalf("bad row recorded as %+v", rows[1])
 		}
 	})
 }

@@ -97,7 +97,7 @@ func TestBuildURLSourceStatuses(t *testing.T) {
 
 	t.Run("404", func(t *testing.T) {
 		buildFailsAtOnce(t, bfcl.Name, datasets.Request{Source: srv.URL + "/nothing-here/"},
-			"404 Not Found", srv.URL+"/nothing-here/BFCL_v4_")
+			"404 Not Found", srv.URL+"/nothing-here/BFCL_v")
 	})
 	t.Run("503 then files", func(t *testing.T) {
 		want, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded})
