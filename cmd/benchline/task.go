@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/spf13/cobra"
 
 	"github.com/benchline/benchline/datasets"
 	dtask "github.com/benchline/benchline/datasets/taskfile"
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
@@ -57,7 +59,8 @@ func newTaskCheckCmd() *cobra.Command {
 		Short: "Check a task file, render its first prompts and score given replies, locally with no stack",
 		Long: `Check a task file: parse it, compile its templates and scorers, read its test split
 (local files, relative to the task file), render the first --rows prompts and, with
---replies FILE (JSON lines {"id", "reply"}), score those replies with the task's scorers.
+--replies FILE (JSON lines {"id", "reply", "tool_calls": [{"name", "arguments"}]}, reply or
+tool_calls or both), score those replies with the task's scorers.
 Nothing is built and no model is called: this is the task author's edit loop.
 
 Exit status: 0 when the task file is valid and every prompt rendered; 1 otherwise, with the
@@ -82,7 +85,7 @@ error naming the file, its line and key, and the row.`,
 		},
 	}
 	cmd.Flags().IntVar(&rows, "rows", 3, "prompts to render, from the start of the test split")
-	cmd.Flags().StringVar(&replies, "replies", "", `JSON lines {"id", "reply"} to score with the task's scorers`)
+	cmd.Flags().StringVar(&replies, "replies", "", `JSON lines {"id", "reply", "tool_calls"} to score with the task's scorers`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -101,7 +104,7 @@ func checkTask(file string, rows int, repliesFile string) (checkReport, error) {
 	if err != nil {
 		return checkReport{}, err
 	}
-	given := map[string]string{}
+	given := map[string]modelapi.Response{}
 	if repliesFile != "" {
 		if given, err = readReplies(repliesFile); err != nil {
 			return checkReport{}, err
@@ -137,8 +140,9 @@ func checkTask(file string, rows int, repliesFile string) (checkReport, error) {
 			s.Messages = append(s.Messages, map[string]string{"role": m.Role, "content": m.Content})
 		}
 		if has {
-			s.Reply = &reply
-			metrics, verdicts := c.Score(r, reply)
+			shown := taskfile.Shown(reply)
+			s.Reply = &shown
+			metrics, verdicts := c.Score(r, c.ReplyOf(reply))
 			s.Verdicts = verdicts
 			for k, v := range metrics {
 				rep.Means[k] += v
@@ -171,21 +175,45 @@ func checkTask(file string, rows int, repliesFile string) (checkReport, error) {
 
 var errStop = errors.New("stop")
 
-// readReplies reads JSON lines {"id", "reply"}, bounded as source lines.
-func readReplies(file string) (map[string]string, error) {
+// readReplies reads JSON lines {"id", "reply", "tool_calls"}, bounded as
+// source lines, as the model replies a task scores: a tool call's
+// arguments are a JSON object or a string holding one (OpenAI's form).
+func readReplies(file string) (map[string]modelapi.Response, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("task check: %w", err)
 	}
 	defer f.Close()
-	out := map[string]string{}
+	out := map[string]modelapi.Response{}
 	err = datasets.EachLine(f, file, func(line int, raw []byte) error {
 		var r struct {
-			ID    *string `json:"id"`
-			Reply *string `json:"reply"`
+			ID        *string `json:"id"`
+			Reply     *string `json:"reply"`
+			ToolCalls *[]struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"tool_calls"`
 		}
-		if err := json.Unmarshal(raw, &r); err != nil || r.ID == nil || r.Reply == nil {
-			return &datasets.InputError{File: file, Line: line, Msg: `want a JSON object {"id": "...", "reply": "..."}`}
+		if err := json.Unmarshal(raw, &r); err != nil || r.ID == nil || (r.Reply == nil && r.ToolCalls == nil) {
+			return &datasets.InputError{File: file, Line: line, Msg: `want a JSON object {"id": "...", "reply": "..."} or {"id": "...", "tool_calls": [{"name": "...", "arguments": {...}}]}`}
+		}
+		var ch modelapi.Choice
+		if r.Reply != nil {
+			ch.Content = *r.Reply
+		}
+		if r.ToolCalls != nil {
+			for i, tc := range *r.ToolCalls {
+				args := string(tc.Arguments)
+				var s string
+				if json.Unmarshal(tc.Arguments, &s) == nil {
+					args = s
+				}
+				if tc.Name == "" || strings.TrimSpace(args) == "" {
+					return &datasets.InputError{File: file, Line: line, Msg: fmt.Sprintf("tool_calls[%d]: want {\"name\": \"...\", \"arguments\": {...}}", i)}
+				}
+				ch.ToolCalls = append(ch.ToolCalls, openai.ToolCall{ID: fmt.Sprintf("call_%d", i), Type: openai.ToolTypeFunction,
+					Function: openai.FunctionCall{Name: tc.Name, Arguments: args}})
+			}
 		}
 		if _, dup := out[*r.ID]; dup {
 			return &datasets.InputError{File: file, Line: line, Msg: fmt.Sprintf("id %q is given twice", *r.ID)}
@@ -193,7 +221,7 @@ func readReplies(file string) (map[string]string, error) {
 		if len(out) == 100_000 {
 			return &datasets.InputError{File: file, Line: line, Msg: "more than 100000 replies, the limit of task check"}
 		}
-		out[*r.ID] = *r.Reply
+		out[*r.ID] = modelapi.Response{Choices: []modelapi.Choice{ch}}
 		return nil
 	})
 	return out, err

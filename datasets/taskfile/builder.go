@@ -24,8 +24,8 @@ import (
 )
 
 // BuilderVersion changes whenever what the builder writes for the same task
-// file and data changes.
-const BuilderVersion = "1"
+// file and data changes (2: fields_json keeps a whole float a float, 2.0).
+const BuilderVersion = "2"
 
 // PartRows is the most rows one part holds.
 const PartRows = 50_000
@@ -267,7 +267,7 @@ func taskRow(c *task.Compiled, r task.Row, msgs []openai.ChatCompletionMessage) 
 	if err != nil {
 		return task.TaskRow{}, err
 	}
-	f, err := json.Marshal(r.Fields)
+	f, err := task.MarshalFields(r.Fields)
 	if err != nil {
 		return task.TaskRow{}, fmt.Errorf("taskfile: row %s: %w", r.ID, err)
 	}

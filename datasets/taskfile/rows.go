@@ -88,6 +88,11 @@ func ToRow(c *task.Compiled, split string, rec Record, n int) (row task.Row, ski
 	if cols.Target != "" && strings.TrimSpace(row.Target) == "" {
 		return row, SkipEmptyTarget, nil
 	}
+	if split == "test" {
+		if err := c.CheckRow(row); err != nil {
+			return row, "", &datasets.InputError{File: rec.File, Line: rec.Line, Msg: fmt.Sprintf("row %s: %v", row.ID, err)}
+		}
+	}
 	return row, "", nil
 }
 

@@ -173,3 +173,25 @@ func TestLayering(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskFileScorers: the task files' scorers link one benchmark's
+// package, scorers/bfcl, for its AST checker (tool_calls), and no other
+// benchmark's (docs/ARCHITECTURE.md, task files).
+func TestTaskFileScorers(t *testing.T) {
+	g := load(t, false, "./scorers/taskfile")
+	allowed := []string{module + "/scorers", module + "/scorers/taskfile", module + "/scorers/bfcl"}
+	linked := false
+	for _, root := range g.roots {
+		for p := range g.imports {
+			if p == module+"/scorers/bfcl" {
+				linked = true
+			}
+			if strings.HasPrefix(p, module+"/scorers/") && !slices.Contains(allowed, p) {
+				t.Errorf("%s links %s: %s", root, p, strings.Join(g.path(root, p), " -> "))
+			}
+		}
+	}
+	if !linked {
+		t.Errorf("scorers/taskfile does not link scorers/bfcl: the check sees nothing")
+	}
+}

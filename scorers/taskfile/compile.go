@@ -171,7 +171,7 @@ type Verdict struct {
 }
 
 // Score scores reply with every scorer.
-func (c *Compiled) Score(r Row, reply string) (map[string]float64, []Verdict) {
+func (c *Compiled) Score(r Row, reply Reply) (map[string]float64, []Verdict) {
 	m := make(map[string]float64, len(c.scorers))
 	vs := make([]Verdict, 0, len(c.scorers))
 	for i, s := range c.scorers {

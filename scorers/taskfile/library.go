@@ -22,7 +22,14 @@ import (
 
 // A scorer scores one reply.
 type scorer interface {
-	score(reply string, r Row) (float64, string)
+	score(reply Reply, r Row) (float64, string)
+}
+
+// A rowChecker is a scorer that reads columns of its own (tool_calls'
+// expected calls): the build checks every row with it, so a bad value fails
+// the build naming the row instead of scoring 0 in a run.
+type rowChecker interface {
+	checkRow(r Row) error
 }
 
 // Row is one sample as the scorers and templates see it.
@@ -36,7 +43,7 @@ type Row struct {
 }
 
 // Types are the scorer types, for docs/tasks.md and errors.
-var Types = []string{"exact_match", "includes", "regex", "numeric", "choice", "json"}
+var Types = []string{"exact_match", "includes", "regex", "numeric", "choice", "json", "tool_calls"}
 
 // paramError is a scorer parameter that breaks a rule; Compile adds the
 // file and the scorer's index.
@@ -225,6 +232,8 @@ func newScorer(s Scorer, spec *Spec) (scorer, error) {
 			js.schema = sch
 		}
 		return js, nil
+	case "tool_calls":
+		return newToolCalls(s, spec)
 	}
 	return nil, &paramError{key: "type", line: s.line, msg: fmt.Sprintf("%q is not a scorer: want one of %s", s.Type, strings.Join(Types, ", "))}
 }
@@ -391,8 +400,8 @@ type exactMatch struct {
 	extract *extractor
 }
 
-func (e exactMatch) score(reply string, r Row) (float64, string) {
-	got := e.norm.apply(e.extract.apply(reply))
+func (e exactMatch) score(reply Reply, r Row) (float64, string) {
+	got := e.norm.apply(e.extract.apply(reply.Text))
 	if got == e.norm.apply(r.Target) {
 		return 1, ""
 	}
@@ -405,7 +414,8 @@ type includes struct {
 	fold   bool
 }
 
-func (in includes) score(reply string, r Row) (float64, string) {
+func (in includes) score(rep Reply, r Row) (float64, string) {
+	reply := rep.Text
 	vals := []string{r.Target}
 	if len(in.values) > 0 {
 		vals = vals[:0]
@@ -444,8 +454,8 @@ type regexScorer struct {
 	not bool
 }
 
-func (s regexScorer) score(reply string, _ Row) (float64, string) {
-	if s.re.MatchString(reply) != s.not {
+func (s regexScorer) score(reply Reply, _ Row) (float64, string) {
+	if s.re.MatchString(reply.Text) != s.not {
 		return 1, ""
 	}
 	if s.not {
@@ -474,12 +484,12 @@ func parseNumber(s string) (float64, bool) {
 	return f, err == nil
 }
 
-func (n numeric) score(reply string, r Row) (float64, string) {
+func (n numeric) score(reply Reply, r Row) (float64, string) {
 	want, ok := parseNumber(r.Target)
 	if !ok {
 		return 0, fmt.Sprintf("the target %q is not one number", clip(r.Target))
 	}
-	text := n.extract.apply(reply)
+	text := n.extract.apply(reply.Text)
 	ms := numberRE.FindAllString(text, -1)
 	if len(ms) == 0 {
 		return 0, "no number in the reply"
@@ -558,12 +568,12 @@ func (c choice) want(r Row) (string, error) {
 	return "", fmt.Errorf("the target %q is no label of %s, index or choice", clip(t), c.labels)
 }
 
-func (c choice) score(reply string, r Row) (float64, string) {
+func (c choice) score(reply Reply, r Row) (float64, string) {
 	want, err := c.want(r)
 	if err != nil {
 		return 0, err.Error()
 	}
-	got := c.letter(reply)
+	got := c.letter(reply.Text)
 	if got == want {
 		return 1, ""
 	}
@@ -597,8 +607,8 @@ func (j jsonScorer) jsonOf(reply string) (any, error) {
 	return jsonschema.UnmarshalJSON(strings.NewReader(text))
 }
 
-func (j jsonScorer) score(reply string, r Row) (float64, string) {
-	v, err := j.jsonOf(reply)
+func (j jsonScorer) score(reply Reply, r Row) (float64, string) {
+	v, err := j.jsonOf(reply.Text)
 	if err != nil {
 		return 0, "not JSON: " + clip(err.Error())
 	}

@@ -55,10 +55,23 @@ func TestEditorSchema(t *testing.T) {
 			t.Errorf("%s: schema: %v", f, err)
 		}
 	}
+	for _, good := range []string{
+		toolBase + "scorers: [{type: tool_calls, name: calls, expected: gt, category: parallel_multiple, language: python}]\n",
+		toolBase + "scorers: [{type: tool_calls, expected: gt, category_column: c}]\n",
+	} {
+		if _, err := Load("t.yaml", []byte(good)); err != nil {
+			t.Errorf("parser: %v", err)
+		}
+		if err := sch.Validate(asJSON(t, good)); err != nil {
+			t.Errorf("the schema refuses %q: %v", good, err)
+		}
+	}
 	for _, bad := range []string{
 		strings.Replace(base, "description:", "descripton:", 1) + "scorers: [{type: regex, pattern: x}]\n",
 		base + "scorers: [{type: exact_match, ignore_cse: true}]\n",
 		base + "scorers: [{type: bleu}]\n",
+		toolBase + "scorers: [{type: tool_calls, expected: gt, expect: gt}]\n",
+		toolBase + "scorers: [{type: tool_calls, expected: gt, category: simple, category_column: c}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(bad)); err == nil {
 			t.Errorf("the parser accepts %q", bad)

@@ -11,14 +11,17 @@ import (
 
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
 
 // EngineVersion is the version of the task-file engine: how a built row is
 // asked and scored. It is part of every task file's run id; bump it when
-// a scorer of the library changes what it returns.
-const EngineVersion = "taskfile-1"
+// a scorer of the library changes what it returns (taskfile-2: a reply's
+// tool calls are shown in its result row's response, and a row's whole
+// numbers reach templates as ints, as at build time, not as floats).
+const EngineVersion = "taskfile-2"
 
 // TaskRowTable is the table a task file's dataset is built into: each row
 // holds its prompt as rendered at build time, so evaluating a row renders
@@ -99,7 +102,8 @@ func decodeRow(r *TaskRow) (*sample, error) {
 			return nil, fmt.Errorf("tools_json: %v", err)
 		}
 	}
-	if err := json.Unmarshal([]byte(r.FieldsJSON), &s.fields); err != nil {
+	var err error
+	if s.fields, err = decodeFields(r.FieldsJSON); err != nil {
 		return nil, fmt.Errorf("fields_json: %v", err)
 	}
 	return s, nil
@@ -128,8 +132,8 @@ func (t *Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) 
 		return out, err
 	}
 	out.Usage.Add(resp.Usage)
-	out.Response = resp.Text()
-	metrics, verdicts := t.c.Score(t.Row(d), out.Response)
+	out.Response = Shown(resp)
+	metrics, verdicts := t.c.Score(t.Row(d), t.c.ReplyOf(resp))
 	out.Metrics = metrics
 	out.Details = Details{Verdicts: verdicts, Cluster: d.row.Cluster}
 	return out, nil
@@ -156,14 +160,37 @@ func (t *Task) params(p modelapi.Params) modelapi.Params {
 	return p
 }
 
-// Reference is the row's target, asked with its prompt: what
-// baseline/reference answers.
+// Reference is what baseline/reference answers a row, asked with its
+// prompt: its target or, for a task with a tool_calls scorer, the expected
+// calls with their first acceptable values (keyed by the tools offered
+// too); for a row that expects no call, its target or a sentence.
 func (t *Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	d, ok := s.Row.(*sample)
 	if !ok {
 		return scorers.Reference{}, false
 	}
-	return scorers.Reference{Messages: d.messages, Content: d.row.Target}, true
+	ref := scorers.Reference{Messages: d.messages, Content: d.row.Target}
+	tc := t.c.toolCalls()
+	if tc == nil || len(d.tools) == 0 {
+		return ref, true
+	}
+	ref.ToolsHash = refkey.ToolsHash(d.tools)
+	offered := make([]string, 0, len(d.tools))
+	for _, tool := range d.tools {
+		if tool.Function != nil {
+			offered = append(offered, tool.Function.Name)
+		}
+	}
+	calls, has, err := tc.reference(t.Row(d), offered)
+	switch {
+	case err != nil:
+		return scorers.Reference{}, false
+	case has:
+		ref.Content, ref.ToolCalls = "", calls
+	case ref.Content == "":
+		ref.Content = "None of the available functions can answer this request."
+	}
+	return ref, true
 }
 
 // Description is the task file's description, for the leaderboard.

@@ -85,7 +85,7 @@ func TestScorers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := compileScorers(t, tc.scorers)
-			m, vs := c.Score(tc.row, tc.reply)
+			m, vs := c.Score(tc.row, Reply{Text: tc.reply})
 			if len(vs) != 1 {
 				t.Fatalf("verdicts %v", vs)
 			}
