@@ -13,7 +13,6 @@ import (
 	"io"
 	"math"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -109,29 +108,7 @@ func decodeObject(raw []byte) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("a row is a JSON object, not %s", kindOf(v))
 	}
-	return plain(m).(map[string]any), nil
-}
-
-// plain turns json.Numbers into int64 (whole numbers that fit) or float64,
-// so templates print 3 as 3, as Python's json does.
-func plain(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = plain(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = plain(x)
-		}
-	}
-	return v
+	return task.PlainNumbers(m).(map[string]any), nil
 }
 
 func kindOf(v any) string {

@@ -48,10 +48,13 @@ func decodeFields(raw string) (map[string]any, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, err
 	}
-	return plainNumbers(m).(map[string]any), nil
+	return PlainNumbers(m).(map[string]any), nil
 }
 
-func plainNumbers(v any) any {
+// PlainNumbers turns the json.Numbers in v (decoded with UseNumber) into
+// int64 (whole numbers that fit) or float64, in place, so templates print 3
+// as 3, as Python's json does; the data reader and fields_json both use it.
+func PlainNumbers(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
@@ -61,11 +64,11 @@ func plainNumbers(v any) any {
 		return f
 	case map[string]any:
 		for k, x := range t {
-			t[k] = plainNumbers(x)
+			t[k] = PlainNumbers(x)
 		}
 	case []any:
 		for i, x := range t {
-			t[i] = plainNumbers(x)
+			t[i] = PlainNumbers(x)
 		}
 	}
 	return v
