@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/secret"
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -393,8 +394,8 @@ func TestKeyNeverLeaks(t *testing.T) {
 	}
 	assert.True(t, sawKey.Load(), "the key reached the endpoint")
 	b, _ := json.Marshal(cfg)
-	s := NewSecret(key)
-	sj, _ := json.Marshal(struct{ K Secret }{s})
+	s := secret.New(key)
+	sj, _ := json.Marshal(struct{ K secret.Value }{s})
 	var sl bytes.Buffer
 	slog.New(slog.NewTextHandler(&sl, nil)).Info("x", "secret", s)
 	seen = append(seen, logs.String(), string(b), fmt.Sprintf("%v %+v %#v %s", cfg, g, s, s), string(sj), sl.String())
