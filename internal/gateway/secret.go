@@ -3,7 +3,7 @@ package gateway
 import (
 	"encoding/base64"
 	"fmt"
-		"regexp"
+	"regexp"
 	"strings"
 
 	"github.com/benchline/benchline/internal/secret"
