@@ -168,6 +168,8 @@ type Verdict struct {
 	Metric string  `json:"metric"`
 	Score  float64 `json:"score"`
 	Why    string  `json:"why,omitempty"`
+	// Status is a code scorer's sandbox status (CodeStatuses).
+	Status string `json:"status,omitempty"`
 }
 
 // Score scores reply with every scorer.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -12,6 +13,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/refkey"
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -133,6 +135,11 @@ func (t *Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) 
 	}
 	out.Usage.Add(resp.Usage)
 	out.Response = Shown(resp)
+	if t.c.HasSandbox() {
+		// SandboxTask.Score scores the reply on the sandbox queue.
+		out.Details = Details{Cluster: d.row.Cluster}
+		return out, nil
+	}
 	metrics, verdicts := t.c.Score(t.Row(d), t.c.ReplyOf(resp))
 	out.Metrics = metrics
 	out.Details = Details{Verdicts: verdicts, Cluster: d.row.Cluster}
@@ -211,4 +218,72 @@ func (t *Task) Cluster(r schemas.ResultRow) string {
 	}
 	_ = json.Unmarshal([]byte(r.DetailsJSON), &d)
 	return d.Cluster
+}
+
+// SandboxQueue is the task queue a task file with a code scorer is scored
+// on (the sandbox workers', as IFEvalCode's).
+const SandboxQueue = "sandbox"
+
+// SandboxTask is the Task of a task file with a code scorer: Evaluate only
+// generates, and Score (a scorers.DeferredScorer on SandboxQueue) scores
+// every reply with every scorer, the code scorers in the sandbox. A task
+// file without a code scorer is a plain Task, so only the task files that
+// run code need sandbox workers.
+type SandboxTask struct {
+	*Task
+	runner *lang.Runner
+	// slots bound the replies run at once by this task, so a worker runs
+	// about one program per CPU however many samples are scored at once.
+	slots chan struct{}
+}
+
+var (
+	_ scorers.Task           = (*SandboxTask)(nil)
+	_ scorers.DeferredScorer = (*SandboxTask)(nil)
+)
+
+// NewTaskWith is the evaluation task of a compiled task file on a worker
+// whose sandbox is sb (nil on workers without one): a *SandboxTask when
+// the task file has a code scorer, else a *Task.
+func NewTaskWith(c *Compiled, sb lang.Sandboxer) scorers.Task {
+	t := NewTask(c)
+	if !c.HasSandbox() {
+		return t
+	}
+	st := &SandboxTask{Task: t, slots: make(chan struct{}, runtime.NumCPU())}
+	if sb != nil {
+		st.runner = lang.NewRunner(sb, lang.Config{})
+	}
+	return st
+}
+
+// ScoreQueue implements scorers.DeferredScorer.
+func (*SandboxTask) ScoreQueue() string { return SandboxQueue }
+
+// Score implements scorers.DeferredScorer: the reply Evaluate stored (the
+// outcome's Response) is scored by every scorer. A failed test, a compile
+// error or a timeout is the reply's (score 0, the status in the verdict);
+// a sandbox failure or a worker without a sandbox is an error
+// (infrastructure: retried, never scored).
+func (t *SandboxTask) Score(ctx context.Context, s scorers.Sample, o scorers.Outcome) (scorers.Outcome, error) {
+	if t.runner == nil {
+		return o, errors.New("taskfile: this worker has no sandbox: a task file with a code scorer is scored on the sandbox queue's workers")
+	}
+	d, ok := s.Row.(*sample)
+	if !ok {
+		return o, fmt.Errorf("taskfile: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
+	}
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return o, ctx.Err()
+	}
+	defer func() { <-t.slots }()
+	metrics, verdicts, err := t.c.ScoreSandboxed(ctx, t.runner, t.Row(d), Reply{Text: o.Response})
+	if err != nil {
+		return o, fmt.Errorf("taskfile: sample %s: %w", s.ID, err)
+	}
+	o.Metrics = metrics
+	o.Details = Details{Verdicts: verdicts, Cluster: d.row.Cluster}
+	return o, nil
 }
