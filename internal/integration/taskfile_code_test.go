@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
@@ -140,6 +142,84 @@ scorers:
 		}
 		if r.Metrics["code"] != wantScore || v.Status != wantStatus || r.ErrorClass != "" {
 			t.Errorf("loop-code row %s: code %v, verdict %+v, error class %q; want %v %s", r.SampleID, r.Metrics["code"], v, r.ErrorClass, wantScore, wantStatus)
+		}
+	}
+}
+
+// TestTaskFileRepeats builds a task file with generation.repeats: 3 on the
+// real stack: every row is asked three times (three calls), its details
+// list the three replies with their verdicts, and the metric is their
+// mean: 1 for baseline/reference, which answers every repeat; the noisy
+// baseline's scores are the same in batch mode.
+func TestTaskFileRepeats(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var data strings.Builder
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&data, "{\"id\": \"q%d\", \"a\": %d, \"answer\": \"%d\"}\n", i, i, 3*i)
+	}
+	writeFiles(t, dir, map[string]string{"rows.jsonl": data.String(), "task.yaml": `name: times-three-x3
+description: multiplication by three, asked three times per row (an integration test's)
+data: {test: {path: rows.jsonl}}
+columns: {target: answer}
+prompt:
+  messages: [{role: user, content: "What is {{ a }} times 3? Answer with the number."}]
+generation: {repeats: 3}
+scorers:
+  - {type: exact_match, name: exact}
+`})
+	built, err := buildVia(t, "times-three-x3", datasets.Request{Source: filepath.Join(dir, "task.yaml"), Task: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := "times-three-x3@" + built.Version
+	scores := map[string]map[string]float64{}
+	for _, tc := range []struct {
+		model string
+		batch bool
+	}{{"baseline/reference", false}, {"baseline/noisy-0.5", false}, {"baseline/noisy-0.5", true}} {
+		in := runs.Request{Dataset: ds, Model: tc.model}
+		if tc.batch {
+			in.Batch, in.ShardSize = true, 999
+		}
+		res, err := evalVia(t, "", workflows.EvaluateModelInput{Request: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := metric(res.Summary, "exact")
+		t.Logf("%s (batch %v): exact %.3f over %d", tc.model, tc.batch, got.Mean, got.N)
+		if got.N != 12 || res.Summary.InfraFailed != 0 {
+			t.Fatalf("%s: exact %+v, infrastructure failures %d; want 12 samples", tc.model, got, res.Summary.InfraFailed)
+		}
+		if tc.model == "baseline/reference" && got.Mean != 1 {
+			t.Errorf("baseline/reference: exact %v, want 1", got.Mean)
+		}
+		if tc.model != "baseline/reference" && (got.Mean >= 1 || got.Mean <= 0) {
+			t.Errorf("%s: exact %v, want between 0 and 1", tc.model, got.Mean)
+		}
+		_, rows := resultRows(ctx, t, res.RunID)
+		if scores[tc.model] == nil {
+			scores[tc.model] = map[string]float64{}
+		}
+		for _, r := range rows {
+			var d task.Details
+			if err := json.Unmarshal([]byte(r.DetailsJSON), &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Replies) != 3 || r.Calls != 3 {
+				t.Fatalf("%s row %s: %d replies in the details, %d calls; want 3 and 3: %s", tc.model, r.SampleID, len(d.Replies), r.Calls, r.DetailsJSON)
+			}
+			sum := 0.0
+			for _, rep := range d.Replies {
+				sum += rep.Verdicts[0].Score
+			}
+			if r.Metrics["exact"] != sum/3 {
+				t.Errorf("%s row %s: exact %v, the replies' mean %v", tc.model, r.SampleID, r.Metrics["exact"], sum/3)
+			}
+			if old, ok := scores[tc.model][r.SampleID]; ok && old != r.Metrics["exact"] {
+				t.Errorf("%s row %s: batch %v, interactive %v", tc.model, r.SampleID, r.Metrics["exact"], old)
+			}
+			scores[tc.model][r.SampleID] = r.Metrics["exact"]
 		}
 	}
 }

@@ -315,17 +315,18 @@ func (c *Compiled) codeScorers() []int {
 // code scorer).
 func (c *Compiled) HasSandbox() bool { return len(c.codeScorers()) > 0 }
 
-// ScoreSandboxed scores reply with every scorer, running code scorers
-// through runner. An error is an infrastructure failure (no verdict).
-func (c *Compiled) ScoreSandboxed(ctx context.Context, runner *lang.Runner, r Row, reply Reply) (map[string]float64, []Verdict, error) {
-	m, vs := c.Score(r, reply)
-	for _, i := range c.codeScorers() {
-		score, status, why, err := c.scorers[i].(*codeScorer).run(ctx, runner, reply, r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("scorers[%d] (%s): %w", i, vs[i].Metric, err)
+// ScoreSandboxed is ScoreReplies with code scorers run through runner. An
+// error is an infrastructure failure (no verdict).
+func (c *Compiled) ScoreSandboxed(ctx context.Context, runner *lang.Runner, r Row, replies []Reply) (map[string]float64, []Verdict, [][]Verdict, error) {
+	return c.scoreReplies(r, replies, func(reply Reply) ([]Verdict, error) {
+		_, vs := c.Score(r, reply)
+		for _, i := range c.codeScorers() {
+			score, status, why, err := c.scorers[i].(*codeScorer).run(ctx, runner, reply, r)
+			if err != nil {
+				return nil, fmt.Errorf("scorers[%d] (%s): %w", i, vs[i].Metric, err)
+			}
+			vs[i].Score, vs[i].Status, vs[i].Why = score, status, why
 		}
-		m[vs[i].Metric] = score
-		vs[i].Score, vs[i].Status, vs[i].Why = score, status, why
-	}
-	return m, vs, nil
+		return vs, nil
+	})
 }
