@@ -9,9 +9,11 @@ import (
 	"sync"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 	task "github.com/benchline/benchline/scorers/taskfile"
@@ -20,11 +22,23 @@ import (
 // Dynamic serves task files as benchmarks (benchmark.Dynamic): a builder
 // for any name, and a version's task compiled from the task file it keeps
 // (TaskFileKey), checked against the manifest's sha256 of it. Compiled
-// tasks are kept for the most recent versions asked for.
+// tasks are kept for the most recent versions asked for. A task file with
+// a code scorer runs its code in Sandbox (nil on workers without one,
+// whose scoring of it then fails as an infrastructure error).
 type Dynamic struct {
+	Sandbox lang.Sandboxer
+
 	mu    sync.Mutex
-	tasks map[string]*task.Task
+	tasks map[string]scorers.Task
 	order []string
+}
+
+var _ benchmark.DynamicWithDeps = (*Dynamic)(nil)
+
+// WithDeps implements benchmark.DynamicWithDeps: a Dynamic whose tasks run
+// code in deps' sandbox.
+func (*Dynamic) WithDeps(deps benchmark.Deps) benchmark.Dynamic {
+	return &Dynamic{Sandbox: deps.Sandbox}
 }
 
 // cached is how many compiled task files a worker keeps.
@@ -66,11 +80,11 @@ func (d *Dynamic) Task(ctx context.Context, store blob.Store, m catalog.Manifest
 	if err != nil {
 		return nil, &datasets.InputError{File: key, Msg: err.Error()}
 	}
-	t = task.NewTask(c)
+	t = task.NewTaskWith(c, d.Sandbox)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.tasks == nil {
-		d.tasks = map[string]*task.Task{}
+		d.tasks = map[string]scorers.Task{}
 	}
 	if _, ok := d.tasks[id]; !ok {
 		if len(d.order) == cached {

@@ -27,6 +27,14 @@ type Dynamic interface {
 	Task(ctx context.Context, store blob.Store, m catalog.Manifest) (scorers.Task, error)
 }
 
+// DynamicWithDeps is an optional capability of a Dynamic whose tasks need
+// a worker's deps (a task file's code scorer, the sandbox): Registry's
+// WithDeps binds them.
+type DynamicWithDeps interface {
+	Dynamic
+	WithDeps(deps Deps) Dynamic
+}
+
 // WithDynamic returns r with d serving the names r does not register.
 func (r *Registry) WithDynamic(d Dynamic) *Registry {
 	out := *r

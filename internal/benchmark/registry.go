@@ -73,6 +73,9 @@ func (r *Registry) With(bs ...Benchmark) (*Registry, error) {
 // serves.
 func (r *Registry) WithDeps(deps Deps) *Registry {
 	out := &Registry{list: r.list, byName: r.byName, tasks: map[string]scorers.Task{}, dynamic: r.dynamic}
+	if d, ok := r.dynamic.(DynamicWithDeps); ok {
+		out.dynamic = d.WithDeps(deps)
+	}
 	for _, b := range r.list {
 		if b.NewTask != nil {
 			out.tasks[b.Name()] = b.NewTask(deps)

@@ -168,6 +168,8 @@ type Verdict struct {
 	Metric string  `json:"metric"`
 	Score  float64 `json:"score"`
 	Why    string  `json:"why,omitempty"`
+	// Status is a code scorer's sandbox status (CodeStatuses).
+	Status string `json:"status,omitempty"`
 }
 
 // Score scores reply with every scorer.
@@ -235,4 +237,76 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func quote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// A listScorer scores a sample's replies together (one per repeat; a vote
+// over them, say) instead of each one: ScoreReplies gives it the whole
+// list. A scorer that is not one scores each reply, and the sample has the
+// mean.
+type listScorer interface {
+	scoreList(replies []Reply, r Row) (float64, string)
+}
+
+// ReplyVerdicts are one reply of a sample asked several times
+// (generation.repeats) and its verdicts.
+type ReplyVerdicts struct {
+	Response string    `json:"response"`
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// ScoreReplies scores a sample's replies (one per repeat) with every
+// scorer: each metric is the mean of its scores over the replies (a
+// listScorer's, its score of the list), and each reply keeps its own
+// verdicts. With one reply it is Score.
+func (c *Compiled) ScoreReplies(r Row, replies []Reply) (map[string]float64, []Verdict, [][]Verdict) {
+	m, vs, each, _ := c.scoreReplies(r, replies, func(reply Reply) ([]Verdict, error) {
+		_, v := c.Score(r, reply)
+		return v, nil
+	})
+	return m, vs, each
+}
+
+// scoreReplies scores each reply with one (every scorer's verdicts, in
+// order), then makes the sample's verdicts: the mean, or a listScorer's.
+func (c *Compiled) scoreReplies(r Row, replies []Reply, one func(Reply) ([]Verdict, error)) (map[string]float64, []Verdict, [][]Verdict, error) {
+	each := make([][]Verdict, len(replies))
+	for i, reply := range replies {
+		vs, err := one(reply)
+		if err != nil {
+			if len(replies) > 1 {
+				err = fmt.Errorf("reply %d: %w", i+1, err)
+			}
+			return nil, nil, nil, err
+		}
+		each[i] = vs
+	}
+	if len(replies) == 1 {
+		m := make(map[string]float64, len(each[0]))
+		for _, v := range each[0] {
+			m[v.Metric] = v.Score
+		}
+		return m, each[0], each, nil
+	}
+	m := make(map[string]float64, len(c.scorers))
+	vs := make([]Verdict, 0, len(c.scorers))
+	for i, s := range c.scorers {
+		name := c.Spec.Scorers[i].Metric()
+		v := Verdict{Metric: name}
+		if ls, ok := s.(listScorer); ok {
+			v.Score, v.Why = ls.scoreList(replies, r)
+		} else {
+			sum, right := 0.0, 0
+			for _, e := range each {
+				sum += e[i].Score
+				if e[i].Score == 1 {
+					right++
+				}
+			}
+			v.Score = sum / float64(len(replies))
+			v.Why = fmt.Sprintf("mean over %d replies (%d scored 1)", len(replies), right)
+		}
+		m[name] = v.Score
+		vs = append(vs, v)
+	}
+	return m, vs, each, nil
 }

@@ -58,6 +58,9 @@ func TestEditorSchema(t *testing.T) {
 	for _, good := range []string{
 		toolBase + "scorers: [{type: tool_calls, name: calls, expected: gt, category: parallel_multiple, language: python}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, category_column: c}]\n",
+		base + "scorers: [{type: code, name: pass, language: python, tests: t, prelude: p, timeout: 10s, memory_mb: 256}]\n",
+		base + "scorers: [{type: code, language_column: l, tests: t}]\n",
+		base + "generation: {repeats: 5, temperature: 0.8}\nscorers: [{type: exact_match}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(good)); err != nil {
 			t.Errorf("parser: %v", err)
@@ -72,6 +75,12 @@ func TestEditorSchema(t *testing.T) {
 		base + "scorers: [{type: bleu}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, expect: gt}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, category: simple, category_column: c}]\n",
+		base + "scorers: [{type: code, language: python}]\n",
+		base + "scorers: [{type: code, language: python, language_column: l, tests: t}]\n",
+		base + "scorers: [{type: code, language: cobol, tests: t}]\n",
+		base + "scorers: [{type: code, language: python, tests: t, memory_mb: 8}]\n",
+		base + "generation: {repeats: 65}\nscorers: [{type: exact_match}]\n",
+		base + "generation: {repeat: 2}\nscorers: [{type: exact_match}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(bad)); err == nil {
 			t.Errorf("the parser accepts %q", bad)

@@ -134,7 +134,18 @@ type Generation struct {
 	Temperature *float64 `yaml:"temperature" json:"temperature,omitempty"`
 	MaxTokens   int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	Stop        []string `yaml:"stop" json:"stop,omitempty"`
+	// Repeats asks the model this many times per row (1 to MaxRepeats;
+	// 1 when 0): every scorer scores each reply and a sample's metric is
+	// the mean over its replies (lm-evaluation-harness's repeats).
+	Repeats int `yaml:"repeats" json:"repeats,omitempty"`
 }
+
+// MaxRepeats bounds generation.repeats: a row's replies are held, and
+// scored, together.
+const MaxRepeats = 64
+
+// N is how many times a row is asked: Repeats, or 1.
+func (g Generation) N() int { return max(g.Repeats, 1) }
 
 // Scorer is one scorer: its type from the library and its parameters.
 type Scorer struct {
@@ -301,6 +312,9 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 	}
 	if g := s.Generation; g.MaxTokens < 0 || len(g.Stop) > 4 || (g.Temperature != nil && (*g.Temperature < 0 || *g.Temperature > 2)) {
 		return nil, nil, bad("max_tokens must be 0 or more, stop at most 4 sequences (the OpenAI API's limit), temperature in [0, 2]", "generation")
+	}
+	if r := s.Generation.Repeats; r < 0 || r > MaxRepeats {
+		return nil, nil, bad(fmt.Sprintf("%d: want 1 to %d", r, MaxRepeats), "generation", "repeats")
 	}
 	if len(s.Scorers) == 0 {
 		return nil, nil, &Error{File: file, Key: "scorers", Msg: "is required: at least one scorer (docs/tasks.md lists them)"}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -12,6 +13,7 @@ import (
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/refkey"
+	"github.com/benchline/benchline/internal/sandbox/lang"
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 )
@@ -111,32 +113,80 @@ func decodeRow(r *TaskRow) (*sample, error) {
 
 // Details are what a result row keeps of a task-file sample.
 type Details struct {
+	// Verdicts are the sample's: with repeats, each the mean over the
+	// replies.
 	Verdicts []Verdict `json:"verdicts"`
-	Cluster  string    `json:"cluster,omitempty"`
+	// Replies are every reply of a row asked several times
+	// (generation.repeats) with its own verdicts; empty with one.
+	Replies []ReplyVerdicts `json:"replies,omitempty"`
+	Cluster string          `json:"cluster,omitempty"`
 }
 
 // Evaluate asks the row's prompt with the task file's generation settings
-// (the run's own, where given, win) and scores the reply.
+// (the run's own, where given, win), generation.repeats times (distinct
+// requests by their sample index, so each is answered and cached on its
+// own), and scores the replies; a task with a code scorer leaves scoring
+// to SandboxTask.Score. In batch mode every repeat is asked before a
+// deferred one is returned, so all go in the same batch.
 func (t *Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) (scorers.Outcome, error) {
 	d, ok := s.Row.(*sample)
 	if !ok {
 		return scorers.Outcome{}, fmt.Errorf("taskfile: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
 	}
 	env.Params = t.params(env.Params)
-	resp, err := env.Models.Complete(ctx, env.Request(d.messages, d.tools))
-	if errors.Is(err, modelapi.ErrDeferred) {
-		return scorers.Outcome{}, err
-	}
 	out := scorers.Outcome{PromptHash: scorers.PromptHash(d.row.MessagesJSON)}
-	if err != nil {
-		return out, err
+	n := t.c.Spec.Generation.N()
+	resps := make([]modelapi.Response, 0, n)
+	var deferred error
+	for i := range n {
+		req := env.Request(d.messages, d.tools)
+		req.SampleIndex = i
+		resp, err := env.Models.Complete(ctx, req)
+		if errors.Is(err, modelapi.ErrDeferred) {
+			deferred = err
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Usage.Add(resp.Usage)
+		resps = append(resps, resp)
 	}
-	out.Usage.Add(resp.Usage)
-	out.Response = Shown(resp)
-	metrics, verdicts := t.c.Score(t.Row(d), t.c.ReplyOf(resp))
+	if deferred != nil {
+		return scorers.Outcome{}, deferred
+	}
+	out.Response = Shown(resps[0])
+	if t.c.HasSandbox() {
+		// SandboxTask.Score scores the replies on the sandbox queue.
+		dt := Details{Cluster: d.row.Cluster}
+		if n > 1 {
+			for _, r := range resps {
+				dt.Replies = append(dt.Replies, ReplyVerdicts{Response: r.Text()})
+			}
+		}
+		out.Details = dt
+		return out, nil
+	}
+	replies := make([]Reply, len(resps))
+	for i, r := range resps {
+		replies[i] = t.c.ReplyOf(r)
+	}
+	metrics, verdicts, each := t.c.ScoreReplies(t.Row(d), replies)
 	out.Metrics = metrics
-	out.Details = Details{Verdicts: verdicts, Cluster: d.row.Cluster}
+	out.Details = t.details(verdicts, each, resps, d)
 	return out, nil
+}
+
+// details are the result row's details of a scored sample.
+func (t *Task) details(verdicts []Verdict, each [][]Verdict, shown []modelapi.Response, d *sample) Details {
+	dt := Details{Verdicts: verdicts, Cluster: d.row.Cluster}
+	if len(each) > 1 {
+		dt.Replies = make([]ReplyVerdicts, len(each))
+		for i := range each {
+			dt.Replies[i] = ReplyVerdicts{Response: Shown(shown[i]), Verdicts: each[i]}
+		}
+	}
+	return dt
 }
 
 // Row is the scorers' view of a built row.
@@ -211,4 +261,116 @@ func (t *Task) Cluster(r schemas.ResultRow) string {
 	}
 	_ = json.Unmarshal([]byte(r.DetailsJSON), &d)
 	return d.Cluster
+}
+
+// SandboxQueue is the task queue a task file with a code scorer is scored
+// on (the sandbox workers', as IFEvalCode's).
+const SandboxQueue = "sandbox"
+
+// SandboxTask is the Task of a task file with a code scorer: Evaluate only
+// generates, and Score (a scorers.DeferredScorer on SandboxQueue) scores
+// every reply with every scorer, the code scorers in the sandbox. A task
+// file without a code scorer is a plain Task, so only the task files that
+// run code need sandbox workers.
+type SandboxTask struct {
+	*Task
+	runner *lang.Runner
+	// slots bound the replies run at once by this task, so a worker runs
+	// about one program per CPU however many samples are scored at once.
+	slots chan struct{}
+}
+
+var (
+	_ scorers.Task           = (*SandboxTask)(nil)
+	_ scorers.DeferredScorer = (*SandboxTask)(nil)
+)
+
+// NewTaskWith is the evaluation task of a compiled task file on a worker
+// whose sandbox is sb (nil on workers without one): a *SandboxTask when
+// the task file has a code scorer, else a *Task.
+func NewTaskWith(c *Compiled, sb lang.Sandboxer) scorers.Task {
+	t := NewTask(c)
+	if !c.HasSandbox() {
+		return t
+	}
+	st := &SandboxTask{Task: t, slots: make(chan struct{}, runtime.NumCPU())}
+	if sb != nil {
+		st.runner = lang.NewRunner(sb, lang.Config{})
+	}
+	return st
+}
+
+// ScoreQueue implements scorers.DeferredScorer.
+func (*SandboxTask) ScoreQueue() string { return SandboxQueue }
+
+// Score implements scorers.DeferredScorer: the reply Evaluate stored (the
+// outcome's Response) is scored by every scorer. A failed test, a compile
+// error or a timeout is the reply's (score 0, the status in the verdict);
+// a sandbox failure or a worker without a sandbox is an error
+// (infrastructure: retried, never scored).
+func (t *SandboxTask) Score(ctx context.Context, s scorers.Sample, o scorers.Outcome) (scorers.Outcome, error) {
+	if t.runner == nil {
+		return o, errors.New("taskfile: this worker has no sandbox: a task file with a code scorer is scored on the sandbox queue's workers")
+	}
+	d, ok := s.Row.(*sample)
+	if !ok {
+		return o, fmt.Errorf("taskfile: sample %s: %w: row is %T", s.ID, scorers.ErrBadSample, s.Row)
+	}
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		return o, ctx.Err()
+	}
+	defer func() { <-t.slots }()
+	replies := []Reply{{Text: o.Response}}
+	if n := t.c.Spec.Generation.N(); n > 1 {
+		stored, err := storedReplies(o.Details)
+		if err != nil || len(stored) != n {
+			return o, fmt.Errorf("taskfile: sample %s: the stored details hold %d replies, want %d (generation.repeats): %v", s.ID, len(stored), n, err)
+		}
+		replies = replies[:0]
+		for _, r := range stored {
+			replies = append(replies, Reply{Text: r.Response})
+		}
+	}
+	metrics, verdicts, each, err := t.c.ScoreSandboxed(ctx, t.runner, t.Row(d), replies)
+	if err != nil {
+		return o, fmt.Errorf("taskfile: sample %s: %w", s.ID, err)
+	}
+	o.Metrics = metrics
+	dt := Details{Verdicts: verdicts, Cluster: d.row.Cluster}
+	if len(each) > 1 {
+		dt.Replies = make([]ReplyVerdicts, len(each))
+		for i := range each {
+			dt.Replies[i] = ReplyVerdicts{Response: replies[i].Text, Verdicts: each[i]}
+		}
+	}
+	o.Details = dt
+	return o, nil
+}
+
+// storedReplies are the replies Evaluate kept in an outcome's details: the
+// value itself (in process) or its JSON decoding (as the engine hands it
+// back).
+func storedReplies(details any) ([]ReplyVerdicts, error) {
+	switch v := details.(type) {
+	case Details:
+		return v.Replies, nil
+	case *Details:
+		if v != nil {
+			return v.Replies, nil
+		}
+		return nil, nil
+	case nil:
+		return nil, nil
+	}
+	b, err := json.Marshal(details)
+	if err != nil {
+		return nil, err
+	}
+	var d Details
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, err
+	}
+	return d.Replies, nil
 }
