@@ -58,6 +58,10 @@ func TestEditorSchema(t *testing.T) {
 	for _, good := range []string{
 		toolBase + "scorers: [{type: tool_calls, name: calls, expected: gt, category: parallel_multiple, language: python}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, category_column: c}]\n",
+		base + "scorers: [{type: rubric, breaker: cap, cap: 0.3, judges: [baseline/judge, baseline/judge-yes], criteria: [{id: a, category: essential, text: t, weight: 2, keywords: [k]}]}]\n",
+		base + "scorers: [{type: rubric, criteria_column: rubric}]\n",
+		base + "scorers: [{type: scale, prompt: 'Rate {{ reply }}', min: 0, max: 10}]\n",
+		base + "scorers: [{type: qa_grade, judges: [baseline/judge]}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(good)); err != nil {
 			t.Errorf("parser: %v", err)
@@ -72,6 +76,10 @@ func TestEditorSchema(t *testing.T) {
 		base + "scorers: [{type: bleu}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, expect: gt}]\n",
 		toolBase + "scorers: [{type: tool_calls, expected: gt, category: simple, category_column: c}]\n",
+		base + "scorers: [{type: rubric, criteria: [{category: essential, text: t, points: 2}]}]\n",
+		base + "scorers: [{type: rubric, criteria_column: r, criteria: [{category: essential, text: t}]}]\n",
+		base + "scorers: [{type: scale, prompt: x, scale: 5}]\n",
+		base + "scorers: [{type: qa_grade, judges: [judge]}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(bad)); err == nil {
 			t.Errorf("the parser accepts %q", bad)
