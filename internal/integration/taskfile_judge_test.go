@@ -103,6 +103,8 @@ func TestTaskFileJudgePanel(t *testing.T) {
 	}
 
 	noisy := eval("baseline/noisy-0.3", panel)
+	t.Logf("rubric: baseline/reference %.3f, baseline/noisy-0.3 %.3f; judge_error_rate %.3f; agreement %+v",
+		metric(ref, "rubric").Mean, metric(noisy, "rubric").Mean, metric(ref, taskfile.MetricJudgeErrorRate).Mean, agreementOf(t, noisy, "rubric"))
 	if got := metric(noisy, "rubric"); got.Mean >= 1 || int64(got.N) != built.Rows {
 		t.Errorf("baseline/noisy-0.3: rubric %+v, want below 1 over %d", got, built.Rows)
 	}
@@ -121,5 +123,60 @@ func TestTaskFileJudgePanel(t *testing.T) {
 		if !strings.Contains(r.DetailsJSON, `"error":"judge: unparseable reply`) {
 			t.Fatalf("row %s: details %s lack the parse error", r.SampleID, excerpt(r.DetailsJSON, 400))
 		}
+	}
+}
+
+// TestTaskFileJudgeDefaultPanel builds the demo's judged task file
+// (demo-explain: a rubric from a column, a qa_grade and a scale) and
+// evaluates it with no --judge: its default panel judges, with noisy
+// judges in it, and the reference scores near 1, the noisy baseline less;
+// in batch mode the judges' answers come in later rounds and every row is
+// judged all the same.
+func TestTaskFileJudgeDefaultPanel(t *testing.T) {
+	file, err := filepath.Abs("../devstack/demotasks/explain/task.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := buildVia(t, "demo-explain", datasets.Request{Source: file, Task: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := "demo-explain@" + built.Version
+	eval := func(model string, batch bool) (aggregate.Summary, string) {
+		t.Helper()
+		out, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: ds, Model: model, Batch: batch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := out.Summary; int64(s.Scored) != built.Rows || s.InfraFailed != 0 {
+			t.Fatalf("%s: scored %d of %d, infrastructure failures %d", model, s.Scored, built.Rows, s.InfraFailed)
+		}
+		return out.Summary, out.RunID
+	}
+	ref, runID := eval("baseline/reference", false)
+	noisy, _ := eval("baseline/noisy-0.3", false)
+	for _, m := range []string{"rubric", "correct", "clarity"} {
+		r, n := metric(ref, m), metric(noisy, m)
+		t.Logf("%s: baseline/reference %.3f, baseline/noisy-0.3 %.3f over %d", m, r.Mean, n.Mean, r.N)
+		if r.N == 0 || r.Mean < 0.7 || n.Mean >= r.Mean {
+			t.Errorf("%s: reference %+v, noisy-0.3 %+v: want the reference near 1 and the noisy one less", m, r, n)
+		}
+	}
+	_, rows := resultRows(context.Background(), t, runID)
+	for _, r := range rows {
+		var d taskfile.Details
+		if err := json.Unmarshal([]byte(r.DetailsJSON), &d); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(d.Judges, ",") != "baseline/judge,baseline/judge-noisy-0.1,baseline/judge-noisy-0.2" || len(d.Judgements) != 3 {
+			t.Fatalf("row %s: judges %v, %d judgements: want the task file's panel on three scorers", r.SampleID, d.Judges, len(d.Judgements))
+		}
+		if v := d.Judgements[2].Judges[0].Verdict; !strings.HasPrefix(v.PromptVersion, taskfile.ScalePromptVersion+"+") || !strings.Contains(string(v.Parsed), `"score"`) {
+			t.Fatalf("row %s: the scale's record %+v", r.SampleID, v)
+		}
+	}
+	batch, _ := eval("baseline/noisy-0.4", true)
+	if got := metric(batch, "rubric"); int64(got.N) != built.Rows || got.Mean >= metric(ref, "rubric").Mean {
+		t.Errorf("baseline/noisy-0.4 in batch mode: rubric %+v, want every row judged, below the reference", got)
 	}
 }
