@@ -372,3 +372,16 @@ func TestCheckDoesNotJudge(t *testing.T) {
 		t.Errorf("Metrics() = %v", got)
 	}
 }
+
+// TestScaleTemplateRow: a scale prompt that reads a field a row lacks
+// fails the row's check (at build), naming the scorer and the field.
+func TestScaleTemplateRow(t *testing.T) {
+	c := compileScorers(t, "  - {type: scale, name: s, prompt: 'Q: {{ question }} A: {{ reply }} ({{ hint }})'}\n")
+	err := c.CheckRow(Row{ID: "r3", Target: "x", Fields: map[string]any{"question": "q"}})
+	if err == nil || !strings.Contains(err.Error(), "scorers[0] (s)") || !strings.Contains(err.Error(), "hint") {
+		t.Fatalf("CheckRow: %v, want an error naming scorers[0] (s) and hint", err)
+	}
+	if err := c.CheckRow(Row{ID: "r4", Target: "x", Fields: map[string]any{"question": "q", "hint": "h"}}); err != nil {
+		t.Fatal(err)
+	}
+}
