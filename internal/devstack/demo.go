@@ -24,6 +24,7 @@ import (
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
+	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
@@ -204,6 +205,9 @@ func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, b
 		var head struct {
 			Name        string `yaml:"name"`
 			Description string `yaml:"description"`
+			Scorers     []struct {
+				Judges []string `yaml:"judges"`
+			} `yaml:"scorers"`
 		}
 		if err := yaml.Unmarshal(raw, &head); err != nil {
 			return fmt.Errorf("demo: %s: %w", file, err)
@@ -221,16 +225,27 @@ func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, b
 		if s := datasets.SkipSummary(res.Stats); s != "" {
 			fmt.Fprintln(out, s)
 		}
+		// A judged task file's default panel is evaluated as the run's
+		// judges (--judge judge=...), so that the run reports the panel's
+		// agreement as the built-in judged benchmarks' runs do.
+		var judges map[string]string
+		for _, sc := range head.Scorers {
+			if len(sc.Judges) > 0 {
+				judges = map[string]string{judge.RoleJudge: judge.NormalPanel(strings.Join(sc.Judges, ","))}
+				fmt.Fprintf(out, "judged by the task file's panel: --judge judge=%s\n", judges[judge.RoleJudge])
+				break
+			}
+		}
 		for _, model := range demoTaskModels {
 			if !models[model] {
 				models[model] = true
 				board.Models = append(board.Models, leaderboard.Model{Model: model})
 			}
-			if _, err := demoEval(ctx, out, r, runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, ShardSize: demoShardSize}); err != nil {
+			if _, err := demoEval(ctx, out, r, runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: judges, ShardSize: demoShardSize}); err != nil {
 				return err
 			}
 		}
-		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version, Models: demoTaskModels})
+		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version, Models: demoTaskModels, Judges: judges})
 	}
 	return nil
 }

@@ -174,12 +174,13 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// TestTaskFileScorers: the task files' scorers link one benchmark's
-// package, scorers/bfcl, for its AST checker (tool_calls), and no other
+// TestTaskFileScorers: the task files' scorers link two benchmarks'
+// packages, scorers/bfcl for its AST checker (tool_calls) and
+// scorers/medrubric for its rubric formula (rubric), and no other
 // benchmark's (docs/ARCHITECTURE.md, task files).
 func TestTaskFileScorers(t *testing.T) {
 	g := load(t, false, "./scorers/taskfile")
-	allowed := []string{module + "/scorers", module + "/scorers/taskfile", module + "/scorers/bfcl"}
+	allowed := []string{module + "/scorers", module + "/scorers/taskfile", module + "/scorers/bfcl", module + "/scorers/medrubric"}
 	linked := false
 	for _, root := range g.roots {
 		for p := range g.imports {

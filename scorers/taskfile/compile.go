@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -95,11 +96,60 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 		}
 		c.scorers = append(c.scorers, sc)
 	}
+	if err := c.checkJudged(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
-// Metrics are the task's metrics, the headline first.
-func (c *Compiled) Metrics() []string { return c.Spec.Metrics() }
+// checkJudged checks what a task's judged scorers share: one default
+// panel, and metric names of their own.
+func (c *Compiled) checkJudged() error {
+	var panel []string
+	first := -1
+	for i, s := range c.scorers {
+		j, ok := s.(judgedScorer)
+		if !ok {
+			continue
+		}
+		sc := c.Spec.Scorers[i]
+		if d := j.panelDefault(); len(d) > 0 {
+			if first >= 0 && !slices.Equal(d, panel) {
+				return &Error{File: c.File, Line: paramLine(sc.Params, "judges"), Key: fmt.Sprintf("scorers[%d].judges", i),
+					Msg: fmt.Sprintf("differs from scorers[%d].judges: a run has one judge panel, give it once (or the same)", first)}
+			}
+			panel, first = d, i
+		}
+	}
+	if !c.Judged() {
+		return nil
+	}
+	jl := 0 // the first judged scorer's line
+	for i, s := range c.scorers {
+		if _, ok := s.(judgedScorer); ok {
+			jl = c.Spec.Scorers[i].line
+			break
+		}
+	}
+	if n := c.Spec.Generation.N(); n > 1 {
+		return &Error{File: c.File, Line: jl, Key: "generation.repeats", Msg: fmt.Sprintf("is %d: judged scorers (rubric, scale, qa_grade) judge one reply per row; use repeats 1", n)}
+	}
+	if c.HasSandbox() {
+		return &Error{File: c.File, Line: jl, Key: "scorers", Msg: "a code scorer and a judged scorer in one task file are not supported: code is scored on the sandbox queue, judges on the model queue; make two task files"}
+	}
+	for i, sc := range c.Spec.Scorers {
+		if reservedMetric(sc.Metric()) {
+			return &Error{File: c.File, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i),
+				Msg: fmt.Sprintf("%q is a metric a judged task reports of its own: choose another name", sc.Metric())}
+		}
+	}
+	return nil
+}
+
+// Metrics are the task's metrics, the headline first: the scorers', then
+// what judged scorers add (a rubric's sub-metrics, judge_error_rate,
+// panel_unanimous).
+func (c *Compiled) Metrics() []string { return append(c.Spec.Metrics(), c.judgedMetrics()...) }
 
 // vars are what a template sees: the row's columns by name, and the
 // whole row as __row__ (for columns whose names are not identifiers).
@@ -172,11 +222,16 @@ type Verdict struct {
 	Status string `json:"status,omitempty"`
 }
 
-// Score scores reply with every scorer.
+// Score scores reply with every scorer but the judged ones, which need
+// judge models (ScoreJudged): their verdicts say so, without a metric.
 func (c *Compiled) Score(r Row, reply Reply) (map[string]float64, []Verdict) {
 	m := make(map[string]float64, len(c.scorers))
 	vs := make([]Verdict, 0, len(c.scorers))
 	for i, s := range c.scorers {
+		if _, ok := s.(judgedScorer); ok {
+			vs = append(vs, Verdict{Metric: c.Spec.Scorers[i].Metric(), Why: notJudgedHere})
+			continue
+		}
 		score, why := s.score(reply, r)
 		name := c.Spec.Scorers[i].Metric()
 		m[name] = score

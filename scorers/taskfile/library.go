@@ -43,7 +43,7 @@ type Row struct {
 }
 
 // Types are the scorer types, for docs/tasks.md and errors.
-var Types = []string{"exact_match", "includes", "regex", "numeric", "choice", "json", "tool_calls", "code"}
+var Types = []string{"exact_match", "includes", "regex", "numeric", "choice", "json", "tool_calls", "code", "rubric", "scale", "qa_grade"}
 
 // paramError is a scorer parameter that breaks a rule; Compile adds the
 // file and the scorer's index.
@@ -236,6 +236,12 @@ func newScorer(s Scorer, spec *Spec) (scorer, error) {
 		return newToolCalls(s, spec)
 	case "code":
 		return newCode(s, spec)
+	case "rubric":
+		return newRubric(s, spec)
+	case "scale":
+		return newScale(s)
+	case "qa_grade":
+		return newQAGrade(s, spec)
 	}
 	return nil, &paramError{key: "type", line: s.line, msg: fmt.Sprintf("%q is not a scorer: want one of %s", s.Type, strings.Join(Types, ", "))}
 }

@@ -61,6 +61,10 @@ func TestEditorSchema(t *testing.T) {
 		base + "scorers: [{type: code, name: pass, language: python, tests: t, prelude: p, timeout: 10s, memory_mb: 256}]\n",
 		base + "scorers: [{type: code, language_column: l, tests: t}]\n",
 		base + "generation: {repeats: 5, temperature: 0.8}\nscorers: [{type: exact_match}]\n",
+		base + "scorers: [{type: rubric, breaker: cap, cap: 0.3, judges: [baseline/judge, baseline/judge-yes], criteria: [{id: a, category: essential, text: t, weight: 2, keywords: [k]}]}]\n",
+		base + "scorers: [{type: rubric, criteria_column: rubric}]\n",
+		base + "scorers: [{type: scale, prompt: 'Rate {{ reply }}', min: 0, max: 10}]\n",
+		base + "scorers: [{type: qa_grade, judges: [baseline/judge]}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(good)); err != nil {
 			t.Errorf("parser: %v", err)
@@ -81,6 +85,10 @@ func TestEditorSchema(t *testing.T) {
 		base + "scorers: [{type: code, language: python, tests: t, memory_mb: 8}]\n",
 		base + "generation: {repeats: 65}\nscorers: [{type: exact_match}]\n",
 		base + "generation: {repeat: 2}\nscorers: [{type: exact_match}]\n",
+		base + "scorers: [{type: rubric, criteria: [{category: essential, text: t, points: 2}]}]\n",
+		base + "scorers: [{type: rubric, criteria_column: r, criteria: [{category: essential, text: t}]}]\n",
+		base + "scorers: [{type: scale, prompt: x, scale: 5}]\n",
+		base + "scorers: [{type: qa_grade, judges: [judge]}]\n",
 	} {
 		if _, err := Load("t.yaml", []byte(bad)); err == nil {
 			t.Errorf("the parser accepts %q", bad)

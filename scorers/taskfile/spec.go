@@ -150,7 +150,7 @@ func (g Generation) N() int { return max(g.Repeats, 1) }
 // Scorer is one scorer: its type from the library and its parameters.
 type Scorer struct {
 	// Type is the library's name for it (exact_match, includes, regex,
-	// numeric, choice, json, tool_calls).
+	// numeric, choice, json, tool_calls, rubric, scale, qa_grade).
 	Type string `yaml:"type" json:"type"`
 	// Name is the metric's name; the type's when empty.
 	Name string `yaml:"name" json:"name,omitempty"`

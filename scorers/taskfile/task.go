@@ -11,6 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/refkey"
 	"github.com/benchline/benchline/internal/sandbox/lang"
@@ -120,6 +121,13 @@ type Details struct {
 	// (generation.repeats) with its own verdicts; empty with one.
 	Replies []ReplyVerdicts `json:"replies,omitempty"`
 	Cluster string          `json:"cluster,omitempty"`
+	// Judges is the judge panel of a task with judged scorers;
+	// Judgements every judged scorer's calls (prompt version, reply,
+	// parsed verdict) and labels; Ratings the panel's labels for the
+	// run's agreement (judge.RatingsKey).
+	Judges     []string        `json:"judges,omitempty"`
+	Judgements []Judgement     `json:"judgements,omitempty"`
+	Ratings    []judge.Ratings `json:"panel_ratings,omitempty"`
 }
 
 // Evaluate asks the row's prompt with the task file's generation settings
@@ -165,6 +173,18 @@ func (t *Task) Evaluate(ctx context.Context, env scorers.Env, s scorers.Sample) 
 			}
 		}
 		out.Details = dt
+		return out, nil
+	}
+	if t.c.Judged() {
+		// Compile refuses repeats with judged scorers: one reply.
+		j, err := t.c.ScoreJudged(ctx, env, d.messages, t.Row(d), t.c.ReplyOf(resps[0]))
+		if err != nil {
+			// A batch round's deferred judge answers come with the next one.
+			return out, fmt.Errorf("taskfile: sample %s: %w", s.ID, err)
+		}
+		out.Usage.Merge(j.Usage)
+		out.Metrics = j.Metrics
+		out.Details = Details{Verdicts: j.Verdicts, Cluster: d.row.Cluster, Judges: j.Panel, Judgements: j.Judgements, Ratings: j.Ratings}
 		return out, nil
 	}
 	replies := make([]Reply, len(resps))
