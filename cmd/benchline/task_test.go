@@ -36,7 +36,7 @@ scorers: [{type: tool_calls, expected: gt}]
 {"id": "b", "tool_calls": [{"name": "stats_mean", "arguments": "{\"xs\": [3.0, 5.0]}"}]}
 {"id": "c", "reply": "Hello!"}
 `)
-	rep, err := checkTask(task, 3, replies)
+	rep, err := checkTask(task, 3, replies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ scorers: [{type: tool_calls, expected: gt}]
 	bad := write("bad.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
 {"id": "b"}
 `)
-	if _, err := checkTask(task, 3, bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+	if _, err := checkTask(task, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
 		t.Errorf("a line with no reply: %v, want an error naming bad.jsonl:2", err)
 	}
 }
