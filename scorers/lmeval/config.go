@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -131,7 +132,10 @@ func (c *Config) load(file string, read func(string) ([]byte, error), depth int,
 		if err := c.load(p, read, depth+1, seen); err != nil {
 			return err
 		}
-		delete(c.keys, "task_list") // an included file's task_list is its own
+		if _, ok := c.keys["task_list"]; ok { // an included file's task_list is its own
+			delete(c.keys, "task_list")
+			c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == "task_list" })
+		}
 	}
 	for _, k := range ownOrder {
 		if _, ok := c.keys[k]; !ok {

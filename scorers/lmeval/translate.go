@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -99,11 +100,12 @@ func ToYAML(t *Task, c *Config, data map[string]string) ([]byte, error) {
 	}
 	for i, p := range t.Pipelines {
 		for j, m := range t.Metrics {
-			var n yaml.Node
 			params := map[string]any{"type": ScorerType, "name": m.Name + "," + p.Name, "pipeline": p.Name}
-			if err := n.Encode(params); err != nil {
+			np, err := toNode(params)
+			if err != nil {
 				return nil, err
 			}
+			n := *np
 			add := func(k string, v *yaml.Node) {
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
 			}
@@ -137,7 +139,100 @@ func ToYAML(t *Task, c *Config, data map[string]string) ([]byte, error) {
 	if t.DocToTarget.Column != "" && t.Choices == nil && t.ChoiceColumn == "" {
 		spec["columns"] = map[string]any{"target": t.DocToTarget.Column}
 	}
-	return yaml.Marshal(spec)
+	n, err := toNode(spec)
+	if err != nil {
+		return nil, err
+	}
+	quoteNewlines(n) // the nodes copied from the task as written too
+	return yaml.Marshal(n)
+}
+
+func quoteNewlines(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && strings.ContainsAny(n.Value, "\n\r") {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		quoteNewlines(c)
+	}
+}
+
+// toNode builds the YAML node of v by hand: yaml.v3's own encoder writes
+// "\n" as a block scalar that reads back as "" (and lm-eval's until: ["\n"]
+// is everywhere), so strings with a newline are written double-quoted.
+func toNode(v any) (*yaml.Node, error) {
+	str := func(s string) *yaml.Node {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+		if strings.ContainsAny(s, "\n\r\t") || s == "" {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		return n
+	}
+	switch x := v.(type) {
+	case *yaml.Node:
+		return x, nil
+	case yaml.Node:
+		return &x, nil
+	case string:
+		return str(x), nil
+	case int, float64, bool:
+		var n yaml.Node
+		err := n.Encode(x)
+		return &n, err
+	case []string:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, s := range x {
+			n.Content = append(n.Content, str(s))
+		}
+		return n, nil
+	case []map[string]string:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, m := range x {
+			c, err := toNode(m)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, c)
+		}
+		return n, nil
+	case []map[string]any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, m := range x {
+			c, err := toNode(m)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, c)
+		}
+		return n, nil
+	case []yaml.Node:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for i := range x {
+			n.Content = append(n.Content, &x[i])
+		}
+		return n, nil
+	case map[string]string:
+		m := make(map[string]any, len(x))
+		for k, s := range x {
+			m[k] = s
+		}
+		return toNode(m)
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			c, err := toNode(x[k])
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, str(k), c)
+		}
+		return n, nil
+	}
+	return nil, fmt.Errorf("lmeval: cannot write %T", v)
 }
 
 // Translate loads the lm-eval task file (with its includes), checks it and

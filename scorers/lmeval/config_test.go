@@ -1,0 +1,161 @@
+package lmeval
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/benchline/benchline/scorers/taskfile"
+)
+
+// files is an in-memory folder for Load.
+type files map[string]string
+
+func (f files) read(p string) ([]byte, error) {
+	s, ok := f[path.Clean(p)]
+	if !ok {
+		return nil, fmt.Errorf("open %s: no such file", p)
+	}
+	return []byte(s), nil
+}
+
+const base = `task: t
+dataset_path: org/data
+test_split: test
+doc_to_text: "Q: {{q}}"
+doc_to_target: a
+`
+
+func TestRefusals(t *testing.T) {
+	cases := []struct {
+		name, yaml, key, why string
+	}{
+		{"loglikelihood", base + "output_type: loglikelihood\n", "output_type", "log-probabilities"},
+		{"multiple_choice", base + "output_type: multiple_choice\n", "output_type", "only generate_until"},
+		{"rolling", base + "output_type: loglikelihood_rolling\n", "output_type", "log-probabilities"},
+		{"function", strings.Replace(base, "doc_to_target: a", "doc_to_target: !function utils.target", 1), "doc_to_target", "!function utils.target is Python"},
+		{"process_results", base + "process_results: !function utils.p\n", "process_results", "no Python"},
+		{"process_docs", base + "process_docs: !function utils.p\n", "process_docs", "no Python"},
+		{"unknown", base + "doc_to_magic: x\n", "doc_to_magic", "not a key"},
+		{"gen kwargs", base + "generation_kwargs: {top_p: 0.5}\n", "generation_kwargs.top_p", "not supported"},
+		{"filter", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "multi_choice_regex"},
+		{"filter param", base + "filter_list: [{name: f, filter: [{function: regex, group: 1}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "group is not a parameter"},
+		{"no reducer", base + "filter_list: [{name: f, filter: [{function: lowercase}]}]\n", "filter_list[0].filter", "must end with take_first"},
+		{"bad regex", base + "filter_list: [{name: f, filter: [{function: regex, regex_pattern: '(a'}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "regex_pattern"},
+		{"metric", base + "metric_list: [{metric: bleu}]\n", "metric_list[0].metric", "bleu"},
+		{"metric param", base + "metric_list: [{metric: exact_match, ignore_spaces: true}]\n", "metric_list[0].ignore_spaces", "not a parameter"},
+		{"aggregation", base + "metric_list: [{metric: exact_match, aggregation: median}]\n", "metric_list[0].aggregation", "only mean"},
+		{"repeats", base + "repeats: 8\n", "repeats", "generation.repeats"},
+		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "random.Random(1234)"},
+		{"dataset_kwargs", base + "dataset_kwargs: {trust_remote_code: true}\n", "dataset_kwargs.trust_remote_code", "only data_files"},
+		{"no split", strings.Replace(base, "test_split: test\n", "", 1), "test_split", "required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := files{"dir/t.yaml": c.yaml}
+			_, err := Check("dir/t.yaml", fs.read)
+			if err == nil {
+				t.Fatal("loads; want a refusal")
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Key != c.key || !strings.Contains(e.Msg, c.why) || e.File != "dir/t.yaml" {
+				t.Fatalf("error %v; want key %s and %q in %s", err, c.key, c.why, "dir/t.yaml")
+			}
+			if !errors.Is(err, taskfile.ErrInvalid) {
+				t.Errorf("%v is not taskfile.ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestIncludeMerge(t *testing.T) {
+	fs := files{
+		"a/base.yaml":     "dataset_path: org/data\ntest_split: test\ndoc_to_text: base\ndoc_to_target: a\ntask_list: [x]\n",
+		"a/mid.yaml":      "include: base.yaml\ndoc_to_text: \"mid {{q}}\"\ndescription: from mid\n",
+		"a/sub/t.yaml":    "include: [../mid.yaml]\ntask: t\ndescription: own\n",
+		"a/loop.yaml":     "include: loop.yaml\ntask: l\n",
+		"a/sub/fn.yaml":   "include: ../fnbase.yaml\ntask: f\n",
+		"a/fnbase.yaml":   base + "process_results: !function utils.p\n",
+		"a/sub/gone.yaml": "include: nothere.yaml\ntask: g\n",
+	}
+	task, err := Check("a/sub/t.yaml", fs.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.DocToText != "mid {{q}}" || task.Description != "own" || task.DatasetPath != "org/data" {
+		t.Errorf("merged %+v: want doc_to_text from mid.yaml, description from t.yaml", task)
+	}
+	if _, err := Check("a/loop.yaml", fs.read); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("a file including itself: %v", err)
+	}
+	// The refusal names the included file the key came from.
+	var e *Error
+	if _, err := Check("a/sub/fn.yaml", fs.read); !errors.As(err, &e) || e.File != "a/fnbase.yaml" || e.Key != "process_results" {
+		t.Errorf("key from an include: %v", err)
+	}
+	if _, err := Check("a/sub/gone.yaml", fs.read); err == nil || !strings.Contains(err.Error(), "a/sub/nothere.yaml") {
+		t.Errorf("missing include: %v", err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for doc, want := range map[string]bool{
+		base:                       true,
+		"task: t\ninclude: b.yaml": true,
+		"name: x\ndescription: d\ndata: {test: {path: a.jsonl}}\n": false,
+		"task: t\n":                false,
+		"group: g\ntask: [a, b]\n": false,
+		"- a\n- b\n":               false,
+	} {
+		if got := Detect([]byte(doc)); got != want {
+			t.Errorf("Detect(%q) = %v, want %v", doc, got, want)
+		}
+	}
+}
+
+func TestMissingDataNamesTheFlag(t *testing.T) {
+	fs := files{"t.yaml": base}
+	_, err := Translate("t.yaml", fs.read, nil)
+	if err == nil || !strings.Contains(err.Error(), "--data org/data=DIR") {
+		t.Fatalf("error %v: want the flag to add", err)
+	}
+}
+
+// TestTranslatedTaskScores compiles the translated task file and scores
+// through taskfile's scorer path (the one evaluations use).
+func TestTranslatedTaskScores(t *testing.T) {
+	fs := files{"t.yaml": base + `description: "Be brief."
+generation_kwargs: {until: ["\n", "Q:", "a", "b", "c"], max_gen_toks: 32, do_sample: false, temperature: 0.7}
+filter_list:
+  - name: strict-match
+    filter: [{function: regex, regex_pattern: "is (\\w+)"}, {function: take_first}]
+  - name: loose
+    filter: [{function: remove_whitespace}, {function: take_first}]
+metric_list: [{metric: exact_match, ignore_case: true}]
+`}
+	raw, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/data/t.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := taskfile.Load("t.yaml", raw)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	if got := strings.Join(c.Metrics(), " "); got != "exact_match,strict-match exact_match,loose" {
+		t.Errorf("metrics %q", got)
+	}
+	g := c.Spec.Generation
+	if *g.Temperature != 0 || g.MaxTokens != 32 || strings.Join(g.Stop, "|") != "\n|Q:|a|b" {
+		t.Errorf("generation %v %d %q: want temperature 0 (do_sample false), max_gen_toks, the first 4 of until", *g.Temperature, g.MaxTokens, g.Stop)
+	}
+	msgs, err := c.Messages(taskfile.Row{ID: "1", Fields: map[string]any{"q": "colour?", "a": "Blue"}}, nil)
+	if err != nil || len(msgs) != 2 || msgs[0].Role != "system" || msgs[0].Content != "Be brief." || msgs[1].Content != "Q: colour?" {
+		t.Fatalf("messages %+v (%v)", msgs, err)
+	}
+	scores, _ := c.Score(taskfile.Row{ID: "1", Fields: map[string]any{"q": "colour?", "a": "Blue"}}, taskfile.Reply{Text: " It is blue "})
+	if scores["exact_match,strict-match"] != 1 || scores["exact_match,loose"] != 0 {
+		t.Errorf("scores %v", scores)
+	}
+}
