@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,7 +45,7 @@ func loadTaskFile(file string, data map[string]string) (*taskfile.Compiled, erro
 		return nil, err
 	}
 	if lmeval.Detect(raw) {
-		if raw, err = lmeval.Translate(file, readLocal, data); err != nil {
+		if raw, err = lmeval.Translate(file, readLocal, data, ""); err != nil {
 			return nil, err
 		}
 	} else if len(data) > 0 {
@@ -91,5 +92,55 @@ not, then the count. Exit status 0 whatever the verdicts.`,
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "also the task files that inherit output_type: generate_until through include:")
+	return cmd
+}
+
+// newTaskConvertCmd is `benchline task convert FILE --data P=DIR -o OUT`:
+// an lm-evaluation-harness task YAML written as the task file benchline
+// builds, its data named relative to OUT's folder.
+func newTaskConvertCmd() *cobra.Command {
+	var data []string
+	var out string
+	cmd := &cobra.Command{
+		Use:   "convert FILE --data DATASET_PATH=DIR -o OUT.yaml",
+		Short: "Write an lm-evaluation-harness task YAML as a task file, to build with dataset build --task",
+		Long: `convert reads an lm-evaluation-harness task YAML (its include: files merged), checks it as
+task check does and writes the task file it is to OUT: the prompt, the generation settings and
+one lmeval scorer per metric and filter pipeline ("exact_match,strict-match"), its data the
+folder or file --data gives for its dataset_path, named relative to OUT's folder (which must
+hold it). Build it with: benchline dataset build --task OUT.yaml`,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("-o OUT.yaml is required: the task file to write, in a folder that holds the data")
+			}
+			dm, err := parseData(data)
+			if err != nil {
+				return err
+			}
+			raw, err := readLocal(args[0])
+			if err != nil {
+				return err
+			}
+			if !lmeval.Detect(raw) {
+				return fmt.Errorf("%s: not an lm-evaluation-harness task (no task: with dataset_path: or include:)", args[0])
+			}
+			conv, err := lmeval.Translate(args[0], readLocal, dm, filepath.Dir(out))
+			if err != nil {
+				return err
+			}
+			if _, err := taskfile.Load(out, conv); err != nil {
+				return fmt.Errorf("the converted task file does not load (a bug: please report it): %w", err)
+			}
+			if err := os.WriteFile(out, conv, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; build it with: benchline dataset build --task %s\n", out, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&data, "data", nil, "the task's data: DATASET_PATH=DIR|FILE (a Hugging Face-layout folder, .parquet or .jsonl; repeatable)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the task file to write")
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/scorers/lmeval"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -25,7 +26,7 @@ import (
 // stack (docs/tasks.md).
 func newTaskCmd() *cobra.Command {
 	task := &cobra.Command{Use: "task", Short: "Work on a task file: a benchmark written as YAML (docs/tasks.md)"}
-	task.AddCommand(newTaskCheckCmd(), newTaskCompatCmd())
+	task.AddCommand(newTaskCheckCmd(), newTaskCompatCmd(), newTaskConvertCmd())
 	return task
 }
 
@@ -291,6 +292,9 @@ func checkTaskFile(file string) (name, uri string, err error) {
 	f.Close()
 	if err != nil {
 		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	if lmeval.Detect(data) {
+		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: write it as a task file beside its data first (benchline task convert %s --data DATASET_PATH=DIR -o DIR/../TASK.yaml), then build that", file, file)
 	}
 	c, err := taskfile.Load(file, data)
 	if err != nil {

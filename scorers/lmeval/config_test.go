@@ -117,7 +117,7 @@ func TestDetect(t *testing.T) {
 
 func TestMissingDataNamesTheFlag(t *testing.T) {
 	fs := files{"t.yaml": base}
-	_, err := Translate("t.yaml", fs.read, nil)
+	_, err := Translate("t.yaml", fs.read, nil, "")
 	if err == nil || !strings.Contains(err.Error(), "--data org/data=DIR") {
 		t.Fatalf("error %v: want the flag to add", err)
 	}
@@ -135,7 +135,7 @@ filter_list:
     filter: [{function: remove_whitespace}, {function: take_first}]
 metric_list: [{metric: exact_match, ignore_case: true}]
 `}
-	raw, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/data/t.jsonl"})
+	raw, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/data/t.jsonl"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,5 +157,16 @@ metric_list: [{metric: exact_match, ignore_case: true}]
 	scores, _ := c.Score(taskfile.Row{ID: "1", Fields: map[string]any{"q": "colour?", "a": "Blue"}}, taskfile.Reply{Text: " It is blue "})
 	if scores["exact_match,strict-match"] != 1 || scores["exact_match,loose"] != 0 {
 		t.Errorf("scores %v", scores)
+	}
+}
+
+func TestConvertRelative(t *testing.T) {
+	fs := files{"t.yaml": base}
+	raw, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/work/data/gsm8k"}, "/work")
+	if err != nil || !strings.Contains(string(raw), "path: data/gsm8k") {
+		t.Fatalf("%s (%v): want the data's path relative to /work", raw, err)
+	}
+	if _, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/elsewhere/gsm8k"}, "/work"); err == nil || !strings.Contains(err.Error(), "not inside /work") {
+		t.Fatalf("data outside the output's folder: %v", err)
 	}
 }

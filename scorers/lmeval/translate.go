@@ -52,7 +52,11 @@ func TaskName(task string) string {
 // ToYAML translates c (a checked task) into a task file, the data of its
 // dataset_path taken from data (dataset_path to a local folder or file,
 // as given to --data; relative paths are against the working directory).
-func ToYAML(t *Task, c *Config, data map[string]string) ([]byte, error) {
+// With base empty the task file names its data by absolute paths (for
+// task check); else by paths relative to base, the folder the task file
+// is written to, which must hold the data (a built task file's data is
+// beside it).
+func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, error) {
 	dir, ok := data[t.DatasetPath]
 	if !ok {
 		return nil, &DataError{File: t.File, DatasetPath: t.DatasetPath}
@@ -78,6 +82,19 @@ func ToYAML(t *Task, c *Config, data map[string]string) ([]byte, error) {
 			src["config"] = t.DatasetName
 		}
 		sources = append(sources, src)
+	}
+	if base != "" {
+		b, err := filepath.Abs(base)
+		if err != nil {
+			return nil, fmt.Errorf("lmeval: %w", err)
+		}
+		for _, src := range sources {
+			rel, err := filepath.Rel(b, src["path"].(string))
+			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				return nil, fmt.Errorf("%s: --data %s=%s: the data is not inside %s, the folder the task file is written to: write it beside the data", t.File, t.DatasetPath, dir, base)
+			}
+			src["path"] = filepath.ToSlash(rel)
+		}
 	}
 	var msgs []map[string]string
 	if t.Description != "" {
@@ -237,7 +254,8 @@ func toNode(v any) (*yaml.Node, error) {
 
 // Translate loads the lm-eval task file (with its includes), checks it and
 // translates it into a task file's YAML.
-func Translate(file string, read func(string) ([]byte, error), data map[string]string) ([]byte, error) {
+// base is as for ToYAML.
+func Translate(file string, read func(string) ([]byte, error), data map[string]string, base string) ([]byte, error) {
 	c, err := Load(file, read)
 	if err != nil {
 		return nil, err
@@ -246,7 +264,7 @@ func Translate(file string, read func(string) ([]byte, error), data map[string]s
 	if err != nil {
 		return nil, err
 	}
-	return ToYAML(t, c, data)
+	return ToYAML(t, c, data, base)
 }
 
 // newScorer compiles an lmeval scorer's parameters (lm-eval's own keys).
