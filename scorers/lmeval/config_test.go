@@ -49,7 +49,7 @@ func TestRefusals(t *testing.T) {
 		{"aggregation", base + "metric_list: [{metric: exact_match, aggregation: median}]\n", "metric_list[0].aggregation", "only mean"},
 		{"repeats", base + "repeats: 8\n", "repeats", "generation.repeats"},
 		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "random.Random(1234)"},
-		{"dataset_kwargs", base + "dataset_kwargs: {trust_remote_code: true}\n", "dataset_kwargs.trust_remote_code", "only data_files"},
+		{"dataset_kwargs", base + "dataset_kwargs: {revision: main}\n", "dataset_kwargs.revision", "only data_files"},
 		{"no split", strings.Replace(base, "test_split: test\n", "", 1), "test_split", "required"},
 	}
 	for _, c := range cases {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,10 +35,11 @@ type refCase struct {
 }
 
 type refResult struct {
-	Prompt      string             `json:"prompt"`
-	Description string             `json:"description"`
-	Targets     []string           `json:"targets"`
-	Scores      map[string]float64 `json:"scores"`
+	Prompt      string              `json:"prompt"`
+	Description string              `json:"description"`
+	Targets     []string            `json:"targets"`
+	Scores      map[string]float64  `json:"scores"`
+	Messages    []map[string]string `json:"messages"`
 }
 
 func readCases(t *testing.T, file string) []refCase {
@@ -69,7 +71,7 @@ func readOS(p string) ([]byte, error) { return os.ReadFile(p) }
 // Python reference that follows lm-eval's template, filter and metric code
 // step by step with real Jinja2, on every row of the test tasks.
 func TestSameAsLMEval(t *testing.T) {
-	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi"}
+	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi"}
 	type input struct {
 		Task    string           `json:"task"`
 		Rows    []map[string]any `json:"rows"`
@@ -116,8 +118,28 @@ func TestSameAsLMEval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		file := filepath.Join("testdata", "tasks", name+".yaml")
+		raw, err := Translate(file, readOS, map[string]string{task.DatasetPath: "/data/x.jsonl"}, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		compiled, err := taskfile.Load(file, raw)
+		if err != nil {
+			t.Fatalf("%s: the translated task file: %v\n%s", name, err, raw)
+		}
 		for j, c := range all[name] {
 			w := want[i][j]
+			msgs, err := compiled.Messages(taskfile.Row{ID: "r", Fields: c.Doc}, nil)
+			if err != nil {
+				t.Errorf("%s row %d: %v", name, j+1, err)
+			}
+			var chat []map[string]string
+			for _, m := range msgs {
+				chat = append(chat, map[string]string{"role": m.Role, "content": m.Content})
+			}
+			if gj, wj := fmt.Sprint(chat), fmt.Sprint(w.Messages); gj != wj {
+				t.Errorf("%s row %d: the chat sent\n%q\nlm-eval's under --apply_chat_template\n%q", name, j+1, chat, w.Messages)
+			}
 			prompt := task.DocToText
 			if identifier(prompt) {
 				prompt = "{{ __row__['" + prompt + "'] }}"

@@ -15,7 +15,6 @@ import (
 var refused = map[string]string{
 	"process_docs":         "is Python code run over the dataset; benchline runs no Python",
 	"process_results":      "is Python code that scores replies; benchline runs no Python: use filter_list and metric_list",
-	"fewshot_config":       "(a custom few-shot sampler) is not supported: num_fewshot with lm-eval's default sampler only",
 	"gen_prefix":           "(a prefix of the assistant's reply) is not supported: an API chat model is not continued from a prefix",
 	"custom_dataset":       "is Python code that makes the dataset",
 	"class":                "names a Python task class",
@@ -35,7 +34,7 @@ var refused = map[string]string{
 var known = []string{"task", "task_alias", "tag", "dataset_path", "dataset_name", "dataset_kwargs",
 	"test_split", "validation_split", "fewshot_split", "training_split", "doc_to_text", "doc_to_target",
 	"doc_to_choice", "description", "target_delimiter", "fewshot_delimiter", "num_fewshot", "generation_kwargs",
-	"filter_list", "metric_list", "output_type", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query"}
+	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query"}
 
 // Task is an lm-eval generate_until task, checked.
 type Task struct {
@@ -60,7 +59,14 @@ type Task struct {
 	MaxGenToks   int
 	Pipelines    []Pipeline
 	Metrics      []Metric
+	// Shots are the few-shot examples, rendered: fewshot_config's inline
+	// samples, the first num_fewshot (lm-eval's first_n sampler).
+	Shots []Shot
 }
+
+// Shot is one few-shot example as lm-eval's chat prompt has it: the
+// user's turn and the assistant's.
+type Shot struct{ User, Assistant string }
 
 // target is doc_to_target: a column, a template, or a number.
 type target struct {
@@ -135,8 +141,11 @@ func Parse(c *Config) (*Task, error) {
 			return nil, err
 		}
 		for k, v := range kw {
+			if k == "trust_remote_code" {
+				continue // lets the Hub's loading script run; benchline reads the data's files
+			}
 			if k != "data_files" {
-				return nil, c.fail("dataset_kwargs."+k, "is not supported: only data_files")
+				return nil, c.fail("dataset_kwargs."+k, "is not supported: only data_files (and trust_remote_code, which does nothing here)")
 			}
 			t.DataFiles = map[string][]string{}
 			var m map[string]yaml.Node
@@ -161,8 +170,8 @@ func Parse(c *Config) (*Task, error) {
 	if _, err := c.decode("num_fewshot", &n); err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		return nil, c.fail("num_fewshot", fmt.Sprintf("%d: few-shot examples are not supported yet: lm-eval draws them with Python's random.Random(1234), in an order benchline does not reproduce, so the prompts would differ; set num_fewshot: 0", n))
+	if n > 0 && !c.has("fewshot_config") {
+		return nil, c.fail("num_fewshot", fmt.Sprintf("%d: few-shot examples drawn from a split are not supported yet: lm-eval draws them with Python's random.Random(1234), in an order benchline does not reproduce, so the prompts would differ; set num_fewshot: 0, or give fewshot_config: {sampler: first_n, samples: [...]}", n))
 	}
 	for _, k := range []string{"target_delimiter", "fewshot_delimiter"} {
 		var s string
@@ -184,6 +193,9 @@ func Parse(c *Config) (*Task, error) {
 		return nil, err
 	}
 	if err := t.parseFilters(c); err != nil {
+		return nil, err
+	}
+	if err := t.parseShots(c, n); err != nil {
 		return nil, err
 	}
 	if err := t.parseMetrics(c); err != nil {
@@ -479,4 +491,111 @@ func pyStr(v any) string {
 		return s
 	}
 	return fmt.Sprint(v)
+}
+
+// parseShots reads fewshot_config: lm-eval's first_n sampler over inline
+// samples (the first num_fewshot of them, in order), each rendered with
+// doc_to_text and doc_to_target (fewshot_config's own when it has them).
+func (t *Task) parseShots(c *Config, n int) error {
+	if !c.has("fewshot_config") {
+		return nil
+	}
+	var fc map[string]yaml.Node
+	if _, err := c.decode("fewshot_config", &fc); err != nil {
+		return err
+	}
+	var sampler string
+	for _, k := range sortedKeys(fc) {
+		v := fc[k]
+		switch k {
+		case "sampler":
+			_ = v.Decode(&sampler)
+		case "samples", "doc_to_text", "doc_to_target", "fewshot_delimiter", "target_delimiter":
+		default:
+			return c.fail("fewshot_config."+k, "is not supported: sampler: first_n with samples (and doc_to_text, doc_to_target) is")
+		}
+	}
+	if sampler != "first_n" {
+		return c.fail("fewshot_config.sampler", fmt.Sprintf("%q: only first_n (in order) is supported: lm-eval's other samplers draw with Python's random.Random, in an order benchline does not reproduce", sampler))
+	}
+	if c.has("fewshot_split") {
+		return c.fail("fewshot_split", "with fewshot_config, lm-eval takes the examples from this split: examples from a split are not supported yet, only fewshot_config.samples")
+	}
+	if n == 0 {
+		return nil
+	}
+	raw, ok := fc["samples"]
+	var samples []map[string]any
+	if !ok || raw.Tag == "!function" || raw.Decode(&samples) != nil {
+		return c.fail("fewshot_config.samples", "want a list of examples (mappings of column to value)")
+	}
+	if n > len(samples) {
+		return c.fail("num_fewshot", fmt.Sprintf("%d: fewshot_config has %d samples", n, len(samples)))
+	}
+	text, tgt := t.DocToText, t.DocToTarget
+	if v, ok := fc["doc_to_text"]; ok {
+		if v.Decode(&text) != nil || v.Tag == "!function" {
+			return c.fail("fewshot_config.doc_to_text", "want a template or a column")
+		}
+	}
+	if v, ok := fc["doc_to_target"]; ok {
+		var s string
+		if v.Decode(&s) != nil || v.Tag == "!function" {
+			return c.fail("fewshot_config.doc_to_target", "want a template or a column")
+		}
+		tgt = target{}
+		if identifier(s) {
+			tgt.Column = s
+		} else {
+			tgt.Template = s
+		}
+	}
+	shotTask := *t
+	shotTask.DocToTarget = tgt
+	for i, sm := range samples[:n] {
+		sm = plain(sm).(map[string]any)
+		var q string
+		if identifier(text) {
+			if v, ok := sm[text]; ok {
+				q = pyStr(v)
+			}
+		} else {
+			var err error
+			if q, err = renderWith(text, sm); err != nil {
+				return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), "doc_to_text: "+err.Error())
+			}
+		}
+		a, err := shotTask.Targets(sm, renderWith)
+		if err != nil {
+			return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), err.Error())
+		}
+		t.Shots = append(t.Shots, Shot{User: q, Assistant: a[0]})
+	}
+	return nil
+}
+
+// plain turns YAML's ints into int64, as the data reader gives a row's.
+func plain(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plain(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plain(e)
+		}
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -101,6 +101,17 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		// lm-eval's system prompt under --apply_chat_template.
 		msgs = append(msgs, map[string]string{"role": "system", "content": t.Description})
 	}
+	for _, sh := range t.Shots {
+		// lm-eval's few-shot examples as a multi-turn chat (with
+		// --apply_chat_template, fewshot_as_multiturn is on), written as
+		// literal text.
+		for _, m := range []struct{ role, text string }{{"user", sh.User}, {"assistant", sh.Assistant}} {
+			if strings.Contains(m.text, "endraw") {
+				return nil, fmt.Errorf("%s: fewshot_config.samples: an example holds \"endraw\", which a task file's template cannot quote", t.File)
+			}
+			msgs = append(msgs, map[string]string{"role": m.role, "content": "{% raw %}" + m.text + "{% endraw %}"})
+		}
+	}
 	user := t.DocToText
 	if identifier(user) {
 		user = "{{ __row__['" + user + "'] }}" // lm-eval reads a column by its name
@@ -349,4 +360,13 @@ func (t *Task) ScoreOne(p Pipeline, m Metric, replies []string, fields map[strin
 		}
 	}
 	return 0, pred, gold, nil
+}
+
+// renderWith renders a template over a row once (compiled each time).
+func renderWith(src string, fields map[string]any) (string, error) {
+	tm, err := taskfile.CompileTemplate(src)
+	if err != nil {
+		return "", err
+	}
+	return tm.Render(fields)
 }

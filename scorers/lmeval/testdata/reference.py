@@ -167,6 +167,32 @@ def exact_match(predictions, references, regexes_to_ignore=None, ignore_case=Fal
     return sum(scores) / len(scores)
 
 
+def chat(cfg, doc):
+    """fewshot_context under --apply_chat_template (fewshot_as_multiturn on):
+    the description as the system message, each example a user and an
+    assistant turn (build_qa_turn), then the document's question."""
+    messages = []
+    if cfg.get("description"):
+        messages.append({"role": "system", "content": apply_template(cfg["description"], doc)})
+    n = cfg.get("num_fewshot") or 0
+    fc = cfg.get("fewshot_config") or {}
+    if n > 0:
+        assert fc.get("sampler") == "first_n"
+        shot_cfg = dict(cfg)
+        for k in ("doc_to_text", "doc_to_target"):
+            if fc.get(k) is not None:
+                shot_cfg[k] = fc[k]
+        for fs_doc in fc["samples"][:n]:
+            q = doc_to_text(shot_cfg, fs_doc)
+            a = doc_to_target(shot_cfg, fs_doc)
+            c = doc_to_choice(cfg, fs_doc) if cfg.get("doc_to_choice") is not None else None
+            answer = c[a] if (c and isinstance(a, int)) else a[0] if isinstance(a, list) else a
+            messages.append({"role": "user", "content": q})
+            messages.append({"role": "assistant", "content": answer})
+    messages.append({"role": "user", "content": doc_to_text(cfg, doc)})
+    return messages
+
+
 def run(case):
     cfg = load_yaml(case["task"])
     pipelines = cfg.get("filter_list") or [{"name": "none", "filter": [{"function": "take_first"}]}]
@@ -177,6 +203,7 @@ def run(case):
     out = []
     for doc, replies in zip(rows, case["replies"]):
         res = {"prompt": doc_to_text(cfg, doc), "description": apply_template(cfg["description"], doc) if cfg.get("description") else "", "scores": {}}
+        res["messages"] = chat(cfg, doc)
         gold = doc_to_target(cfg, doc)
         for p in pipelines:
             resps = [list(replies)]
