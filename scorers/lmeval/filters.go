@@ -15,6 +15,9 @@ import (
 // newline and Unicode \d and \w. MatchTimeout bounds one match.
 const MatchTimeout = time.Second
 
+// MaxMatches bounds the matches of a regex filter kept for one reply.
+const MaxMatches = 100_000
+
 // Pipeline is one filter_list entry: filters applied in order to a row's
 // replies, ending with one answer (take_first or majority_vote).
 type Pipeline struct {
@@ -232,8 +235,8 @@ func (f Filter) extract(s string) (string, error) {
 	m, err := f.re.FindStringMatch(s)
 	for ; err == nil && m != nil; m, err = f.re.FindNextMatch(m) {
 		found = append(found, m)
-		if len(found) > 100_000 {
-			break
+		if len(found) > MaxMatches {
+			return "", fmt.Errorf("lmeval: regex %s: the reply has more than %d matches, the limit", f.re.String(), MaxMatches)
 		}
 	}
 	if err != nil {
