@@ -60,3 +60,72 @@ scorers: [{type: tool_calls, expected: gt}]
 		t.Errorf("a line with no reply: %v, want an error naming bad.jsonl:2", err)
 	}
 }
+
+// TestTaskCheckLMEval: task check reads an lm-evaluation-harness task
+// YAML, its dataset_path from --data, and scores replies with lm-eval's
+// filter pipelines under lm-eval's metric names; without --data it says
+// which flag to add; task convert writes a task file that loads.
+func TestTaskCheckLMEval(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("data/test.jsonl", `{"id": "a", "question": "2+2?", "answer": "2+2=4\n#### 4"}
+{"id": "b", "question": "3+3?", "answer": "3+3=6\n#### 6"}
+`)
+	task := write("lm/gsm.yaml", `task: gsm_small
+dataset_path: openai/gsm8k
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\nAnswer:"
+doc_to_target: "{{answer}}"
+generation_kwargs: {until: ["Question:"], do_sample: false}
+metric_list: [{metric: exact_match, ignore_case: true, regexes_to_ignore: ["(?s).*#### "]}]
+filter_list:
+  - name: strict-match
+    filter: [{function: regex, regex_pattern: "#### (\\-?[0-9]+)"}, {function: take_first}]
+  - name: flexible-extract
+    filter: [{function: regex, group_select: -1, regex_pattern: "(-?[0-9]+)"}, {function: take_first}]
+`)
+	replies := write("replies.jsonl", `{"id": "a", "reply": "It is 4.\n#### 4"}
+{"id": "b", "reply": "I say 6"}
+`)
+	if _, err := checkTask(task, 3, "", nil); err == nil || !strings.Contains(err.Error(), "--data openai/gsm8k=DIR") {
+		t.Fatalf("without --data: %v", err)
+	}
+	rep, err := checkTask(task, 3, replies, map[string]string{"openai/gsm8k": filepath.Join(dir, "data", "test.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Task != "gsm-small" || strings.Join(rep.Metrics, " ") != "exact_match,strict-match exact_match,flexible-extract" {
+		t.Errorf("task %s metrics %v", rep.Task, rep.Metrics)
+	}
+	if rep.Scored != 2 || rep.Means["exact_match,strict-match"] != 0.5 || rep.Means["exact_match,flexible-extract"] != 1 {
+		t.Errorf("scored %d, means %v: want strict 0.5 (b has no ####), flexible 1", rep.Scored, rep.Means)
+	}
+	if got := rep.Samples[0].Messages; len(got) != 1 || got[0]["content"] != "Question: 2+2?\nAnswer:" {
+		t.Errorf("prompt %v", got)
+	}
+	out := filepath.Join(dir, "gsm.yaml")
+	cmd := newTaskConvertCmd()
+	cmd.SetArgs([]string{task, "--data", "openai/gsm8k=" + filepath.Join(dir, "data", "test.jsonl"), "-o", out})
+	cmd.SetOut(new(strings.Builder))
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := checkTask(out, 3, replies, nil)
+	if err != nil || conv.Means["exact_match,strict-match"] != 0.5 {
+		t.Errorf("the converted task file: %+v (%v)", conv.Means, err)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), "path: data/test.jsonl") {
+		t.Errorf("converted data path is not relative to the output:\n%s", b)
+	}
+}

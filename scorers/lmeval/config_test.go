@@ -1,11 +1,18 @@
 package lmeval
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
 
 	"github.com/benchline/benchline/scorers/taskfile"
 )
@@ -168,5 +175,81 @@ func TestConvertRelative(t *testing.T) {
 	}
 	if _, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/elsewhere/gsm8k"}, "/work"); err == nil || !strings.Contains(err.Error(), "not inside /work") {
 		t.Fatalf("data outside the output's folder: %v", err)
+	}
+}
+
+// TestConvertedFileFitsTheSchema validates what task convert writes
+// against docs/taskfile.schema.json, the editors' schema.
+func TestConvertedFileFitsTheSchema(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/taskfile.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("s.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gsm8k", "gsm8k-cot", "boolq-seq2seq", "babi", "triviaqa"} {
+		file := filepath.Join("testdata", "tasks", name+".yaml")
+		out, err := Translate(file, os.ReadFile, map[string]string{"openai/gsm8k": "/d", "aps/super_glue": "/d", "Muennighoff/babi": "/d", "mandarjoshi/trivia_qa": "/d"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := yaml.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s: the schema refuses the converted task file: %v\n%s", name, err, out)
+		}
+	}
+}
+
+func TestCompat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/good.yaml", base+"output_type: generate_until\n")
+	write("a/py.yaml", base+"output_type: generate_until\nprocess_results: !function utils.p\n")
+	write("b/mc.yaml", base+"output_type: multiple_choice\n")
+	write("b/_tmpl.yaml", "output_type: generate_until\ndoc_to_text: x\n")
+	write("b/inherits.yaml", "include: _tmpl.yaml\ntask: i\ndataset_path: d\ntest_split: t\ndoc_to_target: a\n")
+	write("c/group.yaml", "group: g\ntask: [a, b]\noutput_type: generate_until\n")
+	rows, err := Compat(dir, false, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		v := "loads"
+		if r.Err != nil {
+			v = r.Err.Error()
+		}
+		got = append(got, r.File+": "+v)
+	}
+	want := []string{"a/good.yaml: loads", "a/py.yaml: a/py.yaml: process_results: is Python code that scores replies; benchline runs no Python: use filter_list and metric_list"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("compat:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	rows, err = Compat(dir, true, os.ReadFile)
+	if err != nil || len(rows) != 3 || rows[2].File != "b/inherits.yaml" || rows[2].Err != nil {
+		t.Errorf("compat --all: %+v (%v): want b/inherits.yaml, which inherits generate_until, loading too", rows, err)
 	}
 }
