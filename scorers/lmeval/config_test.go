@@ -154,8 +154,8 @@ metric_list: [{metric: exact_match, ignore_case: true}]
 		t.Errorf("metrics %q", got)
 	}
 	g := c.Spec.Generation
-	if *g.Temperature != 0 || g.MaxTokens != 32 || strings.Join(g.Stop, "|") != "\n|Q:|a|b" {
-		t.Errorf("generation %v %d %q: want temperature 0 (do_sample false), max_gen_toks, the first 4 of until", *g.Temperature, g.MaxTokens, g.Stop)
+	if *g.Temperature != 0.7 || g.MaxTokens != 32 || strings.Join(g.Stop, "|") != "\n|Q:|a|b" {
+		t.Errorf("generation %v %d %q: want temperature as given (lm-eval drops do_sample), max_gen_toks, the first 4 of until", *g.Temperature, g.MaxTokens, g.Stop)
 	}
 	msgs, err := c.Messages(taskfile.Row{ID: "1", Fields: map[string]any{"q": "colour?", "a": "Blue"}}, nil)
 	if err != nil || len(msgs) != 2 || msgs[0].Role != "system" || msgs[0].Content != "Be brief." || msgs[1].Content != "Q: colour?" {

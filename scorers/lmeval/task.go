@@ -301,19 +301,23 @@ func (t *Task) parseGeneration(c *Config) error {
 		case "temperature":
 			err = v.Decode(&t.Temperature)
 		case "max_gen_toks":
+			if _, ok := g["max_tokens"]; !ok { // lm-eval: max_tokens wins
+				err = v.Decode(&t.MaxGenToks)
+			}
+		case "max_tokens":
 			err = v.Decode(&t.MaxGenToks)
 		case "do_sample":
 			err = v.Decode(&doSample)
 		default:
-			return c.fail(key, "is not supported: until, temperature, max_gen_toks and do_sample are")
+			return c.fail(key, "is not supported: until, temperature, max_gen_toks (or max_tokens) and do_sample are")
 		}
 		if err != nil {
 			return c.fail(key, "has the wrong type")
 		}
 	}
-	if !doSample {
-		t.Temperature = 0 // lm-eval's chat API models send temperature 0 when do_sample is false
-	}
+	// lm-eval's local-chat-completions drops do_sample and sends the
+	// temperature as given (0 when not given).
+	_ = doSample
 	if t.Temperature < 0 || t.Temperature > 2 {
 		return c.fail("generation_kwargs.temperature", fmt.Sprintf("%g: want 0 to 2", t.Temperature))
 	}
