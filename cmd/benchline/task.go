@@ -294,7 +294,7 @@ func checkTaskFile(file string) (name, uri string, err error) {
 		return "", "", fmt.Errorf("--task: %w", err)
 	}
 	if lmeval.Detect(data) {
-		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: write it as a task file beside its data first (benchline task convert %s --data DATASET_PATH=DIR -o DIR/../TASK.yaml), then build that", file, file)
+		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: give its data with --data DATASET_PATH=DIR (it is written as a task file beside the data, then built), or convert it first (benchline task convert %s --data DATASET_PATH=DIR -o OUT.yaml)", file, file)
 	}
 	c, err := taskfile.Load(file, data)
 	if err != nil {

@@ -129,3 +129,29 @@ filter_list:
 		t.Errorf("converted data path is not relative to the output:\n%s", b)
 	}
 }
+
+// TestConvertBeside: dataset build --task with --data writes the lm-eval
+// task as a task file in the data's parent folder, its data relative.
+func TestConvertBeside(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "gsm8k"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "gsm8k", "test.jsonl"), []byte(`{"q": "x", "a": "y"}`+"\n"), 0o644)
+	task := filepath.Join(dir, "lm.yaml")
+	os.WriteFile(task, []byte("task: my_task\ndataset_path: openai/gsm8k\ntest_split: test\ndoc_to_text: \"{{q}}\"\ndoc_to_target: a\n"), 0o644)
+	out, err := convertBeside(task, []string{"openai/gsm8k=" + filepath.Join(dir, "gsm8k", "test.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != filepath.Join(dir, "gsm8k", "my-task.task.yaml") {
+		t.Errorf("wrote %s", out)
+	}
+	rep, err := checkTask(out, 1, "", nil)
+	if err != nil || rep.Task != "my-task" || len(rep.Samples) != 1 {
+		t.Errorf("the written task file: %+v (%v)", rep, err)
+	}
+	if _, err := convertBeside(task, []string{"other/data=" + dir}); err == nil || !strings.Contains(err.Error(), "--data openai/gsm8k=DIR") {
+		t.Errorf("a --data for another dataset_path: %v", err)
+	}
+}
