@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -251,5 +252,37 @@ func TestCompat(t *testing.T) {
 	rows, err = Compat(dir, true, os.ReadFile)
 	if err != nil || len(rows) != 3 || rows[2].File != "b/inherits.yaml" || rows[2].Err != nil {
 		t.Errorf("compat --all: %+v (%v): want b/inherits.yaml, which inherits generate_until, loading too", rows, err)
+	}
+}
+
+// TestScorerConcurrent scores from many goroutines at once, as a worker
+// does (run with -race to see a shared template cache unguarded).
+func TestScorerConcurrent(t *testing.T) {
+	fs := files{"t.yaml": strings.Replace(base, "doc_to_target: a", `doc_to_target: "{{a.strip()}}"`, 1)}
+	raw, err := Translate("t.yaml", fs.read, map[string]string{"org/data": "/d.jsonl"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := taskfile.Load("t.yaml", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	bad := make(chan string, 64)
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprint(i)
+			s, _ := c.Score(taskfile.Row{ID: want, Fields: map[string]any{"q": "x", "a": " " + want + " "}}, taskfile.Reply{Text: want})
+			if s["exact_match,none"] != 1 {
+				bad <- want
+			}
+		}()
+	}
+	wg.Wait()
+	close(bad)
+	for b := range bad {
+		t.Errorf("row %s scored 0", b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -313,16 +314,22 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 			return nil, err
 		}
 	}
+	// Replies are scored at once by several workers' goroutines: the
+	// compiled templates are shared under a lock.
+	var mu sync.Mutex
 	tmpls := map[string]*taskfile.Template{}
 	render := func(src string, fields map[string]any) (string, error) {
+		mu.Lock()
 		tm, ok := tmpls[src]
 		if !ok {
 			var err error
 			if tm, err = taskfile.CompileTemplate(src); err != nil {
+				mu.Unlock()
 				return "", err
 			}
 			tmpls[src] = tm
 		}
+		mu.Unlock()
 		return tm.Render(fields)
 	}
 	if t.DocToTarget.Template != "" {
