@@ -31,6 +31,7 @@ func newDatasetBuildCmd(g *globals) *cobra.Command {
 	var maxPar int
 	var asJSON bool
 	var as, taskFile string
+	var data []string
 	cmd := &cobra.Command{
 		Use:   "build NAME --source <dir|url> | build --task FILE",
 		Short: "Build a dataset version from sources with the BuildDataset workflow, and wait for it",
@@ -52,7 +53,10 @@ Builders that call models (toolpref with --param candidates=MODEL@TEMPERATURE[xC
 use the workers' model gateway; a reused version calls no model.
 With --task FILE, the dataset is the benchmark a task file defines (docs/tasks.md): its
 name is the file's, its data the files it names; the version covers the task file and
-the data, and workers started before the file was written evaluate it.
+the data, and workers started before the file was written evaluate it. An lm-evaluation-harness
+task YAML is built with --data DATASET_PATH=DIR: it is written as a task file beside its data
+(in the folder holding DIR, or FILE's folder: TASK.task.yaml, as benchline task convert writes
+it), then built.
 
 Datasets:
 ` + datasetList(),
@@ -66,6 +70,16 @@ Datasets:
 			if taskFile != "" {
 				if len(args) > 0 || src != "" || len(params) > 0 {
 					return fmt.Errorf("--task FILE names the dataset and its data: give no NAME, --source or --param with it")
+				}
+				if len(data) > 0 {
+					// An lm-evaluation-harness task: written as a task file
+					// beside its data first, as task convert does.
+					out, err := convertBeside(taskFile, data)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the lm-evaluation-harness task as a task file, beside its data); building it\n", out)
+					taskFile = out
 				}
 				name, uri, err := checkTaskFile(taskFile)
 				if err != nil {
@@ -113,6 +127,7 @@ Datasets:
 	}
 	cmd.Flags().StringVar(&src, "source", "", "directory, http(s) URL or s3:// URL of the sources (default embedded://NAME)")
 	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines (docs/tasks.md)")
+	cmd.Flags().StringArrayVar(&data, "data", nil, "with --task, an lm-evaluation-harness task's data: DATASET_PATH=DIR|FILE (the task is written as a task file beside it, then built)")
 	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")

@@ -18,6 +18,7 @@ import (
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/scorers/lmeval"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -25,7 +26,7 @@ import (
 // stack (docs/tasks.md).
 func newTaskCmd() *cobra.Command {
 	task := &cobra.Command{Use: "task", Short: "Work on a task file: a benchmark written as YAML (docs/tasks.md)"}
-	task.AddCommand(newTaskCheckCmd())
+	task.AddCommand(newTaskCheckCmd(), newTaskCompatCmd(), newTaskConvertCmd())
 	return task
 }
 
@@ -53,6 +54,7 @@ func newTaskCheckCmd() *cobra.Command {
 		rows    int
 		replies string
 		asJSON  bool
+		data    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "check FILE",
@@ -71,7 +73,11 @@ error naming the file, its line and key, and the row.`,
 			if rows < 1 || rows > 10_000 {
 				return fmt.Errorf("--rows %d: want 1 to 10000", rows)
 			}
-			rep, err := checkTask(args[0], rows, replies)
+			dm, err := parseData(data)
+			if err != nil {
+				return err
+			}
+			rep, err := checkTask(args[0], rows, replies, dm)
 			if err != nil {
 				return err
 			}
@@ -87,21 +93,17 @@ error naming the file, its line and key, and the row.`,
 	cmd.Flags().IntVar(&rows, "rows", 3, "prompts to render, from the start of the test split")
 	cmd.Flags().StringVar(&replies, "replies", "", `JSON lines {"id", "reply", "tool_calls"} to score with the task's scorers`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringArrayVar(&data, "data", nil, "an lm-evaluation-harness task's data: DATASET_PATH=DIR|FILE (a Hugging Face-layout folder, .parquet or .jsonl; repeatable)")
 	return cmd
 }
 
-func checkTask(file string, rows int, repliesFile string) (checkReport, error) {
-	f, err := os.Open(file)
+func checkTask(file string, rows int, repliesFile string, data map[string]string) (checkReport, error) {
+	c, err := loadTaskFile(file, data)
 	if err != nil {
-		return checkReport{}, fmt.Errorf("task check: %w", err)
-	}
-	data, err := limits.ReadFile(f, file, taskfile.MaxFileBytes)
-	f.Close()
-	if err != nil {
-		return checkReport{}, fmt.Errorf("task check: %w", err)
-	}
-	c, err := taskfile.Load(file, data)
-	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) || errors.Is(err, limits.ErrTooLarge) {
+			return checkReport{}, fmt.Errorf("task check: %w", err)
+		}
 		return checkReport{}, err
 	}
 	given := map[string]modelapi.Response{}
@@ -290,6 +292,9 @@ func checkTaskFile(file string) (name, uri string, err error) {
 	f.Close()
 	if err != nil {
 		return "", "", fmt.Errorf("--task: %w", err)
+	}
+	if lmeval.Detect(data) {
+		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: give its data with --data DATASET_PATH=DIR (it is written as a task file beside the data, then built), or convert it first (benchline task convert %s --data DATASET_PATH=DIR -o OUT.yaml)", file, file)
 	}
 	c, err := taskfile.Load(file, data)
 	if err != nil {

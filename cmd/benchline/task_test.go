@@ -36,7 +36,7 @@ scorers: [{type: tool_calls, expected: gt}]
 {"id": "b", "tool_calls": [{"name": "stats_mean", "arguments": "{\"xs\": [3.0, 5.0]}"}]}
 {"id": "c", "reply": "Hello!"}
 `)
-	rep, err := checkTask(task, 3, replies)
+	rep, err := checkTask(task, 3, replies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,102 @@ scorers: [{type: tool_calls, expected: gt}]
 	bad := write("bad.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
 {"id": "b"}
 `)
-	if _, err := checkTask(task, 3, bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+	if _, err := checkTask(task, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
 		t.Errorf("a line with no reply: %v, want an error naming bad.jsonl:2", err)
+	}
+}
+
+// TestTaskCheckLMEval: task check reads an lm-evaluation-harness task
+// YAML, its dataset_path from --data, and scores replies with lm-eval's
+// filter pipelines under lm-eval's metric names; without --data it says
+// which flag to add; task convert writes a task file that loads.
+func TestTaskCheckLMEval(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("data/test.jsonl", `{"id": "a", "question": "2+2?", "answer": "2+2=4\n#### 4"}
+{"id": "b", "question": "3+3?", "answer": "3+3=6\n#### 6"}
+`)
+	task := write("lm/gsm.yaml", `task: gsm_small
+dataset_path: openai/gsm8k
+test_split: test
+output_type: generate_until
+doc_to_text: "Question: {{question}}\nAnswer:"
+doc_to_target: "{{answer}}"
+generation_kwargs: {until: ["Question:"], do_sample: false}
+metric_list: [{metric: exact_match, ignore_case: true, regexes_to_ignore: ["(?s).*#### "]}]
+filter_list:
+  - name: strict-match
+    filter: [{function: regex, regex_pattern: "#### (\\-?[0-9]+)"}, {function: take_first}]
+  - name: flexible-extract
+    filter: [{function: regex, group_select: -1, regex_pattern: "(-?[0-9]+)"}, {function: take_first}]
+`)
+	replies := write("replies.jsonl", `{"id": "a", "reply": "It is 4.\n#### 4"}
+{"id": "b", "reply": "I say 6"}
+`)
+	if _, err := checkTask(task, 3, "", nil); err == nil || !strings.Contains(err.Error(), "--data openai/gsm8k=DIR") {
+		t.Fatalf("without --data: %v", err)
+	}
+	rep, err := checkTask(task, 3, replies, map[string]string{"openai/gsm8k": filepath.Join(dir, "data", "test.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Task != "gsm-small" || strings.Join(rep.Metrics, " ") != "exact_match,strict-match exact_match,flexible-extract" {
+		t.Errorf("task %s metrics %v", rep.Task, rep.Metrics)
+	}
+	if rep.Scored != 2 || rep.Means["exact_match,strict-match"] != 0.5 || rep.Means["exact_match,flexible-extract"] != 1 {
+		t.Errorf("scored %d, means %v: want strict 0.5 (b has no ####), flexible 1", rep.Scored, rep.Means)
+	}
+	if got := rep.Samples[0].Messages; len(got) != 1 || got[0]["content"] != "Question: 2+2?\nAnswer:" {
+		t.Errorf("prompt %v", got)
+	}
+	out := filepath.Join(dir, "gsm.yaml")
+	cmd := newTaskConvertCmd()
+	cmd.SetArgs([]string{task, "--data", "openai/gsm8k=" + filepath.Join(dir, "data", "test.jsonl"), "-o", out})
+	cmd.SetOut(new(strings.Builder))
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := checkTask(out, 3, replies, nil)
+	if err != nil || conv.Means["exact_match,strict-match"] != 0.5 {
+		t.Errorf("the converted task file: %+v (%v)", conv.Means, err)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), "path: data/test.jsonl") {
+		t.Errorf("converted data path is not relative to the output:\n%s", b)
+	}
+}
+
+// TestConvertBeside: dataset build --task with --data writes the lm-eval
+// task as a task file in the data's parent folder, its data relative.
+func TestConvertBeside(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "gsm8k"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "gsm8k", "test.jsonl"), []byte(`{"q": "x", "a": "y"}`+"\n"), 0o644)
+	task := filepath.Join(dir, "lm.yaml")
+	os.WriteFile(task, []byte("task: my_task\ndataset_path: openai/gsm8k\ntest_split: test\ndoc_to_text: \"{{q}}\"\ndoc_to_target: a\n"), 0o644)
+	out, err := convertBeside(task, []string{"openai/gsm8k=" + filepath.Join(dir, "gsm8k", "test.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != filepath.Join(dir, "gsm8k", "my-task.task.yaml") {
+		t.Errorf("wrote %s", out)
+	}
+	rep, err := checkTask(out, 1, "", nil)
+	if err != nil || rep.Task != "my-task" || len(rep.Samples) != 1 {
+		t.Errorf("the written task file: %+v (%v)", rep, err)
+	}
+	if _, err := convertBeside(task, []string{"other/data=" + dir}); err == nil || !strings.Contains(err.Error(), "--data openai/gsm8k=DIR") {
+		t.Errorf("a --data for another dataset_path: %v", err)
 	}
 }

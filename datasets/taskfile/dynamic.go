@@ -17,6 +17,8 @@ import (
 	"github.com/benchline/benchline/schemas"
 	"github.com/benchline/benchline/scorers"
 	task "github.com/benchline/benchline/scorers/taskfile"
+	// lm-evaluation-harness tasks are task files with lmeval scorers.
+	_ "github.com/benchline/benchline/scorers/lmeval"
 )
 
 // Dynamic serves task files as benchmarks (benchmark.Dynamic): a builder

@@ -24,14 +24,15 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
 HELM_VERSION=v3.22.0
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
-APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium postgresql)
+APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium postgresql python3-jinja2 python3-yaml)
 if [ "$FOR" = demo ]; then APT_PACKAGES=(bubblewrap mono-mcs php-cli); fi
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages: the sandbox (bubblewrap), the C# and PHP toolchains,
 #    chromium for the leaderboard site's browser tests (internal/site, driven by chromedp),
-#    and PostgreSQL for the deployment test's Temporal server (deploy/realstack).
+#    PostgreSQL for the deployment test's Temporal server (deploy/realstack), and Python 3
+#    with Jinja2 and PyYAML for scorers/lmeval's reference test (lm-eval's templates and scores).
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

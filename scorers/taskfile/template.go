@@ -45,12 +45,16 @@ var environment = func() *exec.Environment {
 	for _, name := range []string{"lipsum", "cycler", "joiner", "_", "gettext", "ngettext"} {
 		globals.Set(name, nil)
 	}
+	filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
+	if err := filters.Register("regex_replace", regexReplace); err != nil {
+		panic(err)
+	}
 	return &exec.Environment{
 		Context:           globals,
-		Filters:           builtins.Filters,
+		Filters:           filters,
 		Tests:             builtins.Tests,
 		ControlStructures: exec.NewControlStructureSet(cs),
-		Methods:           builtins.Methods,
+		Methods:           pyMethods(),
 	}
 }()
 

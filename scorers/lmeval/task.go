@@ -1,0 +1,605 @@
+package lmeval
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// refused are the keys lm-eval knows that benchline cannot follow, with
+// the reason (every other unknown key is refused as unknown).
+var refused = map[string]string{
+	"process_docs":         "is Python code run over the dataset; benchline runs no Python",
+	"process_results":      "is Python code that scores replies; benchline runs no Python: use filter_list and metric_list",
+	"gen_prefix":           "(a prefix of the assistant's reply) is not supported: an API chat model is not continued from a prefix",
+	"custom_dataset":       "is Python code that makes the dataset",
+	"class":                "names a Python task class",
+	"unsafe_code":          "marks a task that runs model-written code, which benchline does not run",
+	"use_prompt":           "names a promptsource prompt, which needs Python",
+	"multiple_target":      "is not supported: one target per row",
+	"doc_to_image":         "(images) is not supported",
+	"doc_to_audio":         "(audio) is not supported",
+	"group":                "declares a group of tasks: load each task's own file",
+	"task_list":            "declares a list of tasks: load each task's own file",
+	"fewshot_split_kwargs": "is not supported",
+}
+
+// known are the keys benchline follows (or, for metadata, task_alias,
+// should_decontaminate, doc_to_decontamination_query and validation_split
+// beside test_split, reads and does not need).
+var known = []string{"task", "task_alias", "tag", "dataset_path", "dataset_name", "dataset_kwargs",
+	"test_split", "validation_split", "fewshot_split", "training_split", "doc_to_text", "doc_to_target",
+	"doc_to_choice", "description", "target_delimiter", "fewshot_delimiter", "num_fewshot", "generation_kwargs",
+	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query"}
+
+// Task is an lm-eval generate_until task, checked.
+type Task struct {
+	File        string
+	Name        string
+	Tags        []string
+	DatasetPath string
+	DatasetName string
+	// DataFiles are dataset_kwargs.data_files by split (a string or a list
+	// given as a list).
+	DataFiles map[string][]string
+	// EvalSplit is test_split, else validation_split.
+	EvalSplit   string
+	DocToText   string
+	DocToTarget target
+	// Choices are doc_to_choice: a list, or a column (ChoiceColumn).
+	Choices      []string
+	ChoiceColumn string
+	Description  string
+	Until        []string
+	Temperature  float64
+	MaxGenToks   int
+	Pipelines    []Pipeline
+	Metrics      []Metric
+	// Shots are the few-shot examples, rendered: fewshot_config's inline
+	// samples, the first num_fewshot (lm-eval's first_n sampler).
+	Shots []Shot
+}
+
+// Shot is one few-shot example as lm-eval's chat prompt has it: the
+// user's turn and the assistant's.
+type Shot struct{ User, Assistant string }
+
+// target is doc_to_target: a column, a template, or a number.
+type target struct {
+	Column   string
+	Template string
+	Int      *int
+}
+
+// Parse checks c as a generate_until task; every refusal names the key.
+func Parse(c *Config) (*Task, error) {
+	for _, k := range c.order {
+		if why, ok := refused[k]; ok {
+			return nil, c.fail(k, why)
+		}
+		if !slices.Contains(known, k) {
+			return nil, c.fail(k, "is not a key benchline reads from an lm-eval task (docs/tasks.md lists them)")
+		}
+	}
+	t := &Task{File: c.File, MaxGenToks: 256}
+	var outType string
+	if _, err := c.decode("output_type", &outType); err != nil {
+		return nil, err
+	}
+	if outType == "" {
+		outType = "generate_until"
+	}
+	if outType != "generate_until" {
+		return nil, fmt.Errorf("%w", &wrapped{c.fail("output_type", fmt.Sprintf("%s: needs the model's log-probabilities of given text, which a chat API does not give; only generate_until runs on an API model", outType)), ErrNotGenerate})
+	}
+	str := func(key string, dst *string) error { _, err := c.decode(key, dst); return err }
+	for key, dst := range map[string]*string{"task": &t.Name, "dataset_path": &t.DatasetPath, "dataset_name": &t.DatasetName, "doc_to_text": &t.DocToText, "description": &t.Description} {
+		if err := str(key, dst); err != nil {
+			return nil, err
+		}
+	}
+	if t.Name == "" {
+		return nil, c.fail("task", "is required (the task's name)")
+	}
+	if t.DatasetPath == "" {
+		return nil, c.fail("dataset_path", "is required")
+	}
+	if t.DocToText == "" {
+		return nil, c.fail("doc_to_text", "is required")
+	}
+	if c.has("tag") {
+		var one string
+		if err := c.keys["tag"].node.Decode(&one); err != nil || c.keys["tag"].node.Kind == yaml.SequenceNode {
+			if _, err := c.decode("tag", &t.Tags); err != nil {
+				return nil, err
+			}
+		} else {
+			t.Tags = []string{one}
+		}
+	}
+	var test, val string
+	if err := str("test_split", &test); err != nil {
+		return nil, err
+	}
+	if err := str("validation_split", &val); err != nil {
+		return nil, err
+	}
+	t.EvalSplit = test
+	if t.EvalSplit == "" {
+		t.EvalSplit = val
+	}
+	if t.EvalSplit == "" {
+		return nil, c.fail("test_split", "is required (or validation_split): the split that is evaluated")
+	}
+	if c.has("dataset_kwargs") {
+		var kw map[string]yaml.Node
+		if _, err := c.decode("dataset_kwargs", &kw); err != nil {
+			return nil, err
+		}
+		for k, v := range kw {
+			if k == "trust_remote_code" {
+				continue // lets the Hub's loading script run; benchline reads the data's files
+			}
+			if k != "data_files" {
+				return nil, c.fail("dataset_kwargs."+k, "is not supported: only data_files (and trust_remote_code, which does nothing here)")
+			}
+			t.DataFiles = map[string][]string{}
+			var m map[string]yaml.Node
+			if err := v.Decode(&m); err != nil {
+				return nil, c.fail("dataset_kwargs.data_files", "want a mapping of split to file(s)")
+			}
+			for split, f := range m {
+				var one string
+				if f.Kind == yaml.ScalarNode && f.Decode(&one) == nil {
+					t.DataFiles[split] = []string{one}
+				} else if err := f.Decode(&[]string{}); err == nil {
+					var list []string
+					_ = f.Decode(&list)
+					t.DataFiles[split] = list
+				} else {
+					return nil, c.fail("dataset_kwargs.data_files."+split, "want a file or a list of files")
+				}
+			}
+		}
+	}
+	var n int
+	if _, err := c.decode("num_fewshot", &n); err != nil {
+		return nil, err
+	}
+	if n > 0 && !c.has("fewshot_config") {
+		return nil, c.fail("num_fewshot", fmt.Sprintf("%d: few-shot examples drawn from a split are not supported yet: lm-eval draws them with Python's random.Random(1234), in an order benchline does not reproduce, so the prompts would differ; set num_fewshot: 0, or give fewshot_config: {sampler: first_n, samples: [...]}", n))
+	}
+	for _, k := range []string{"target_delimiter", "fewshot_delimiter"} {
+		var s string
+		if err := str(k, &s); err != nil {
+			return nil, err
+		}
+	}
+	var rep int
+	if _, err := c.decode("repeats", &rep); err != nil {
+		return nil, err
+	}
+	if rep > 1 {
+		return nil, c.fail("repeats", fmt.Sprintf("%d: more than one reply per row needs generation.repeats in task files, which this build does not have yet", rep))
+	}
+	if err := t.parseTarget(c); err != nil {
+		return nil, err
+	}
+	if err := t.parseGeneration(c); err != nil {
+		return nil, err
+	}
+	if err := t.parseFilters(c); err != nil {
+		return nil, err
+	}
+	if err := t.parseShots(c, n); err != nil {
+		return nil, err
+	}
+	if err := t.parseMetrics(c); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+type wrapped struct {
+	err  error
+	kind error
+}
+
+func (w *wrapped) Error() string   { return w.err.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.err, w.kind} }
+
+func (t *Task) parseTarget(c *Config) error {
+	e, ok := c.keys["doc_to_target"]
+	if !ok {
+		return c.fail("doc_to_target", "is required (the reference answer)")
+	}
+	if err := noFunction(e, "doc_to_target"); err != nil {
+		return err
+	}
+	var i int
+	if e.node.Tag == "!!int" && e.node.Decode(&i) == nil {
+		t.DocToTarget.Int = &i
+	} else {
+		var s string
+		if err := e.node.Decode(&s); err != nil {
+			return c.fail("doc_to_target", "want a column, a template or a number")
+		}
+		if identifier(s) {
+			t.DocToTarget.Column = s
+		} else {
+			t.DocToTarget.Template = s
+		}
+	}
+	if ce, ok := c.keys["doc_to_choice"]; ok {
+		if err := noFunction(ce, "doc_to_choice"); err != nil {
+			return err
+		}
+		switch ce.node.Kind {
+		case yaml.SequenceNode:
+			if err := ce.node.Decode(&t.Choices); err != nil {
+				return c.fail("doc_to_choice", "want a list of strings")
+			}
+		case yaml.MappingNode:
+			return c.fail("doc_to_choice", "a mapping is not supported: give a list")
+		default:
+			var s string
+			_ = ce.node.Decode(&s)
+			if !identifier(s) {
+				return c.fail("doc_to_choice", "a template is not supported: give a list or a column")
+			}
+			t.ChoiceColumn = s
+		}
+	}
+	return nil
+}
+
+func identifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Task) parseGeneration(c *Config) error {
+	var g map[string]yaml.Node
+	if _, err := c.decode("generation_kwargs", &g); err != nil {
+		return err
+	}
+	var fewDelim = "\n\n"
+	if c.has("fewshot_delimiter") {
+		_, _ = c.decode("fewshot_delimiter", &fewDelim)
+	}
+	t.Until = []string{fewDelim} // lm-eval's default when until is not given
+	doSample := false
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := g[k]
+		key := "generation_kwargs." + k
+		var err error
+		switch k {
+		case "until":
+			var one string
+			if v.Kind == yaml.ScalarNode {
+				err = v.Decode(&one)
+				t.Until = []string{one}
+			} else {
+				err = v.Decode(&t.Until)
+			}
+		case "temperature":
+			err = v.Decode(&t.Temperature)
+		case "max_gen_toks":
+			if _, ok := g["max_tokens"]; !ok { // lm-eval: max_tokens wins
+				err = v.Decode(&t.MaxGenToks)
+			}
+		case "max_tokens":
+			err = v.Decode(&t.MaxGenToks)
+		case "do_sample":
+			err = v.Decode(&doSample)
+		default:
+			return c.fail(key, "is not supported: until, temperature, max_gen_toks (or max_tokens) and do_sample are")
+		}
+		if err != nil {
+			return c.fail(key, "has the wrong type")
+		}
+	}
+	// lm-eval's local-chat-completions drops do_sample and sends the
+	// temperature as given (0 when not given).
+	_ = doSample
+	if t.Temperature < 0 || t.Temperature > 2 {
+		return c.fail("generation_kwargs.temperature", fmt.Sprintf("%g: want 0 to 2", t.Temperature))
+	}
+	if len(t.Until) > 4 {
+		t.Until = t.Until[:4] // lm-eval's OpenAI chat model sends the first 4 (the API's limit)
+	}
+	var kept []string
+	for _, u := range t.Until {
+		if u != "" {
+			kept = append(kept, u)
+		}
+	}
+	t.Until = kept
+	return nil
+}
+
+// MetricNames are the task's metrics as lm-eval names them: each metric
+// of metric_list for each filter pipeline, "metric,pipeline".
+func (t *Task) MetricNames() []string {
+	var out []string
+	for _, p := range t.Pipelines {
+		for _, m := range t.Metrics {
+			out = append(out, m.Name+","+p.Name)
+		}
+	}
+	return out
+}
+
+// dotted is a template that only prints a column or an attribute of one
+// ({{answer.aliases}}): its value is taken as it is, so that a list is
+// several targets, as lm-eval's literal_eval of the rendered list makes it.
+var dotted = regexp.MustCompile(`^\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}$`)
+
+// Targets are the row's reference answers as lm-eval's process_results
+// computes them for a generate_until task (doc_to_target, then indexed
+// into doc_to_choice when that is set, then as a string); several when
+// doc_to_target gives a list (lm-eval's multiple targets: any match).
+func (t *Task) Targets(fields map[string]any, render func(string, map[string]any) (string, error)) ([]string, error) {
+	var gold any
+	switch d := t.DocToTarget; {
+	case d.Int != nil:
+		gold = int64(*d.Int)
+	case d.Column != "":
+		v, ok := fields[d.Column]
+		if !ok {
+			return nil, fmt.Errorf("doc_to_target: the row has no column %q", d.Column)
+		}
+		gold = v
+	default:
+		if m := dotted.FindStringSubmatch(d.Template); m != nil {
+			if v, ok := lookup(fields, strings.Split(m[1], ".")); ok {
+				if list, ok := v.([]any); ok {
+					out := make([]string, len(list))
+					for i, x := range list {
+						out[i] = pyStr(x)
+					}
+					return out, nil
+				}
+			}
+		}
+		s, err := render(d.Template, fields)
+		if err != nil {
+			return nil, err
+		}
+		if (t.Choices != nil || t.ChoiceColumn != "") && isDigits(s) {
+			var n int64
+			fmt.Sscan(s, &n)
+			gold = n
+		} else if len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']' {
+			return nil, fmt.Errorf("doc_to_target renders a list (%s): give the list column as {{column}} for several targets", clip(s))
+		} else {
+			gold = s
+		}
+	}
+	if list, ok := gold.([]any); ok && t.Choices == nil && t.ChoiceColumn == "" {
+		out := make([]string, len(list))
+		for i, x := range list {
+			out[i] = pyStr(x)
+		}
+		return out, nil
+	}
+	if t.Choices != nil || t.ChoiceColumn != "" {
+		choices := t.Choices
+		if t.ChoiceColumn != "" {
+			list, ok := fields[t.ChoiceColumn].([]any)
+			if !ok {
+				return nil, fmt.Errorf("doc_to_choice: column %q is not a list", t.ChoiceColumn)
+			}
+			choices = nil
+			for _, x := range list {
+				choices = append(choices, pyStr(x))
+			}
+		}
+		i, ok := toInt(gold)
+		if !ok {
+			return nil, fmt.Errorf("doc_to_choice is set, so doc_to_target must give a number, not %s", clip(pyStr(gold)))
+		}
+		if i < 0 {
+			i += int64(len(choices))
+		}
+		if i < 0 || i >= int64(len(choices)) {
+			return nil, fmt.Errorf("doc_to_target %d is out of doc_to_choice's %d choices", i, len(choices))
+		}
+		return []string{choices[i]}, nil
+	}
+	return []string{pyStr(gold)}, nil
+}
+
+func lookup(fields map[string]any, path []string) (any, bool) {
+	var v any = fields
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
+
+// pyStr is Python's str() of a value read from a row.
+func pyStr(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case string:
+		return x
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case int64, int:
+		return fmt.Sprint(x)
+	case float64:
+		s := fmt.Sprintf("%v", x)
+		if !strings.ContainsAny(s, ".eEn") {
+			s += ".0"
+		}
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// parseShots reads fewshot_config: lm-eval's first_n sampler over inline
+// samples (the first num_fewshot of them, in order), each rendered with
+// doc_to_text and doc_to_target (fewshot_config's own when it has them).
+func (t *Task) parseShots(c *Config, n int) error {
+	if !c.has("fewshot_config") {
+		return nil
+	}
+	var fc map[string]yaml.Node
+	if _, err := c.decode("fewshot_config", &fc); err != nil {
+		return err
+	}
+	var sampler string
+	for _, k := range sortedKeys(fc) {
+		v := fc[k]
+		switch k {
+		case "sampler":
+			_ = v.Decode(&sampler)
+		case "samples", "doc_to_text", "doc_to_target", "fewshot_delimiter", "target_delimiter":
+		default:
+			return c.fail("fewshot_config."+k, "is not supported: sampler: first_n with samples (and doc_to_text, doc_to_target) is")
+		}
+	}
+	if sampler != "first_n" {
+		return c.fail("fewshot_config.sampler", fmt.Sprintf("%q: only first_n (in order) is supported: lm-eval's other samplers draw with Python's random.Random, in an order benchline does not reproduce", sampler))
+	}
+	if c.has("fewshot_split") {
+		return c.fail("fewshot_split", "with fewshot_config, lm-eval takes the examples from this split: examples from a split are not supported yet, only fewshot_config.samples")
+	}
+	if n == 0 {
+		return nil
+	}
+	raw, ok := fc["samples"]
+	var samples []map[string]any
+	if !ok || raw.Tag == "!function" || raw.Decode(&samples) != nil {
+		return c.fail("fewshot_config.samples", "want a list of examples (mappings of column to value)")
+	}
+	if n > len(samples) {
+		return c.fail("num_fewshot", fmt.Sprintf("%d: fewshot_config has %d samples", n, len(samples)))
+	}
+	text, tgt := t.DocToText, t.DocToTarget
+	if v, ok := fc["doc_to_text"]; ok {
+		if v.Decode(&text) != nil || v.Tag == "!function" {
+			return c.fail("fewshot_config.doc_to_text", "want a template or a column")
+		}
+	}
+	if v, ok := fc["doc_to_target"]; ok {
+		var s string
+		if v.Decode(&s) != nil || v.Tag == "!function" {
+			return c.fail("fewshot_config.doc_to_target", "want a template or a column")
+		}
+		tgt = target{}
+		if identifier(s) {
+			tgt.Column = s
+		} else {
+			tgt.Template = s
+		}
+	}
+	shotTask := *t
+	shotTask.DocToTarget = tgt
+	for i, sm := range samples[:n] {
+		sm = plain(sm).(map[string]any)
+		var q string
+		if identifier(text) {
+			if v, ok := sm[text]; ok {
+				q = pyStr(v)
+			}
+		} else {
+			var err error
+			if q, err = renderWith(text, sm); err != nil {
+				return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), "doc_to_text: "+err.Error())
+			}
+		}
+		a, err := shotTask.Targets(sm, renderWith)
+		if err != nil {
+			return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), err.Error())
+		}
+		t.Shots = append(t.Shots, Shot{User: q, Assistant: a[0]})
+	}
+	return nil
+}
+
+// plain turns YAML's ints into int64, as the data reader gives a row's.
+func plain(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plain(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plain(e)
+		}
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,241 @@
+"""A reference for scorers/lmeval, written after reading lm-evaluation-harness's
+lm_eval/tasks/_yaml_loader.py (include merging), lm_eval/utils.py (apply_template),
+lm_eval/api/task.py (doc_to_text, doc_to_target, doc_to_choice, process_results for
+generate_until), lm_eval/filters/{extraction,selection,transformation}.py and
+lm_eval/api/metrics.py (exact_match_hf_evaluate), step by step; plain lists stand in
+for numpy's arrays (np.char.lower, np.char.translate and == act per element).
+
+Reads JSON from stdin: {"cases": [{"task": FILE, "rows": [...], "replies": [[...], ...]}]}
+and prints, for every row of every case, the rendered prompt and targets and every
+"metric,filter" score, as JSON.
+"""
+import ast
+import json
+import os
+import re
+import string
+import sys
+from collections import Counter
+
+import jinja2
+import yaml
+
+
+def load_yaml(path):
+    with open(path) as fh:
+        cfg = yaml.safe_load(fh)
+    if "include" not in cfg:
+        return cfg
+    includes = cfg.pop("include")
+    merged = {}
+    for inc in includes if isinstance(includes, list) else [includes]:
+        inc_cfg = load_yaml(os.path.join(os.path.dirname(path), inc))
+        inc_cfg.pop("task_list", None)
+        merged.update(inc_cfg)
+    merged.update(cfg)
+    return merged
+
+
+def regex_replace(s, pattern, repl, count=0):
+    return re.sub(pattern, repl, s, count=count)
+
+
+env = jinja2.Environment(loader=jinja2.BaseLoader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+env.filters["regex_replace"] = regex_replace
+
+
+def apply_template(template, doc):
+    return env.from_string(template).render(**doc)
+
+
+def doc_to_text(cfg, doc):
+    d = cfg["doc_to_text"]
+    if isinstance(d, int):
+        return d
+    if d in doc:
+        return doc[d]
+    text = apply_template(d, doc)
+    if text.isdigit() and cfg.get("doc_to_choice") is not None:
+        return ast.literal_eval(text)
+    return text
+
+
+def doc_to_target(cfg, doc):
+    d = cfg["doc_to_target"]
+    if isinstance(d, int):
+        return d
+    if isinstance(d, list):
+        return d
+    if d in doc:
+        return doc[d]
+    s = apply_template(d, doc)
+    if s.isdigit() and cfg.get("doc_to_choice") is not None:
+        return ast.literal_eval(s)
+    if len(s) >= 2 and s[0] == "[" and s[-1] == "]":
+        try:
+            return ast.literal_eval(s)
+        except (SyntaxError, ValueError):
+            return s
+    return s
+
+
+def doc_to_choice(cfg, doc):
+    d = cfg["doc_to_choice"]
+    if isinstance(d, str):
+        if d in doc:
+            return doc[d]
+        return ast.literal_eval(apply_template(d, doc))
+    if isinstance(d, list):
+        return d
+    return list(d.values())
+
+
+# filters: each takes a list (one entry per row) of lists of replies
+
+
+def f_regex(resps, regex_pattern=r"#### (\-?[0-9\.\,]+)", group_select=0, fallback="[invalid]"):
+    rx = re.compile(regex_pattern)
+    out = []
+    for inst in resps:
+        filtered = []
+        for resp in inst:
+            if not isinstance(resp, str):
+                resp = ""
+            match = rx.findall(resp)
+            if match:
+                match = match[group_select]
+                if isinstance(match, tuple):
+                    match = [m for m in match if m]
+                    match = match[0] if match else fallback
+                match = match.strip()
+            else:
+                match = fallback
+            filtered.append(match)
+        out.append(filtered)
+    return out
+
+
+def f_take_first(resps):
+    return [r[0] for r in resps]
+
+
+def f_majority_vote(resps):
+    return [Counter(r).most_common(1)[0][0] for r in resps]
+
+
+def f_lowercase(resps):
+    return [[x.lower() for x in r] for r in resps]
+
+
+def f_uppercase(resps):
+    return [[x.upper() for x in r] for r in resps]
+
+
+def f_remove_whitespace(resps):
+    return [[x.strip() for x in r] for r in resps]
+
+
+def f_map(resps, mapping_dict=None, default_value=None):
+    mapping_dict = mapping_dict or {}
+    return [[mapping_dict.get(x, default_value) for x in r] for r in resps]
+
+
+FILTERS = {
+    "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote,
+    "lowercase": f_lowercase, "uppercase": f_uppercase, "remove_whitespace": f_remove_whitespace, "map": f_map,
+}
+
+
+def exact_match(predictions, references, regexes_to_ignore=None, ignore_case=False,
+                ignore_punctuation=False, ignore_numbers=False):
+    if regexes_to_ignore is not None:
+        for s in regexes_to_ignore:
+            predictions = [re.sub(s, "", x) for x in predictions]
+            references = [re.sub(s, "", x) for x in references]
+    if ignore_case:
+        predictions = [x.lower() for x in predictions]
+        references = [x.lower() for x in references]
+    if ignore_punctuation:
+        table = string.punctuation.maketrans("", "", string.punctuation)
+        predictions = [x.translate(table) for x in predictions]
+        references = [x.translate(table) for x in references]
+    if ignore_numbers:
+        table = string.digits.maketrans("", "", string.digits)
+        predictions = [x.translate(table) for x in predictions]
+        references = [x.translate(table) for x in references]
+    scores = [p == r for p, r in zip(predictions, references)]
+    return sum(scores) / len(scores)
+
+
+def chat(cfg, doc):
+    """fewshot_context under --apply_chat_template (fewshot_as_multiturn on):
+    the description as the system message, each example a user and an
+    assistant turn (build_qa_turn), then the document's question."""
+    messages = []
+    if cfg.get("description"):
+        messages.append({"role": "system", "content": apply_template(cfg["description"], doc)})
+    n = cfg.get("num_fewshot") or 0
+    fc = cfg.get("fewshot_config") or {}
+    if n > 0:
+        assert fc.get("sampler") == "first_n"
+        shot_cfg = dict(cfg)
+        for k in ("doc_to_text", "doc_to_target"):
+            if fc.get(k) is not None:
+                shot_cfg[k] = fc[k]
+        for fs_doc in fc["samples"][:n]:
+            q = doc_to_text(shot_cfg, fs_doc)
+            a = doc_to_target(shot_cfg, fs_doc)
+            c = doc_to_choice(cfg, fs_doc) if cfg.get("doc_to_choice") is not None else None
+            answer = c[a] if (c and isinstance(a, int)) else a[0] if isinstance(a, list) else a
+            messages.append({"role": "user", "content": q})
+            messages.append({"role": "assistant", "content": answer})
+    messages.append({"role": "user", "content": doc_to_text(cfg, doc)})
+    return messages
+
+
+def run(case):
+    cfg = load_yaml(case["task"])
+    pipelines = cfg.get("filter_list") or [{"name": "none", "filter": [{"function": "take_first"}]}]
+    metrics = cfg.get("metric_list") or [{"metric": "exact_match"}]
+    rows = case["rows"]
+    # lm-eval decides multiple targets on the first document.
+    multiple_target = isinstance(doc_to_target(cfg, rows[0]), list)
+    out = []
+    for doc, replies in zip(rows, case["replies"]):
+        res = {"prompt": doc_to_text(cfg, doc), "description": apply_template(cfg["description"], doc) if cfg.get("description") else "", "scores": {}}
+        res["messages"] = chat(cfg, doc)
+        gold = doc_to_target(cfg, doc)
+        for p in pipelines:
+            resps = [list(replies)]
+            for step in p["filter"]:
+                kw = {k: v for k, v in step.items() if k != "function"}
+                resps = list(FILTERS[step["function"]](resps, **kw))
+            result = resps[0]
+            g = gold
+            if cfg.get("doc_to_choice") is not None:
+                g = doc_to_choice(cfg, doc)[g]
+            elif multiple_target:
+                g = list(g)
+            elif type(g) is not type(result) and not isinstance(result, list):
+                g = type(result)(g)
+            for m in metrics:
+                name = m["metric"]
+                kw = {k: v for k, v in m.items() if k not in ("metric", "aggregation", "higher_is_better")}
+                if multiple_target:
+                    gl = g if isinstance(g, list) else [g]
+                    s = exact_match(references=gl, predictions=[result for _ in gl], **kw)
+                    score = 1.0 if s > 0.0 else 0.0
+                else:
+                    score = exact_match(references=[g], predictions=[result], **kw)
+                res["scores"][name + "," + p["name"]] = float(score)
+        res["targets"] = [str(x) for x in gold] if isinstance(gold, list) else [str(gold if cfg.get("doc_to_choice") is None else doc_to_choice(cfg, doc)[gold])]
+        out.append(res)
+    return out
+
+
+def main():
+    req = json.load(sys.stdin)
+    json.dump([run(c) for c in req["cases"]], sys.stdout)
+
+
+main()
