@@ -19,6 +19,7 @@ import (
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/scorers/lmeval"
+	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -98,6 +99,12 @@ error naming the file, its line and key, and the row.`,
 }
 
 func checkTask(file string, rows int, repliesFile string, data map[string]string) (checkReport, error) {
+	if raw, err := readLocal(file); err == nil && promptfoo.Detect(raw) {
+		if len(data) > 0 {
+			return checkReport{}, fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a promptfoo config names its tests itself", file)
+		}
+		return checkPromptfoo(file, raw, rows, repliesFile)
+	}
 	c, err := loadTaskFile(file, data)
 	if err != nil {
 		var pe *os.PathError
@@ -296,6 +303,9 @@ func checkTaskFile(file string) (name, uri string, err error) {
 	if lmeval.Detect(data) {
 		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: give its data with --data DATASET_PATH=DIR (it is written as a task file beside the data, then built), or convert it first (benchline task convert %s --data DATASET_PATH=DIR -o OUT.yaml)", file, file)
 	}
+	if promptfoo.Detect(data) {
+		return "", "", fmt.Errorf("--task %s: a promptfoo config is checked and graded with benchline task check (--replies); building it into a dataset is not supported yet", file)
+	}
 	c, err := taskfile.Load(file, data)
 	if err != nil {
 		return "", "", err
@@ -304,4 +314,81 @@ func checkTaskFile(file string) (name, uri string, err error) {
 		return "", "", fmt.Errorf("%s: name: %q is a built-in benchmark: give the task another name", file, c.Spec.Name)
 	}
 	return c.Spec.Name, abs, nil
+}
+
+// checkPromptfoo is task check on a promptfoo config: its samples are
+// prompts x tests (ids p<prompt>-t<test>), and a given reply is graded with
+// the test's assertions as promptfoo grades it: the metrics are pass (the
+// pass rate, the headline) and score (promptfoo's weighted score).
+func checkPromptfoo(file string, data []byte, rows int, repliesFile string) (checkReport, error) {
+	cfg, err := promptfoo.Parse(file, data, promptfoo.DirReader(filepath.Dir(file)))
+	if err != nil {
+		return checkReport{}, err
+	}
+	samples, err := cfg.Samples()
+	if err != nil {
+		return checkReport{}, err
+	}
+	given := map[string]modelapi.Response{}
+	if repliesFile != "" {
+		if given, err = readReplies(repliesFile); err != nil {
+			return checkReport{}, err
+		}
+	}
+	name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	rep := checkReport{Task: name, Metrics: []string{"pass", "score"}, Means: map[string]float64{}}
+	var prov promptfoo.Provider
+	if len(cfg.Providers) > 0 {
+		prov = cfg.Providers[0]
+	}
+	for i, s := range samples {
+		reply, has := given[s.ID]
+		if i >= rows && !has {
+			continue
+		}
+		cs := checkSample{ID: s.ID}
+		for _, m := range s.Messages {
+			cs.Messages = append(cs.Messages, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		if has {
+			out := promptfoo.Output{}
+			if len(reply.Choices) > 0 {
+				out.Text = reply.Choices[0].Content
+				for _, tc := range reply.Choices[0].ToolCalls {
+					var c promptfoo.ToolCall
+					c.ID, c.Type, c.Function.Name, c.Function.Arguments = tc.ID, string(tc.Type), tc.Function.Name, tc.Function.Arguments
+					out.ToolCalls = append(out.ToolCalls, c)
+				}
+			}
+			shown := taskfile.Shown(reply)
+			cs.Reply = &shown
+			res := promptfoo.Grade(cfg.Tests[s.Test], prov, s, out)
+			pass := 0.0
+			if res.Pass {
+				pass = 1
+			}
+			cs.Verdicts = append(cs.Verdicts, taskfile.Verdict{Metric: "pass", Score: pass, Why: res.Reason},
+				taskfile.Verdict{Metric: "score", Score: res.Score})
+			for _, c := range res.Components {
+				cs.Verdicts = append(cs.Verdicts, taskfile.Verdict{Metric: "assert " + c.Type, Score: c.Score, Why: c.Reason})
+			}
+			rep.Means["pass"] += pass
+			rep.Means["score"] += res.Score
+			rep.Scored++
+			delete(given, s.ID)
+		}
+		rep.Samples = append(rep.Samples, cs)
+	}
+	if len(given) > 0 {
+		ids := make([]string, 0, len(given))
+		for id := range given {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return rep, fmt.Errorf("task check: %s: %d replies name no sample (p<prompt>-t<test>): %s", repliesFile, len(ids), strings.Join(ids[:min(len(ids), 5)], ", "))
+	}
+	for k := range rep.Means {
+		rep.Means[k] /= float64(rep.Scored)
+	}
+	return rep, nil
 }

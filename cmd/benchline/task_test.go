@@ -155,3 +155,49 @@ func TestConvertBeside(t *testing.T) {
 		t.Errorf("a --data for another dataset_path: %v", err)
 	}
 }
+
+// TestTaskCheckPromptfoo: task check takes a promptfoo config where a task
+// file goes, grades the given replies with each test's assertions (pass and
+// the weighted score), with tool calls for is-valid-openai-tools-call, and
+// refuses a reply naming no sample.
+func TestTaskCheckPromptfoo(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg := write("promptfooconfig.yaml", `prompts: ["Answer: {{ q }}"]
+providers:
+  - id: openai:chat:m
+    config:
+      apiBaseUrl: http://127.0.0.1:1/v1
+      tools: [{type: function, function: {name: add, parameters: {type: object, properties: {a: {type: number}}, required: [a]}}}]
+tests:
+  - vars: {q: "2+2"}
+    assert:
+      - {type: contains, value: "4", weight: 3}
+      - {type: javascript, value: "output.length < 3"}
+  - vars: {q: "add"}
+    assert: [{type: is-valid-openai-tools-call}]
+`)
+	replies := write("replies.jsonl", `{"id": "p0-t0", "reply": "it is 4"}
+{"id": "p0-t1", "tool_calls": [{"name": "add", "arguments": {"a": 1}}]}
+`)
+	rep, err := checkTask(cfg, 3, replies, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scored != 2 || rep.Means["pass"] != 0.5 || rep.Means["score"] != (0.75+1)/2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if got := rep.Samples[0].Messages[0]["content"]; got != "Answer: 2+2" {
+		t.Errorf("prompt = %q", got)
+	}
+	bad := write("bad.jsonl", `{"id": "p3-t0", "reply": "x"}`+"\n")
+	if _, err := checkTask(cfg, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "p3-t0") {
+		t.Fatalf("err = %v, want the unknown sample named", err)
+	}
+}

@@ -23,6 +23,7 @@ TEMPORAL_CLI_VERSION=v1.5.1
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 STATICCHECK_VERSION=v0.8.2
 HELM_VERSION=v3.22.0
+PROMPTFOO_VERSION=0.123.1
 NPM_PACKAGES=(typescript@5.8.3 @types/node@22.20.5 @duckdb/node-api@1.5.6-r.1)
 APT_PACKAGES=(bubblewrap mono-mcs php-cli chromium postgresql python3-jinja2 python3-yaml)
 if [ "$FOR" = demo ]; then APT_PACKAGES=(bubblewrap mono-mcs php-cli); fi
@@ -83,6 +84,20 @@ if [ "$(cat "$NODE_DIR/.version" 2>/dev/null)" != "$want" ]; then
   (cd "$NODE_DIR" && { [ -f package.json ] || echo '{"private":true}' >package.json; } &&
     npm install --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null)
   echo "$want" >"$NODE_DIR/.version"
+fi
+
+# 6. promptfoo, pinned, for TestSameAsPromptfoo (scorers/promptfoo): benchline grades a promptfoo
+#    config as promptfoo does. Its own folder (it brings hundreds of packages); --ignore-scripts
+#    skips native builds (better-sqlite3 and others) that `promptfoo eval --no-cache -o FILE`
+#    does not need. The test runs dist/src/main.js: the entry point refuses Node 20.
+PROMPTFOO_DIR="$CACHE/promptfoo"
+if [ "$FOR" = test ] && [ "$(cat "$PROMPTFOO_DIR/.version" 2>/dev/null)" != "$PROMPTFOO_VERSION" ]; then
+  command -v npm >/dev/null || { log "npm is missing: install Node.js 20+ (apt-get install -y nodejs npm)"; exit 1; }
+  log "installing promptfoo $PROMPTFOO_VERSION"
+  mkdir -p "$PROMPTFOO_DIR"
+  (cd "$PROMPTFOO_DIR" && { [ -f package.json ] || echo '{"private":true}' >package.json; } &&
+    npm install --no-audit --no-fund --loglevel=error --ignore-scripts "promptfoo@$PROMPTFOO_VERSION" >/dev/null)
+  echo "$PROMPTFOO_VERSION" >"$PROMPTFOO_DIR/.version"
 fi
 
 log "ready: tools in $BIN, node packages in $NODE_DIR"

@@ -165,3 +165,14 @@ func cleanError(err error) string {
 	msg = strings.ReplaceAll(msg, "Unable to evaluate name", "undefined name")
 	return msg
 }
+
+// RenderString compiles src and renders it over vars with the task files'
+// bounded engine (for configs of other tools read as task files: promptfoo's
+// Nunjucks templates).
+func RenderString(src string, vars map[string]any) (string, error) {
+	t, err := compileTemplate(src)
+	if err != nil {
+		return "", err
+	}
+	return t.render(vars)
+}
