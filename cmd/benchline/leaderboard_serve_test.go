@@ -148,6 +148,35 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 		t.Errorf("GET / without the token lists demo: %s", body)
 	}
 	stop()
+	// The stamp's objects are private: a plain GET is refused; a presigned
+	// link reads its object until it expires.
+	objURL := strings.TrimSuffix(c.Endpoint, "/") + "/" + c.Bucket + "/" + leaderboard.SiteKey(s.Board, s.Stamp) + "/index.html"
+	if res, err := client.Get(objURL); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("unsigned GET of a stamp object: %v %v", res, err)
+	}
+	var links strings.Builder
+	pc := newRootCmd()
+	pc.SetArgs([]string{"--config", cfgPath, "leaderboard", "presign", "demo", "index.html", "--expires", "10m"})
+	pc.SetOut(&links)
+	if err := pc.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	link := strings.TrimSpace(links.String())
+	res, err := client.Get(link)
+	if err != nil || res.StatusCode != http.StatusOK || strings.Contains(link, c.SecretAccessKey) {
+		t.Errorf("GET presigned %s: %v %v", link, res, err)
+	} else {
+		res.Body.Close()
+	}
+	for _, bad := range [][]string{{"demo", "--expires", "200h"}, {"demo", "../other/x"}, {"nope"}} {
+		pc := newRootCmd()
+		pc.SetArgs(append([]string{"--config", cfgPath, "leaderboard", "presign"}, bad...))
+		pc.SetOut(io.Discard)
+		pc.SetErr(io.Discard)
+		if err := pc.Execute(); err == nil {
+			t.Errorf("presign %v: no error", bad)
+		}
+	}
 	if err := <-done; err != nil {
 		t.Errorf("serve after cancel: %v", err)
 	}
