@@ -51,6 +51,17 @@ type Policy struct {
 // MaxPolicyEntries bounds each list of a Policy.
 const MaxPolicyEntries = 100
 
+// Normal is p with empty lists nil, so that equal policies compare equal.
+func (p Policy) Normal() Policy {
+	nilIfEmpty := func(s []string) []string {
+		if len(s) == 0 {
+			return nil
+		}
+		return s
+	}
+	return Policy{nilIfEmpty(p.Groups), nilIfEmpty(p.EmailDomains), nilIfEmpty(p.Tokens), p.Anonymous}
+}
+
 // Validate checks a policy's names; the error names the key.
 func (p Policy) Validate() error {
 	lists := []struct {

@@ -321,7 +321,7 @@ func ReadAccess(path string) (string, access.Policy, error) {
 	if err := f.Access.Validate(); err != nil {
 		return "", access.Policy{}, fmt.Errorf("leaderboard: %s: access: %v: %w", path, err, ErrBadBoard)
 	}
-	return f.Name, f.Access, nil
+	return f.Name, f.Access.Normal(), nil
 }
 
 // decodeBoard decodes a board file's YAML into its shapes, refusing
@@ -355,6 +355,7 @@ func validateBoard(file string, f boardFile, reg *benchmark.Registry) (Board, er
 	if err := f.Access.Validate(); err != nil {
 		return Board{}, bad("access", "%v", err)
 	}
+	b.Access = f.Access.Normal()
 	if err := checkWebhook(f.Webhook); err != nil {
 		return Board{}, bad("webhook", "%v", err)
 	}
@@ -549,14 +550,24 @@ func MarshalBoard(b Board) ([]byte, error) {
 		ShardSize   int      `yaml:"shard_size,omitempty"`
 		Batch       bool     `yaml:"batch,omitempty"`
 	}
+	type acc struct {
+		Groups       []string `yaml:"groups,flow,omitempty"`
+		EmailDomains []string `yaml:"email_domains,flow,omitempty"`
+		Tokens       []string `yaml:"tokens,flow,omitempty"`
+		Anonymous    bool     `yaml:"anonymous,omitempty"`
+	}
 	type file struct {
 		Name       string  `yaml:"name"`
 		Title      string  `yaml:"title,omitempty"`
 		Benchmarks []bench `yaml:"benchmarks"`
 		Models     []any   `yaml:"models"`
 		Settings   *set    `yaml:"settings,omitempty"`
+		Access     *acc    `yaml:"access,omitempty"`
 	}
 	f := file{Name: b.Name, Title: b.Title}
+	if a := b.Access; len(a.Groups)+len(a.EmailDomains)+len(a.Tokens) > 0 || a.Anonymous {
+		f.Access = &acc{a.Groups, a.EmailDomains, a.Tokens, a.Anonymous}
+	}
 	for _, bm := range b.Benchmarks {
 		f.Benchmarks = append(f.Benchmarks, bench(bm))
 	}
