@@ -29,7 +29,7 @@ settings; see README.md ("Leaderboards"). 'refresh' evaluates what is missing an
 new stamp under leaderboards/<board>/<stamp>/ (scores.json, scores.parquet, the site), then
 moves leaderboards/<board>/latest to it. 'schedule' runs refreshes from a Temporal Schedule.`,
 	}
-	cmd.AddCommand(newLeaderboardRefreshCmd(g), newLeaderboardScheduleCmd(g), newLeaderboardServeCmd(g))
+	cmd.AddCommand(newLeaderboardRefreshCmd(g), newLeaderboardScheduleCmd(g), newLeaderboardServeCmd(g), newLeaderboardTokenCmd(), newLeaderboardPresignCmd(g))
 	return cmd
 }
 

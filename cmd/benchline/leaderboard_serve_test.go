@@ -22,8 +22,10 @@ import (
 )
 
 // TestLeaderboardServeOverMinIO writes the fixture stamp's site to a real
-// MinIO, runs `benchline leaderboard serve --addr 127.0.0.1:0` against it
-// with a configuration file, and reads the contract routes over HTTP.
+// MinIO, makes a token with `benchline leaderboard token`, runs `benchline
+// leaderboard serve --addr 127.0.0.1:0 --tokens F --board F` against it with
+// a configuration file, and reads the contract routes over HTTP with the
+// token; without it, the board answers as one that does not exist.
 func TestLeaderboardServeOverMinIO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts MinIO")
@@ -62,9 +64,30 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	for _, k := range []string{"BENCHLINE_CONFIG", "BENCHLINE_S3_ENDPOINT", "BENCHLINE_S3_BUCKET", "BENCHLINE_S3_PREFIX", "BENCHLINE_S3_PATH_STYLE", "AWS_REGION"} {
 		t.Setenv(k, "")
 	}
+	var made strings.Builder
+	tc := newRootCmd()
+	tc.SetArgs([]string{"leaderboard", "token", "ci-scores"})
+	tc.SetOut(&made)
+	if err := tc.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	tokLine, fileLine, _ := strings.Cut(made.String(), "\n")
+	token := strings.TrimPrefix(tokLine, "token: ")
+	tokensPath := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokensPath, []byte(strings.TrimPrefix(fileLine, "tokens file line: ")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tokensPath); strings.Contains(string(b), token) || !strings.HasPrefix(token, "blt_") {
+		t.Fatalf("token %q, tokens file %q", token, b)
+	}
+	boardPath := filepath.Join(t.TempDir(), "board.yaml")
+	board := "name: demo\nbenchmarks: [{dataset: bfcl}]\nmodels: [baseline/reference]\naccess: {tokens: [ci-scores]}\n"
+	if err := os.WriteFile(boardPath, []byte(board), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	pr, pw := io.Pipe()
 	cmd := newRootCmd()
-	cmd.SetArgs([]string{"--config", cfgPath, "leaderboard", "serve", "--addr", "127.0.0.1:0"})
+	cmd.SetArgs([]string{"--config", cfgPath, "leaderboard", "serve", "--addr", "127.0.0.1:0", "--tokens", tokensPath, "--board", boardPath})
 	cmd.SetOut(pw)
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -76,8 +99,16 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	base := strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(line, "serving leaderboards on ")), "/")
 	client := &http.Client{Timeout: 30 * time.Second}
+	bearer := "Bearer " + token
 	fetch := func(path string) (int, string, string) {
-		res, err := client.Get(base + path)
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", bearer)
+		}
+		res, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
@@ -105,7 +136,47 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	if code, ctype, _ := fetch("/demo/downloads/cells.parquet"); code != 200 || ctype != "application/vnd.apache.parquet" {
 		t.Errorf("GET cells.parquet: %d %s", code, ctype)
 	}
+	bearer = ""
+	_, _, nope := fetch("/nope/")
+	for _, p := range []string{"/nope/", "/demo/", "/demo/scores.json", "/demo/downloads/cells.parquet"} {
+		code, _, body := fetch(p)
+		if code != 404 || body != strings.ReplaceAll(nope, "nope", "demo") && p != "/nope/" {
+			t.Errorf("GET %s without the token: %d %q", p, code, body)
+		}
+	}
+	if _, _, body := fetch("/"); strings.Contains(body, "demo") {
+		t.Errorf("GET / without the token lists demo: %s", body)
+	}
 	stop()
+	// The stamp's objects are private: a plain GET is refused; a presigned
+	// link reads its object until it expires.
+	objURL := strings.TrimSuffix(c.Endpoint, "/") + "/" + c.Bucket + "/" + leaderboard.SiteKey(s.Board, s.Stamp) + "/index.html"
+	if res, err := client.Get(objURL); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("unsigned GET of a stamp object: %v %v", res, err)
+	}
+	var links strings.Builder
+	pc := newRootCmd()
+	pc.SetArgs([]string{"--config", cfgPath, "leaderboard", "presign", "demo", "index.html", "--expires", "10m"})
+	pc.SetOut(&links)
+	if err := pc.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	link := strings.TrimSpace(links.String())
+	res, err := client.Get(link)
+	if err != nil || res.StatusCode != http.StatusOK || strings.Contains(link, c.SecretAccessKey) {
+		t.Errorf("GET presigned %s: %v %v", link, res, err)
+	} else {
+		res.Body.Close()
+	}
+	for _, bad := range [][]string{{"demo", "--expires", "200h"}, {"demo", "../other/x"}, {"nope"}} {
+		pc := newRootCmd()
+		pc.SetArgs(append([]string{"--config", cfgPath, "leaderboard", "presign"}, bad...))
+		pc.SetOut(io.Discard)
+		pc.SetErr(io.Discard)
+		if err := pc.Execute(); err == nil {
+			t.Errorf("presign %v: no error", bad)
+		}
+	}
 	if err := <-done; err != nil {
 		t.Errorf("serve after cancel: %v", err)
 	}

@@ -64,7 +64,7 @@ func boundedServeBoard(t *testing.T, ctx context.Context) (addr, runID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := site.NewServer(store)
+	srv := site.NewServer(site.Handler(store))
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String(), runID
@@ -262,7 +262,7 @@ func BenchmarkServeFirstSearch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := site.NewServer(store)
+		srv := site.NewServer(site.Handler(store))
 		go func() { _ = srv.Serve(ln) }()
 		get := func(u string) string {
 			resp, err := http.Get("http://" + ln.Addr().String() + u)

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/benchline/benchline/internal/access"
 	"github.com/benchline/benchline/internal/benchmark"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/limits"
@@ -55,6 +56,11 @@ import (
 //	  url: https://hooks.example.com/benchline   # scheme, host and path only
 //	  # or url_env: BOARD_WEBHOOK_URL  # the worker's variable holding a URL with a token
 //	  secret_env: BOARD_WEBHOOK_SECRET   # the worker's environment variable holding the HMAC key
+//	access:                           # who `leaderboard serve` lets read it (access.Policy); default: no one
+//	  groups: [eval-team]
+//	  email_domains: [example.com]
+//	  tokens: [ci-scores]             # names in serve's --tokens file
+//	  anonymous: false                # true counts only with serve --allow-anonymous
 //
 // The board's judges apply to a benchmark only for the roles its
 // registration's demo names (benchmark.Demo.Judges): a benchmark without
@@ -85,6 +91,9 @@ type Board struct {
 	// Webhook, when it names a URL (Webhook.Due), receives changes.json of every stamp
 	// with changes (see Notify).
 	Webhook Webhook `json:"webhook,omitzero"`
+	// Access is who may read the board through `leaderboard serve`
+	// (access.Policy); the zero value: no one (private).
+	Access access.Policy `json:"access,omitzero"`
 }
 
 // BatchFor reports whether the board runs model's runs in batch mode.
@@ -179,6 +188,7 @@ type boardFile struct {
 	Judges     map[string]judgeValues `yaml:"judges"`
 	Settings   settings               `yaml:"settings"`
 	Webhook    Webhook                `yaml:"webhook"`
+	Access     access.Policy          `yaml:"access"`
 }
 
 type benchmarkEntry struct {
@@ -289,6 +299,31 @@ func ParseBoard(file string, data []byte, reg *benchmark.Registry) (Board, error
 	return validateBoard(file, f, reg)
 }
 
+// ReadAccess reads a board file's name and access: key, checking only
+// those (`leaderboard serve` needs no benchmark registry).
+func ReadAccess(path string) (string, access.Policy, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", access.Policy{}, fmt.Errorf("leaderboard: board file: %w", err)
+	}
+	defer fh.Close()
+	data, err := limits.ReadFile(fh, path, limits.FileBytes)
+	if err != nil {
+		return "", access.Policy{}, fmt.Errorf("leaderboard: board file: %w: %w", err, ErrBadBoard)
+	}
+	f, err := decodeBoard(path, data)
+	if err != nil {
+		return "", access.Policy{}, err
+	}
+	if err := names.Name("board", f.Name); err != nil {
+		return "", access.Policy{}, fmt.Errorf("leaderboard: %s: name: %v: %w", path, err, ErrBadBoard)
+	}
+	if err := f.Access.Validate(); err != nil {
+		return "", access.Policy{}, fmt.Errorf("leaderboard: %s: access: %v: %w", path, err, ErrBadBoard)
+	}
+	return f.Name, f.Access.Normal(), nil
+}
+
 // decodeBoard decodes a board file's YAML into its shapes, refusing
 // unknown keys and values of the wrong type; it checks nothing else.
 func decodeBoard(file string, data []byte) (boardFile, error) {
@@ -313,10 +348,14 @@ func validateBoard(file string, f boardFile, reg *benchmark.Registry) (Board, er
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("leaderboard: %s: %s: %s: %w", file, key, fmt.Sprintf(format, args...), ErrBadBoard)
 	}
-	b := Board{Name: f.Name, Title: f.Title, File: file, Webhook: f.Webhook}
+	b := Board{Name: f.Name, Title: f.Title, File: file, Webhook: f.Webhook, Access: f.Access}
 	if err := names.Name("board", f.Name); err != nil {
 		return Board{}, bad("name", "%v", err)
 	}
+	if err := f.Access.Validate(); err != nil {
+		return Board{}, bad("access", "%v", err)
+	}
+	b.Access = f.Access.Normal()
 	if err := checkWebhook(f.Webhook); err != nil {
 		return Board{}, bad("webhook", "%v", err)
 	}
@@ -511,14 +550,24 @@ func MarshalBoard(b Board) ([]byte, error) {
 		ShardSize   int      `yaml:"shard_size,omitempty"`
 		Batch       bool     `yaml:"batch,omitempty"`
 	}
+	type acc struct {
+		Groups       []string `yaml:"groups,flow,omitempty"`
+		EmailDomains []string `yaml:"email_domains,flow,omitempty"`
+		Tokens       []string `yaml:"tokens,flow,omitempty"`
+		Anonymous    bool     `yaml:"anonymous,omitempty"`
+	}
 	type file struct {
 		Name       string  `yaml:"name"`
 		Title      string  `yaml:"title,omitempty"`
 		Benchmarks []bench `yaml:"benchmarks"`
 		Models     []any   `yaml:"models"`
 		Settings   *set    `yaml:"settings,omitempty"`
+		Access     *acc    `yaml:"access,omitempty"`
 	}
 	f := file{Name: b.Name, Title: b.Title}
+	if a := b.Access; len(a.Groups)+len(a.EmailDomains)+len(a.Tokens) > 0 || a.Anonymous {
+		f.Access = &acc{a.Groups, a.EmailDomains, a.Tokens, a.Anonymous}
+	}
 	for _, bm := range b.Benchmarks {
 		f.Benchmarks = append(f.Benchmarks, bench(bm))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/internal/access"
 	"github.com/benchline/benchline/internal/registry"
 )
 
@@ -78,6 +79,8 @@ func TestParseBoardBad(t *testing.T) {
 		{"empty.yaml", `empty board file`},
 		{"bad-benchmark-model.yaml", `benchmarks[0].models[1]: "baseline/first" is not one of the board's models`},
 		{"dup-benchmark.yaml", `benchmarks[1]: bfcl@latest is also benchmarks[0]`},
+		{"bad-access.yaml", `access: access: email_domains[0]: "user@example.com" is not a valid entry`},
+		{"access-typo.yaml", `field group not found`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -93,6 +96,26 @@ func TestParseBoardBad(t *testing.T) {
 				t.Errorf("error %q\nwant the file %s and %q", msg, path, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadAccess reads a board's name and access: key alone (serve has no
+// registry), and ParseBoard keeps the same policy.
+func TestReadAccess(t *testing.T) {
+	path := filepath.Join("testdata", "boards", "access.yaml")
+	name, p, err := ReadAccess(path)
+	want := access.Policy{Groups: []string{"eval-team"}, EmailDomains: []string{"example.com"}, Tokens: []string{"ci-scores"}}
+	if err != nil || name != "private" || !reflect.DeepEqual(p, want) {
+		t.Fatalf("ReadAccess: %q %+v %v", name, p, err)
+	}
+	b, err := ReadBoard(path, registry.Default())
+	if err != nil || !reflect.DeepEqual(b.Access, want) {
+		t.Fatalf("ReadBoard: %+v %v", b.Access, err)
+	}
+	for _, bad := range []string{"bad-access.yaml", "access-typo.yaml", "bad-name.yaml"} {
+		if _, _, err := ReadAccess(filepath.Join("testdata", "boards", bad)); !errors.Is(err, ErrBadBoard) {
+			t.Errorf("ReadAccess(%s): %v", bad, err)
+		}
 	}
 }
 

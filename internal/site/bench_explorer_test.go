@@ -106,7 +106,7 @@ func serveStore(b *testing.B, store blob.Store) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := NewServer(store)
+	srv := NewServer(Handler(store))
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()

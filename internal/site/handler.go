@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchline/benchline/internal/access"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
 )
@@ -64,6 +65,7 @@ const BoardsTTL = 30 * time.Second
 
 type handler struct {
 	store   blob.Store
+	gate    *Gate // nil: every board is readable (Guarded sets it)
 	explore *explorer
 	log     *slog.Logger
 	ttl     time.Duration
@@ -91,9 +93,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", csp)
+	var id access.Identity
+	if h.gate != nil {
+		var ok bool
+		if id, ok = h.gate.identify(r); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="benchline"`)
+			http.Error(w, errBadToken, http.StatusUnauthorized)
+			return
+		}
+	}
 	p := r.URL.Path
 	if p == "/" {
-		h.boards(w, r)
+		h.boards(w, r, id)
 		return
 	}
 	board, rest, hasSlash := strings.Cut(strings.TrimPrefix(p, "/"), "/")
@@ -101,9 +112,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if h.gate != nil {
+		allowed := h.gate.allows(id, board)
+		h.gate.audit(r, id, board, rest, allowed)
+		if !allowed {
+			notFound(w, board)
+			return
+		}
+	}
 	stamp, err := h.latest(r, board)
 	if errors.Is(err, blob.ErrNotFound) {
-		http.Error(w, fmt.Sprintf("no board %q", board), http.StatusNotFound)
+		notFound(w, board)
 		return
 	}
 	if err != nil {
@@ -291,8 +310,8 @@ func (h *handler) boardNames(r *http.Request) ([]string, error) {
 	return names, nil
 }
 
-// boards lists every board with a latest pointer.
-func (h *handler) boards(w http.ResponseWriter, r *http.Request) {
+// boards lists every board with a latest pointer that id may read.
+func (h *handler) boards(w http.ResponseWriter, r *http.Request, id access.Identity) {
 	names, err := h.boardNames(r)
 	if err != nil {
 		h.fail(w, err)
@@ -300,6 +319,9 @@ func (h *handler) boards(w http.ResponseWriter, r *http.Request) {
 	}
 	var links []boardLink
 	for _, board := range names {
+		if h.gate != nil && !h.gate.allows(id, board) {
+			continue
+		}
 		stamp, err := h.latest(r, board)
 		if err != nil {
 			h.log.Warn("leaderboard serve: board left out", "board", board, "err", err)

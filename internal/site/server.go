@@ -3,8 +3,6 @@ package site
 import (
 	"net/http"
 	"time"
-
-	"github.com/benchline/benchline/internal/blob"
 )
 
 // The bounds of `benchline leaderboard serve`'s HTTP server (NewServer).
@@ -25,10 +23,10 @@ const (
 )
 
 // NewServer returns the HTTP server of `benchline leaderboard serve`:
-// Handler(store) with the bounds above.
-func NewServer(store blob.Store) *http.Server {
+// h (Guarded or Handler) with the bounds above.
+func NewServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           Handler(store),
+		Handler:           h,
 		ReadHeaderTimeout: ServeHeaderTimeout,
 		ReadTimeout:       ServeReadTimeout,
 		WriteTimeout:      ServeWriteTimeout,

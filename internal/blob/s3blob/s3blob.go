@@ -476,3 +476,22 @@ func httpStatus(err error) int {
 	}
 	return 0
 }
+
+// MaxPresignExpiry is the longest a presigned link lives (SigV4's own limit).
+const MaxPresignExpiry = 7 * 24 * time.Hour
+
+// Presign returns a link that GETs key without credentials until expires
+// from now (at most MaxPresignExpiry). It signs locally: the object is not
+// checked, and the link carries the signature, never the secret key.
+func (s *Store) Presign(ctx context.Context, key string, expires time.Duration) (string, error) {
+	if expires <= 0 || expires > MaxPresignExpiry {
+		return "", fmt.Errorf("s3blob: presign %s: expiry %s: want more than 0 and at most %s", key, expires, MaxPresignExpiry)
+	}
+	k := s.full(key)
+	req, err := s3.NewPresignClient(s.client).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &k},
+		s3.WithPresignExpires(expires))
+	if err != nil {
+		return "", s.wrap("presign", key, err)
+	}
+	return req.URL, nil
+}
