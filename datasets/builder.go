@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
@@ -209,6 +210,16 @@ func CheckNotEmpty(plan Plan, src string) error {
 	msg := "the source yields no rows; nothing was built"
 	if len(files) > 0 {
 		msg += " (read " + strings.Join(files, ", ") + ")"
+	}
+	var skipped []string
+	for k, n := range plan.Stats {
+		if strings.HasPrefix(k, "skipped") {
+			skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		msg += "; every row was skipped: " + strings.Join(skipped, ", ")
 	}
 	return &InputError{File: src, Msg: msg}
 }

@@ -225,7 +225,7 @@ func compileStaged(ctx context.Context, env datasets.Env, src catalog.Source, na
 func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, fn func(int64, task.TaskRow) error, stats map[string]int64) error {
 	var pool []task.Row
 	if f := c.Spec.Prompt.Fewshot; f != nil {
-		err := eachSplitRecord(ctx, env, plan, c, f.From, func(r task.Row) error {
+		err := eachSplitRecord(ctx, env, plan, c, f.From, func(r task.Row, _ Record) error {
 			if len(pool) == MaxPoolRows {
 				return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("prompt.fewshot: split %q has more than %d rows, the limit", f.From, MaxPoolRows)}
 			}
@@ -241,9 +241,9 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 	}
 	var i int64
 	seen := map[string]bool{}
-	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row) error {
+	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row, rec Record) error {
 		if seen[r.ID] {
-			return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("test split: id %q appears twice (columns.id must name a unique column)", r.ID)}
+			return &datasets.InputError{File: rec.File, Line: rec.Line, Msg: fmt.Sprintf("test split: row %s: the id appears twice (columns.id in %s must name a unique column)", r.ID, c.File)}
 		}
 		seen[r.ID] = true
 		msgs, err := c.Messages(r, c.Shots(pool, r))
@@ -290,7 +290,7 @@ func taskRow(c *task.Compiled, r task.Row, msgs []openai.ChatCompletionMessage) 
 }
 
 // eachSplitRecord reads split's staged files in order.
-func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, split string, fn func(task.Row) error, stats map[string]int64) error {
+func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, split string, fn func(task.Row, Record) error, stats map[string]int64) error {
 	n := 0
 	for _, s := range c.Spec.Data[split] {
 		format, err := FormatOf(s)
@@ -310,7 +310,7 @@ func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, 
 					}
 					return nil
 				}
-				return fn(row)
+				return fn(row, rec)
 			})
 			if err != nil {
 				return err
