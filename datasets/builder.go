@@ -127,6 +127,13 @@ type Builder interface {
 	Card(m catalog.Manifest) string
 }
 
+// StoreCarder is a Builder whose card shows what the version keeps beside
+// its data (a task file's text): the publish step renders the card with it
+// instead of Card.
+type StoreCarder interface {
+	CardFromStore(ctx context.Context, store blob.Store, m catalog.Manifest) (string, error)
+}
+
 // NewPlan fills the common fields of a plan and derives its version id.
 func NewPlan(b Builder, sources []catalog.Source, params map[string]string, parts []Part) Plan {
 	return Plan{

@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/pq"
@@ -54,6 +55,54 @@ func (Builder) Schema() schemas.Table { return task.TaskRowTable }
 func (b Builder) Card(m catalog.Manifest) string {
 	return datasets.RenderCard(datasets.CardText{PrettyName: m.Name, License: "other",
 		Description: fmt.Sprintf("A benchmark defined by a task file (%s, listed first among the sources, kept beside the data as task.yaml); its prompts are rendered into each row's messages_json. See docs/tasks.md.", taskSource(m))}, m)
+}
+
+// MaxCardTaskBytes bounds the task file's text a card shows; a longer one
+// is cut at a line and says so.
+const MaxCardTaskBytes = 32 << 10
+
+// CardFromStore is Card with the version's task file (TaskFileKey) shown
+// in a fenced block, cut at MaxCardTaskBytes.
+func (b Builder) CardFromStore(ctx context.Context, store blob.Store, m catalog.Manifest) (string, error) {
+	key := TaskFileKey(m.Name, m.Version)
+	rc, err := store.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("taskfile: read %s: %w", key, err)
+	}
+	raw, err := limits.ReadFile(rc, key, task.MaxFileBytes)
+	rc.Close()
+	if err != nil {
+		return "", err
+	}
+	return b.Card(m) + "\n## Task file\n\n" + TaskBlock(raw, MaxCardTaskBytes), nil
+}
+
+// TaskBlock renders a task file as a Markdown fenced block whose fence no
+// run of backticks in it closes, cut at a line break before limit bytes.
+func TaskBlock(raw []byte, limit int) string {
+	text, cut := string(raw), ""
+	if len(text) > limit {
+		text = text[:limit]
+		if i := strings.LastIndexByte(text, '\n'); i > 0 {
+			text = text[:i+1]
+		}
+		cut = fmt.Sprintf("\n(cut at %d of %d bytes)\n", len(text), len(raw))
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	fence, run := 3, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			fence = max(fence, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", fence)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return f + "yaml\n" + text + f + "\n" + cut
 }
 
 func taskSource(m catalog.Manifest) string {

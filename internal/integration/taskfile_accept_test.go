@@ -68,6 +68,13 @@ func TestTaskFileAcceptance(t *testing.T) {
 				t.Fatal(err)
 			}
 			ds := head.Name + "@" + built.Version
+			card, err := blob.GetBytes(context.Background(), stack.Store, catalog.CardKey(head.Name, built.Version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(card), "## Task file\n\n```yaml\n"+string(raw)) {
+				t.Errorf("the version's card does not show the task file: %s", excerpt(string(card), 600))
+			}
 			flags := evalFlags(t, file)
 			cli := func(args ...string) []byte {
 				t.Helper()
@@ -152,6 +159,10 @@ func TestTaskFileAcceptance(t *testing.T) {
 			pub.Rows = 0
 			if out := cli("dataset", "publish", ds, "--to", dest, "--json"); json.Unmarshal(out, &pub) != nil || pub.Rows != built.Rows {
 				t.Errorf("dataset publish printed %q: want %d rows", out, built.Rows)
+			}
+			readme, err := os.ReadFile(filepath.Join(dest, head.Name, "v"+built.Version, "README.md"))
+			if err != nil || !strings.Contains(string(readme), "## Task file\n\n```yaml\n"+string(raw)) {
+				t.Errorf("the release's README does not show the task file (%v): %s", err, excerpt(string(readme), 600))
 			}
 		})
 	}
