@@ -471,7 +471,13 @@ func (a *Datasets) Publish(ctx context.Context, in PublishInput) (PublishResult,
 	if err := catalog.Verify(ctx, a.Store, m); err != nil {
 		return PublishResult{}, classify(err) // parts that do not match what was written will not on a retry
 	}
-	mv, err := catalog.PublishMove(ctx, a.Store, m, b.Card(m), catalog.PublishOptions{Tag: in.Plan.Tag})
+	card := b.Card(m)
+	if sc, ok := b.(datasets.StoreCarder); ok {
+		if card, err = sc.CardFromStore(ctx, a.Store, m); err != nil {
+			return PublishResult{}, err
+		}
+	}
+	mv, err := catalog.PublishMove(ctx, a.Store, m, card, catalog.PublishOptions{Tag: in.Plan.Tag})
 	if err != nil {
 		return PublishResult{}, err
 	}

@@ -534,6 +534,9 @@ func (a *Publish) card(ctx context.Context, l release.Layout) (string, error) {
 	}
 	info := release.CardInfo{PrettyName: l.Dataset, Description: a.Descriptions[l.Dataset]}
 	if b, err := blob.GetBytes(ctx, a.Store, catalog.CardKey(l.Dataset, l.Version)); err == nil {
+		if i := strings.Index(string(b), "\n## Task file\n"); i >= 0 {
+			info.Sections = string(b[i+1:]) // a task file's version shows it (datasets/taskfile.Builder.CardFromStore)
+		}
 		if fm, _, err := release.ParseCard(string(b)); err == nil {
 			info.License = fm.License
 			if fm.PrettyName != "" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/benchline/benchline/internal/blob"
@@ -126,6 +127,13 @@ type Builder interface {
 	Card(m catalog.Manifest) string
 }
 
+// StoreCarder is a Builder whose card shows what the version keeps beside
+// its data (a task file's text): the publish step renders the card with it
+// instead of Card.
+type StoreCarder interface {
+	CardFromStore(ctx context.Context, store blob.Store, m catalog.Manifest) (string, error)
+}
+
 // NewPlan fills the common fields of a plan and derives its version id.
 func NewPlan(b Builder, sources []catalog.Source, params map[string]string, parts []Part) Plan {
 	return Plan{
@@ -209,6 +217,16 @@ func CheckNotEmpty(plan Plan, src string) error {
 	msg := "the source yields no rows; nothing was built"
 	if len(files) > 0 {
 		msg += " (read " + strings.Join(files, ", ") + ")"
+	}
+	var skipped []string
+	for k, n := range plan.Stats {
+		if strings.HasPrefix(k, "skipped") {
+			skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		msg += "; every row was skipped: " + strings.Join(skipped, ", ")
 	}
 	return &InputError{File: src, Msg: msg}
 }

@@ -15,6 +15,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/pq"
@@ -54,6 +55,54 @@ func (Builder) Schema() schemas.Table { return task.TaskRowTable }
 func (b Builder) Card(m catalog.Manifest) string {
 	return datasets.RenderCard(datasets.CardText{PrettyName: m.Name, License: "other",
 		Description: fmt.Sprintf("A benchmark defined by a task file (%s, listed first among the sources, kept beside the data as task.yaml); its prompts are rendered into each row's messages_json. See docs/tasks.md.", taskSource(m))}, m)
+}
+
+// MaxCardTaskBytes bounds the task file's text a card shows; a longer one
+// is cut at a line and says so.
+const MaxCardTaskBytes = 32 << 10
+
+// CardFromStore is Card with the version's task file (TaskFileKey) shown
+// in a fenced block, cut at MaxCardTaskBytes.
+func (b Builder) CardFromStore(ctx context.Context, store blob.Store, m catalog.Manifest) (string, error) {
+	key := TaskFileKey(m.Name, m.Version)
+	rc, err := store.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("taskfile: read %s: %w", key, err)
+	}
+	raw, err := limits.ReadFile(rc, key, task.MaxFileBytes)
+	rc.Close()
+	if err != nil {
+		return "", err
+	}
+	return b.Card(m) + "\n## Task file\n\n" + TaskBlock(raw, MaxCardTaskBytes), nil
+}
+
+// TaskBlock renders a task file as a Markdown fenced block whose fence no
+// run of backticks in it closes, cut at a line break before limit bytes.
+func TaskBlock(raw []byte, limit int) string {
+	text, cut := string(raw), ""
+	if len(text) > limit {
+		text = text[:limit]
+		if i := strings.LastIndexByte(text, '\n'); i > 0 {
+			text = text[:i+1]
+		}
+		cut = fmt.Sprintf("\n(cut at %d of %d bytes)\n", len(text), len(raw))
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	fence, run := 3, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			fence = max(fence, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", fence)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return f + "yaml\n" + text + f + "\n" + cut
 }
 
 func taskSource(m catalog.Manifest) string {
@@ -225,7 +274,7 @@ func compileStaged(ctx context.Context, env datasets.Env, src catalog.Source, na
 func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, fn func(int64, task.TaskRow) error, stats map[string]int64) error {
 	var pool []task.Row
 	if f := c.Spec.Prompt.Fewshot; f != nil {
-		err := eachSplitRecord(ctx, env, plan, c, f.From, func(r task.Row) error {
+		err := eachSplitRecord(ctx, env, plan, c, f.From, func(r task.Row, _ Record) error {
 			if len(pool) == MaxPoolRows {
 				return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("prompt.fewshot: split %q has more than %d rows, the limit", f.From, MaxPoolRows)}
 			}
@@ -241,9 +290,9 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 	}
 	var i int64
 	seen := map[string]bool{}
-	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row) error {
+	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row, rec Record) error {
 		if seen[r.ID] {
-			return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("test split: id %q appears twice (columns.id must name a unique column)", r.ID)}
+			return &datasets.InputError{File: rec.File, Line: rec.Line, Msg: fmt.Sprintf("test split: row %s: the id appears twice (columns.id in %s must name a unique column)", r.ID, c.File)}
 		}
 		seen[r.ID] = true
 		msgs, err := c.Messages(r, c.Shots(pool, r))
@@ -290,7 +339,7 @@ func taskRow(c *task.Compiled, r task.Row, msgs []openai.ChatCompletionMessage) 
 }
 
 // eachSplitRecord reads split's staged files in order.
-func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, split string, fn func(task.Row) error, stats map[string]int64) error {
+func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.Compiled, split string, fn func(task.Row, Record) error, stats map[string]int64) error {
 	n := 0
 	for _, s := range c.Spec.Data[split] {
 		format, err := FormatOf(s)
@@ -310,7 +359,7 @@ func eachSplitRecord(ctx context.Context, env datasets.Env, plan datasets.Plan, 
 					}
 					return nil
 				}
-				return fn(row)
+				return fn(row, rec)
 			})
 			if err != nil {
 				return err

@@ -19,7 +19,10 @@ type CardInfo struct {
 	PrettyName  string
 	License     string // SPDX id as the hub spells it (e.g. apache-2.0); empty: "other", see the sources
 	Description string // what the benchmark is (the registered Benchmark's Description)
-	Columns     []pq.Column
+	// Sections is Markdown the version's own card adds after its facts (a
+	// task file's "## Task file"), appended as written.
+	Sections string
+	Columns  []pq.Column
 }
 
 // FrontMatter is the card's YAML header, in the hub's dataset card fields.
@@ -191,6 +194,9 @@ func Card(l Layout, m catalog.Manifest, info CardInfo) (string, error) {
 	}
 
 	fmt.Fprintf(&b, "## How it was built\n\n```sh\n%s\n```\n", BuildCommand(m))
+	if sec := strings.TrimSpace(info.Sections); sec != "" {
+		fmt.Fprintf(&b, "\n%s\n", sec)
+	}
 	return b.String(), nil
 }
 
