@@ -55,7 +55,7 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	c := st.Config.S3
 	cfgPath := filepath.Join(t.TempDir(), "benchline.yaml")
 	yaml := fmt.Sprintf("s3:\n  bucket: %s\n  endpoint: %s\n  region: %s\n  path_style: true\n  access_key_id: %s\n  secret_access_key: %s\n",
-		c.Bucket, c.Endpoint, c.Region, c.AccessKeyID, c.SecretAccessKey)
+		c.Bucket, c.Endpoint, c.Region, c.AccessKeyID, c.SecretAccessKey.Reveal())
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
