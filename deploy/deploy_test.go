@@ -713,3 +713,44 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 	}
 }
+
+// TestChartMountsTemporalTLS: with temporal.tlsSecret every worker pod sees
+// the Secret's certificate, key and CA under /etc/benchline/temporal-tls,
+// and the configuration file names them.
+func TestChartMountsTemporalTLS(t *testing.T) {
+	out, err := helm(t, "template", "bl", chart, "--kube-version", kubeVersion,
+		"--set", "temporal.tlsSecret=temporal-client", "--set", "temporal.tlsServerName=temporal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, out)
+	for _, name := range []string{"bl-benchline-main", "bl-benchline-sandbox"} {
+		d := r.deployments[name]
+		if d == nil {
+			t.Fatalf("%s not rendered", name)
+		}
+		var paths []string
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name != "config" || v.Projected == nil {
+				continue
+			}
+			for _, s := range v.Projected.Sources {
+				if s.Secret != nil && s.Secret.Name == "temporal-client" {
+					for _, it := range s.Secret.Items {
+						paths = append(paths, it.Path)
+					}
+				}
+			}
+		}
+		if want := []string{"temporal-tls/tls.crt", "temporal-tls/tls.key", "temporal-tls/ca.crt"}; !slices.Equal(paths, want) {
+			t.Errorf("%s: config volume projects %q from the Secret, want %q", name, paths, want)
+		}
+	}
+	cfgText := r.configMaps["bl-benchline-config"].Data["config.yaml"]
+	for _, want := range []string{"tls_cert_file: /etc/benchline/temporal-tls/tls.crt", "tls_key_file: /etc/benchline/temporal-tls/tls.key",
+		"tls_ca_file: /etc/benchline/temporal-tls/ca.crt", `tls_server_name: "temporal"`} {
+		if !strings.Contains(cfgText, want) {
+			t.Errorf("config.yaml lacks %q:\n%s", want, cfgText)
+		}
+	}
+}

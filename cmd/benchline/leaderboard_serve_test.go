@@ -57,7 +57,7 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	c := st.Config.S3
 	cfgPath := filepath.Join(t.TempDir(), "benchline.yaml")
 	yaml := fmt.Sprintf("s3:\n  bucket: %s\n  endpoint: %s\n  region: %s\n  path_style: true\n  access_key_id: %s\n  secret_access_key: %s\n",
-		c.Bucket, c.Endpoint, c.Region, c.AccessKeyID, c.SecretAccessKey)
+		c.Bucket, c.Endpoint, c.Region, c.AccessKeyID, c.SecretAccessKey.Reveal())
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestLeaderboardServeOverMinIO(t *testing.T) {
 	}
 	link := strings.TrimSpace(links.String())
 	res, err := client.Get(link)
-	if err != nil || res.StatusCode != http.StatusOK || strings.Contains(link, c.SecretAccessKey) {
+	if err != nil || res.StatusCode != http.StatusOK || strings.Contains(link, c.SecretAccessKey.Reveal()) {
 		t.Errorf("GET presigned %s: %v %v", link, res, err)
 	} else {
 		res.Body.Close()

@@ -26,6 +26,7 @@ import (
 	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // temporalServerVersion is the go.temporal.io/server module setup.sh builds.
@@ -449,7 +450,7 @@ func startMinIO(ctx context.Context, t *testing.T, root string) (port int) {
 func s3Store(ctx context.Context, t *testing.T, port int) *s3blob.Store {
 	t.Helper()
 	st, err := s3blob.New(ctx, s3blob.Config{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Region: "us-east-1", Bucket: "benchline",
-		PathStyle: true, AccessKeyID: config.DevAccessKey, SecretAccessKey: config.DevSecretKey})
+		PathStyle: true, AccessKeyID: config.DevAccessKey, SecretAccessKey: secret.New(config.DevSecretKey)})
 	if err != nil {
 		t.Fatal(err)
 	}

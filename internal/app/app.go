@@ -9,7 +9,6 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"os"
@@ -46,9 +45,13 @@ func DialWith(cfg config.Config, logger *slog.Logger, mh client.MetricsHandler) 
 	if logger != nil {
 		opts.Logger = log.NewStructuredLogger(logger)
 	}
-	if cfg.Temporal.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.Temporal.APIKey)
-		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	tc, err := cfg.Temporal.ClientTLS()
+	if err != nil {
+		return nil, err
+	}
+	opts.ConnectionOptions.TLS = tc
+	if !cfg.Temporal.APIKey.IsZero() {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.Temporal.APIKey.Reveal())
 	}
 	c, err := client.Dial(opts)
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/limits"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // Dev stack credentials (loopback only; never used against a real endpoint).
@@ -77,8 +78,24 @@ type Temporal struct {
 	Namespace string `yaml:"namespace"`  // TEMPORAL_NAMESPACE [default]
 	TaskQueue string `yaml:"task_queue"` // BENCHLINE_TASK_QUEUE [benchline]
 	// APIKey enables TLS with an API key (Temporal Cloud); TEMPORAL_API_KEY.
-	APIKey string `yaml:"api_key"`
+	APIKey secret.Value `yaml:"api_key"`
+	// TLS is mutual TLS to a self-hosted cluster: the client's certificate
+	// and key, the CA that signed the server's certificate, and the name
+	// the server's certificate must carry (see docs/DEPLOY.md).
+	TLS TemporalTLS `yaml:",inline"`
 }
+
+// TemporalTLS is mutual TLS to Temporal. Setting CertFile (with KeyFile)
+// or CAFile turns TLS on; the files are read when the client connects.
+type TemporalTLS struct {
+	CertFile   string `yaml:"tls_cert_file"`   // TEMPORAL_TLS_CERT: the client's certificate (PEM)
+	KeyFile    string `yaml:"tls_key_file"`    // TEMPORAL_TLS_KEY: its private key (PEM)
+	CAFile     string `yaml:"tls_ca_file"`     // TEMPORAL_TLS_CA: the server's CA (PEM) [the system's roots]
+	ServerName string `yaml:"tls_server_name"` // TEMPORAL_TLS_SERVER_NAME [the address's host]
+}
+
+// Enabled reports whether any TLS file is set.
+func (t TemporalTLS) Enabled() bool { return t.CertFile != "" || t.KeyFile != "" || t.CAFile != "" }
 
 // Default returns the built-in defaults (the dev stack's addresses).
 func Default() Config {
@@ -90,7 +107,7 @@ func Default() Config {
 
 func devS3() s3blob.Config {
 	return s3blob.Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "benchline", PathStyle: true,
-		AccessKeyID: DevAccessKey, SecretAccessKey: DevSecretKey}
+		AccessKeyID: DevAccessKey, SecretAccessKey: secret.New(DevSecretKey)}
 }
 
 // awsS3 is where S3 settings start once a source leaves the dev defaults.
@@ -132,6 +149,8 @@ type rule struct {
 	set func(c *Config, v string) (want string)
 	// get is the current value as text, "" when unset.
 	get func(c *Config) string
+	// secret: the value is a credential, never quoted in an error.
+	secret bool
 }
 
 // Settings lists every key, in the order the README documents them.
@@ -139,14 +158,18 @@ var Settings = []Setting{
 	{Key: "temporal.address", Env: "TEMPORAL_ADDRESS", required: true, rule: hostPort(func(c *Config) *string { return &c.Temporal.Address })},
 	{Key: "temporal.namespace", Env: "TEMPORAL_NAMESPACE", required: true, rule: word(func(c *Config) *string { return &c.Temporal.Namespace })},
 	{Key: "temporal.task_queue", Env: "BENCHLINE_TASK_QUEUE", required: true, rule: word(func(c *Config) *string { return &c.Temporal.TaskQueue })},
-	{Key: "temporal.api_key", Env: "TEMPORAL_API_KEY", rule: text(func(c *Config) *string { return &c.Temporal.APIKey })},
+	{Key: "temporal.api_key", Env: "TEMPORAL_API_KEY", rule: secretText(func(c *Config) *secret.Value { return &c.Temporal.APIKey })},
+	{Key: "temporal.tls_cert_file", Env: "TEMPORAL_TLS_CERT", rule: file(func(c *Config) *string { return &c.Temporal.TLS.CertFile })},
+	{Key: "temporal.tls_key_file", Env: "TEMPORAL_TLS_KEY", rule: file(func(c *Config) *string { return &c.Temporal.TLS.KeyFile })},
+	{Key: "temporal.tls_ca_file", Env: "TEMPORAL_TLS_CA", rule: file(func(c *Config) *string { return &c.Temporal.TLS.CAFile })},
+	{Key: "temporal.tls_server_name", Env: "TEMPORAL_TLS_SERVER_NAME", rule: word(func(c *Config) *string { return &c.Temporal.TLS.ServerName })},
 	{Key: "s3.bucket", Env: "BENCHLINE_S3_BUCKET", required: true, rule: bucket(func(c *Config) *string { return &c.S3.Bucket })},
 	{Key: "s3.prefix", Env: "BENCHLINE_S3_PREFIX", rule: prefix(func(c *Config) *string { return &c.S3.Prefix })},
 	{Key: "s3.endpoint", Env: "BENCHLINE_S3_ENDPOINT", rule: endpoint(func(c *Config) *string { return &c.S3.Endpoint })},
 	{Key: "s3.region", Env: "AWS_REGION", rule: word(func(c *Config) *string { return &c.S3.Region })},
 	{Key: "s3.path_style", Env: "BENCHLINE_S3_PATH_STYLE", rule: boolean(func(c *Config) *bool { return &c.S3.PathStyle })},
 	{Key: "s3.access_key_id", rule: text(func(c *Config) *string { return &c.S3.AccessKeyID })},
-	{Key: "s3.secret_access_key", rule: text(func(c *Config) *string { return &c.S3.SecretAccessKey })},
+	{Key: "s3.secret_access_key", rule: secretText(func(c *Config) *secret.Value { return &c.S3.SecretAccessKey })},
 	{Key: "s3.part_size", rule: partSize(func(c *Config) *int64 { return &c.S3.PartSize })},
 	{Key: "s3.sign_payload", rule: boolean(func(c *Config) *bool { return &c.S3.SignPayload })},
 	{Key: "s3.connect_timeout", rule: timeout(func(c *Config) *time.Duration { return &c.S3.ConnectTimeout })},
@@ -160,6 +183,14 @@ var Settings = []Setting{
 	{Key: "limits.max_source_files", Env: "BENCHLINE_MAX_SOURCE_FILES", rule: positive(func(c *Config) *int { return &c.Limits.SourceFiles })},
 	{Key: "limits.max_source_bytes", Env: "BENCHLINE_MAX_SOURCE_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.SourceBytes }, 1024, "want a size in bytes of at least 1024")},
 	{Key: "limits.max_reply_bytes", Env: "BENCHLINE_MAX_REPLY_BYTES", rule: intRule(func(c *Config) *int64 { return &c.Limits.ReplyBytes }, 1024, "want a size in bytes of at least 1024")},
+}
+
+// shown is what an error quotes of v: nothing for a credential.
+func shown(s *Setting, v string) string {
+	if s.secret {
+		return ""
+	}
+	return v
 }
 
 func setting(key string) *Setting {
@@ -271,7 +302,7 @@ func applyFile(cfg *Config, r io.Reader, name string) (s3Given bool, err error) 
 				continue // not given
 			}
 			if want := s.set(cfg, fv.Value); want != "" {
-				return false, &SettingError{Source: at(fv) + ": " + key, Key: key, Value: fv.Value, Want: want}
+				return false, &SettingError{Source: at(fv) + ": " + key, Key: key, Value: shown(s, fv.Value), Want: want}
 			}
 		}
 	}
@@ -309,7 +340,7 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool), s3Given bool) err
 			continue
 		}
 		if want := s.set(cfg, v); want != "" {
-			return &SettingError{Source: s.Env, Key: s.Key, Value: v, Want: want}
+			return &SettingError{Source: s.Env, Key: s.Key, Value: shown(&s, v), Want: want}
 		}
 	}
 	if leaveDev && get("BENCHLINE_S3_PATH_STYLE") == "" && cfg.S3.Endpoint != "" {
@@ -331,7 +362,7 @@ func (c Config) Validate() error {
 		}
 		probe := c
 		if want := s.set(&probe, v); want != "" {
-			return &SettingError{Source: s.Key, Key: s.Key, Value: v, Want: want}
+			return &SettingError{Source: s.Key, Key: s.Key, Value: shown(&s, v), Want: want}
 		}
 	}
 	return c.check()
@@ -339,9 +370,17 @@ func (c Config) Validate() error {
 
 // check is what no single setting can say.
 func (c Config) check() error {
-	if (c.S3.AccessKeyID == "") != (c.S3.SecretAccessKey == "") {
+	if (c.S3.AccessKeyID == "") != c.S3.SecretAccessKey.IsZero() {
 		return &SettingError{Source: "s3.access_key_id", Key: "s3.access_key_id",
 			Want: "s3.access_key_id and s3.secret_access_key go together (leave both empty for the AWS credential chain)"}
+	}
+	if t := c.Temporal.TLS; (t.CertFile == "") != (t.KeyFile == "") {
+		return &SettingError{Source: "temporal.tls_cert_file", Key: "temporal.tls_cert_file",
+			Want: "temporal.tls_cert_file and temporal.tls_key_file go together (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY)"}
+	}
+	if t := c.Temporal.TLS; t.ServerName != "" && !t.Enabled() {
+		return &SettingError{Source: "temporal.tls_server_name", Key: "temporal.tls_server_name",
+			Want: "temporal.tls_server_name needs temporal.tls_ca_file or a client certificate"}
 	}
 	return nil
 }
@@ -365,6 +404,16 @@ func strRule(dst func(*Config) *string, check func(v string) string) rule {
 
 func text(dst func(*Config) *string) rule {
 	return strRule(dst, func(string) string { return "" })
+}
+
+// secretText is a credential: any value, held as a secret.Value. Its
+// errors never quote it.
+func secretText(dst func(*Config) *secret.Value) rule {
+	return rule{
+		set:    func(c *Config, v string) string { *dst(c) = secret.New(v); return "" },
+		get:    func(c *Config) string { return dst(c).Reveal() },
+		secret: true,
+	}
 }
 
 // word is a value without whitespace.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // S3Server names an S3-protocol server the stack can run.
@@ -188,7 +189,8 @@ func StackConfig(base *config.Config, temporalPort, s3Port int, bucket string) c
 		cfg = *base
 	}
 	cfg.Temporal.Address = hostPort(temporalPort)
-	cfg.Temporal.APIKey = ""
+	cfg.Temporal.APIKey = secret.Value{}
+	cfg.Temporal.TLS = config.TemporalTLS{}
 	def := config.Default()
 	cfg.S3 = def.S3
 	cfg.S3.Endpoint = "http://" + hostPort(s3Port)

@@ -193,7 +193,7 @@ func (r *Running) PrintAddresses(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  S3            %s (bucket %s, path-style, region %s)\n", cfg.S3.Endpoint, cfg.S3.Bucket, cfg.S3.Region)
 	fmt.Fprintf(w, "  credentials   AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (this stack's S3 server, loopback only)\n",
-		cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey)
+		cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey.Reveal())
 	fmt.Fprintf(w, "  baselines     %s (deterministic baseline models, not LLMs)\n", r.BaselineURL)
 	if r.Sources != "" {
 		fmt.Fprintf(w, "  sources       %s (serves %s, the fixtures' cited pages, to the in-process workers)\n", r.Sources, strings.Join(r.Hosts, ", "))
@@ -220,13 +220,17 @@ func (r *Running) EnvVars() [][2]string {
 		{"TEMPORAL_ADDRESS", cfg.Temporal.Address},
 		{"TEMPORAL_NAMESPACE", cfg.Temporal.Namespace},
 		{"TEMPORAL_API_KEY", ""},
+		{"TEMPORAL_TLS_CERT", ""},
+		{"TEMPORAL_TLS_KEY", ""},
+		{"TEMPORAL_TLS_CA", ""},
+		{"TEMPORAL_TLS_SERVER_NAME", ""},
 		{"BENCHLINE_TASK_QUEUE", cfg.Temporal.TaskQueue},
 		{"BENCHLINE_S3_ENDPOINT", cfg.S3.Endpoint},
 		{"BENCHLINE_S3_BUCKET", cfg.S3.Bucket},
 		{"BENCHLINE_S3_PREFIX", cfg.S3.Prefix},
 		{"BENCHLINE_S3_PATH_STYLE", strconv.FormatBool(cfg.S3.PathStyle)},
 		{"AWS_ACCESS_KEY_ID", cfg.S3.AccessKeyID},
-		{"AWS_SECRET_ACCESS_KEY", cfg.S3.SecretAccessKey},
+		{"AWS_SECRET_ACCESS_KEY", cfg.S3.SecretAccessKey.Reveal()},
 		{"AWS_REGION", cfg.S3.Region},
 		{"BENCHLINE_BASELINE_URL", r.BaselineURL},
 		{"BENCHLINE_PROVIDERS", cfg.Models.ProvidersFile},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // TestEnvFileSourcesBack writes a stack's env file, sources it in sh the
@@ -69,7 +70,7 @@ func TestEnvFileSourcesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The AWS chain reads the credentials from the same environment.
-	loaded.S3.AccessKeyID, loaded.S3.SecretAccessKey = got["AWS_ACCESS_KEY_ID"], got["AWS_SECRET_ACCESS_KEY"]
+	loaded.S3.AccessKeyID, loaded.S3.SecretAccessKey = got["AWS_ACCESS_KEY_ID"], secret.New(got["AWS_SECRET_ACCESS_KEY"])
 	if loaded != cfg {
 		t.Errorf("configuration from the env file\n  %+v\nwant the stack's\n  %+v", loaded, cfg)
 	}

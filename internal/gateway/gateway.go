@@ -34,6 +34,7 @@ import (
 
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // RetryPolicy retries retryable failures inside Complete. The default (zero
@@ -156,9 +157,9 @@ func (c *core) redactor() *Redactor {
 	keys := make([]string, 0, len(c.providers))
 	for _, name := range slices.Sorted(maps.Keys(c.providers)) {
 		if env := c.providers[name].cfg.APIKeyEnv; env != "" {
-			if k, ok := c.env(env); ok && k != "" {
-				keys = append(keys, k)
-				h.Write([]byte(k))
+			if k := apiKey(c.env, env); !k.IsZero() {
+				keys = append(keys, k.Reveal())
+				h.Write([]byte(k.Reveal()))
 				h.Write([]byte{0})
 			}
 		}
@@ -547,6 +548,13 @@ func (p *provider) build(model string, r modelapi.Request) openai.ChatCompletion
 	return o
 }
 
+// apiKey is the credential the variable name holds in env, empty when it
+// is unset.
+func apiKey(env Env, name string) secret.Value {
+	k, _ := env(name)
+	return secret.New(k)
+}
+
 // authTransport adds the provider's key, read from the environment at call
 // time, and records the status and headers of each attempt for Retry-After.
 // The baseline provider's transport (oracle) also sends a request's oracle
@@ -566,10 +574,10 @@ func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return t.send(r)
 	}
 	if t.keyEnv != "" {
-		if key, ok := t.env(t.keyEnv); ok && key != "" {
+		if key := apiKey(t.env, t.keyEnv); !key.IsZero() {
 			r2 := *r
 			r2.Header = r.Header.Clone()
-			r2.Header.Set("Authorization", "Bearer "+key)
+			r2.Header.Set("Authorization", "Bearer "+key.Reveal())
 			r = &r2
 		}
 	}

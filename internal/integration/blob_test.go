@@ -15,6 +15,7 @@ import (
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/blob/s3blob"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 var prefixSeq atomic.Int64
@@ -76,7 +77,7 @@ func TestS3ErrorsAndUploadsMinIO(t *testing.T) {
 	}
 
 	wrong := cfg
-	wrong.SecretAccessKey = "not-the-secret"
+	wrong.SecretAccessKey = secret.New("not-the-secret")
 	ws, err := s3blob.New(ctx, wrong)
 	if err != nil {
 		t.Fatal(err)

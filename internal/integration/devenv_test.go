@@ -22,6 +22,7 @@ import (
 	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
 	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a process's output and a test
@@ -179,7 +180,7 @@ func TestDevEnvFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey = vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"]
+	cfg.S3.AccessKeyID, cfg.S3.SecretAccessKey = vars["AWS_ACCESS_KEY_ID"], secret.New(vars["AWS_SECRET_ACCESS_KEY"])
 	ctx := context.Background()
 	store, err := app.OpenStore(ctx, cfg)
 	if err != nil {

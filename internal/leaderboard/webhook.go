@@ -15,6 +15,8 @@ import (
 	"os"
 	"regexp"
 	"time"
+
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // Limits of a webhook delivery.
@@ -74,16 +76,18 @@ func checkWebhook(w Webhook) error {
 
 // target is the URL a delivery goes to: URL, or the value of the variable
 // URLEnv names in this process's environment.
-func (w Webhook) target() (string, error) {
+// A URL from the environment may carry a token, so it is a secret.Value
+// until the request is made.
+func (w Webhook) target() (secret.Value, error) {
 	if w.URLEnv == "" {
-		return w.URL, nil
+		return secret.New(w.URL), nil
 	}
-	raw := os.Getenv(w.URLEnv)
-	if raw == "" {
-		return "", fmt.Errorf("leaderboard: webhook: url_env %s is not set in the worker's environment", w.URLEnv)
+	raw := secret.New(os.Getenv(w.URLEnv))
+	if raw.IsZero() {
+		return raw, fmt.Errorf("leaderboard: webhook: url_env %s is not set in the worker's environment", w.URLEnv)
 	}
-	if u, err := url.Parse(raw); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", fmt.Errorf("leaderboard: webhook: url_env %s: %s: want an http(s) URL", w.URLEnv, RedactURL(raw))
+	if u, err := url.Parse(raw.Reveal()); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return secret.Value{}, fmt.Errorf("leaderboard: webhook: url_env %s: %s: want an http(s) URL", w.URLEnv, RedactURL(raw.Reveal()))
 	}
 	return raw, nil
 }
@@ -115,8 +119,8 @@ func Notify(ctx context.Context, client *http.Client, w Webhook, ch Changes) (in
 	}
 	sig := ""
 	if w.SecretEnv != "" {
-		if key := os.Getenv(w.SecretEnv); key != "" {
-			m := hmac.New(sha256.New, []byte(key))
+		if key := secret.New(os.Getenv(w.SecretEnv)); !key.IsZero() {
+			m := hmac.New(sha256.New, []byte(key.Reveal()))
 			m.Write(body)
 			sig = "sha256=" + hex.EncodeToString(m.Sum(nil))
 		}
@@ -142,11 +146,11 @@ func Notify(ctx context.Context, client *http.Client, w Webhook, ch Changes) (in
 	return WebhookAttempts, fmt.Errorf("%w (gave up after %d attempts)", last, WebhookAttempts)
 }
 
-func post(ctx context.Context, client *http.Client, target string, body []byte, sig, delivery string) (retry bool, err error) {
+func post(ctx context.Context, client *http.Client, target secret.Value, body []byte, sig, delivery string) (retry bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, WebhookTimeout)
 	defer cancel()
-	shown := RedactURL(target)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	shown := RedactURL(target.Reveal())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.Reveal(), bytes.NewReader(body))
 	if err != nil { // its message quotes the URL
 		return false, fmt.Errorf("leaderboard: webhook %s: not a URL to POST to", shown)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // Config says where a bucket is and how to reach it. Zero values mean the
@@ -40,8 +41,8 @@ type Config struct {
 	Prefix    string `yaml:"prefix"`     // optional key prefix inside the bucket
 	PathStyle bool   `yaml:"path_style"` // true for most S3-compatible servers
 	// Static credentials; when empty the AWS default chain is used.
-	AccessKeyID     string `yaml:"access_key_id"`
-	SecretAccessKey string `yaml:"secret_access_key"`
+	AccessKeyID     string       `yaml:"access_key_id"`
+	SecretAccessKey secret.Value `yaml:"secret_access_key"`
 	// PartSize is the multipart part size in bytes (default 8 MiB).
 	PartSize int64 `yaml:"part_size"`
 	// SignPayload makes every request sign its body's SHA-256 (SigV4's
@@ -159,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.AccessKeyID != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, "")))
+			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey.Reveal(), "")))
 	}
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // TestClassifyCode maps each S3 error code and HTTP status to its class:
@@ -96,7 +97,7 @@ func TestSilentEndpoint(t *testing.T) {
 	}()
 	endpoint := "http://" + ln.Addr().String()
 	st, err := New(context.Background(), Config{Endpoint: endpoint, Bucket: "b", PathStyle: true, Region: "us-east-1",
-		AccessKeyID: "k", SecretAccessKey: "s", ResponseTimeout: 300 * time.Millisecond, MaxAttempts: 2})
+		AccessKeyID: "k", SecretAccessKey: secret.New("s"), ResponseTimeout: 300 * time.Millisecond, MaxAttempts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestPayloadHeader(t *testing.T) {
 	}{{false, "UNSIGNED-PAYLOAD"}, {true, hex.EncodeToString(sum[:])}} {
 		got = nil
 		st, err := New(context.Background(), Config{Endpoint: srv.URL, Bucket: "b", PathStyle: true, Region: "us-east-1",
-			AccessKeyID: "k", SecretAccessKey: "s", SignPayload: tc.sign})
+			AccessKeyID: "k", SecretAccessKey: secret.New("s"), SignPayload: tc.sign})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func TestStoreFull(t *testing.T) {
 	}))
 	defer srv.Close()
 	st, err := New(context.Background(), Config{Endpoint: srv.URL, Bucket: "b", PathStyle: true, Region: "us-east-1",
-		AccessKeyID: "k", SecretAccessKey: "s", PartSize: 5 << 20})
+		AccessKeyID: "k", SecretAccessKey: secret.New("s"), PartSize: 5 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

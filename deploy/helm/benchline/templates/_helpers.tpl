@@ -64,9 +64,25 @@ envFrom:
 {{- end -}}
 
 {{- define "benchline.configVolume" -}}
+{{- if .Values.temporal.tlsSecret }}
+- name: config
+  projected:
+    sources:
+      - configMap:
+          name: {{ include "benchline.fullname" . }}-config
+      # Mutual TLS to Temporal: a kubernetes.io/tls Secret with ca.crt
+      # (cert-manager writes one), under /etc/benchline/temporal-tls.
+      - secret:
+          name: {{ .Values.temporal.tlsSecret }}
+          items:
+            - {key: tls.crt, path: temporal-tls/tls.crt}
+            - {key: tls.key, path: temporal-tls/tls.key, mode: 0400}
+            - {key: ca.crt, path: temporal-tls/ca.crt}
+{{- else }}
 - name: config
   configMap:
     name: {{ include "benchline.fullname" . }}-config
+{{- end }}
 {{- end -}}
 
 {{- define "benchline.podAnnotations" -}}
