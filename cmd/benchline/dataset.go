@@ -16,6 +16,7 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -79,6 +80,15 @@ Datasets:
 						return err
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the lm-evaluation-harness task as a task file, beside its data); building it\n", out)
+					taskFile = out
+				} else if raw, err := readLocal(taskFile); err == nil && promptfoo.Detect(raw) {
+					// A promptfoo config: written as a task file and its
+					// rows beside it, then built.
+					out, err := promptfooBeside(taskFile, raw)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the promptfoo config as a task file, its samples in %s); building it\n", out, strings.TrimSuffix(out, ".task.yaml")+".rows.jsonl")
 					taskFile = out
 				}
 				name, uri, err := checkTaskFile(taskFile)
