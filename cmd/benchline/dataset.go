@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -89,6 +90,17 @@ Datasets:
 						return err
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the promptfoo config as a task file, its samples in %s); building it\n", out, strings.TrimSuffix(out, ".task.yaml")+".rows.jsonl")
+					if pcfg, err := promptfoo.Parse(taskFile, raw, promptfoo.DirReader(filepath.Dir(taskFile))); err == nil && len(pcfg.Providers) > 0 {
+						if g, err := wfclient.LoadProviders(cfg, ""); err == nil {
+							models, missing := promptfooModels(pcfg, g)
+							for _, m := range missing {
+								fmt.Fprintln(cmd.ErrOrStderr(), m)
+							}
+							if len(models) > 0 {
+								fmt.Fprintf(cmd.ErrOrStderr(), "its providers are the models %s (evaluate them with eval --model or a board's models)\n", strings.Join(models, ", "))
+							}
+						}
+					}
 					taskFile = out
 				}
 				name, uri, err := checkTaskFile(taskFile)

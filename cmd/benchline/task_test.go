@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/scorers/promptfoo"
 )
 
 // TestTaskCheckToolCalls: task check scores reply lines that carry
@@ -287,5 +290,31 @@ tests:
 				t.Errorf("%s: %s = %v, want %v", s.ID, v.Metric, metric[v.Metric], v.Score)
 			}
 		}
+	}
+}
+
+// TestPromptfooModels: an openai:chat provider is the model of the
+// providers file's entry whose base_url is its apiBaseUrl; one that no
+// entry serves is named with what to add.
+func TestPromptfooModels(t *testing.T) {
+	g, err := gateway.LoadConfig(strings.NewReader("providers:\n  vllm: {base_url: http://gpu:8000/v1}\n  other: {base_url: http://gpu:9000/v1}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := promptfoo.Parse("c.yaml", []byte(`prompts: ["{{ a }}"]
+providers:
+  - {id: "openai:chat:qwen", config: {apiBaseUrl: "http://gpu:8000/v1/"}}
+  - {id: "openai:chat:llama", config: {apiBaseUrl: "http://elsewhere/v1"}}
+  - {id: "openai:chat:m2", config: {apiBaseUrl: "http://gpu:9000/v1"}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, missing := promptfooModels(cfg, g)
+	if fmt.Sprint(models) != "[vllm/qwen other/m2]" {
+		t.Errorf("models %v", models)
+	}
+	if len(missing) != 1 || !strings.Contains(missing[0], "providers[1] (openai:chat:llama)") || !strings.Contains(missing[0], "http://elsewhere/v1") {
+		t.Errorf("missing %v", missing)
 	}
 }
