@@ -24,7 +24,7 @@ import (
 // on the real stack and evaluates baseline/echo (which repeats the prompt)
 // directly and in batch mode: every sample's pass and score equal what
 // promptfoo.Grade (task check --replies) gives for the reply the run
-// stored, batch equals direct, and a board refreshes it.
+// stored, batch equals direct, a board refreshes it and it publishes.
 func TestTaskFilePromptfoo(t *testing.T) {
 	dir := t.TempDir()
 	var csv strings.Builder
@@ -150,5 +150,14 @@ tests:
 	}
 	if !strings.Contains(string(scores), "Echo a word") || !strings.Contains(string(scores), `"promptfooconfig"`) {
 		t.Errorf("scores.json lacks the config's benchmark or description: %s", excerpt(string(scores), 400))
+	}
+
+	// Published as a release, every sample there.
+	pub, err := publishVia(t, ds, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Rows != 11 {
+		t.Errorf("published %d rows, want 11", pub.Rows)
 	}
 }
