@@ -184,6 +184,13 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		for _, m := range s.Messages {
 			rs = append(rs, m.Role)
 		}
+		if last := len(rs) - 1; last < 0 || rs[last] != "user" {
+			role := "no"
+			if last >= 0 {
+				role = rs[last]
+			}
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's last message is role %s: a dataset's chat ends with the user's message", s.Test, role)}
+		}
 		if roles == nil {
 			roles = rs
 		} else if strings.Join(rs, ",") != strings.Join(roles, ",") {

@@ -55,6 +55,7 @@ func TestTranslateRefuses(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "chat.json"), []byte(`[{"role": "system", "content": "s"}, {"role": "user", "content": "{{ a }}"}]`), 0o644)
 	tests := []struct{ name, config, want string }{
 		{"roles", "prompts: [file://chat.json, '{{ a }}']\ntests: [{vars: {a: x}}]\n", "prompts[1]: tests[0]: the chat's roles are user where the first sample's are system, user"},
+		{"last", "prompts: ['[{\"role\": \"user\", \"content\": \"{{ a }}\"}, {\"role\": \"assistant\", \"content\": \"Sure:\"}]']\ntests: [{vars: {a: x}}]\n", "prompts[0]: tests[0]: the chat's last message is role assistant"},
 		{"var", "prompts: ['{{ a }}']\ntests: [{vars: {a: x, pf_sample: y}}]\n", "tests[0].vars.pf_sample: is a column"},
 		{"tools", "prompts: ['{{ a }}']\nproviders: [{id: 'openai:chat:m', config: {apiBaseUrl: 'http://h/v1', tools: [{type: function, function: {name: f}}]}}]\ntests: [{vars: {a: x}}]\n", "providers[0].config.tools"},
 	}
