@@ -22,6 +22,13 @@ const ScorerType = "promptfoo"
 // which the promptfoo scorer grades with.
 const SampleColumn = "pf_sample"
 
+// MaxRowsBytes bounds a translation's rows (every sample's chat, vars
+// and test as JSON Lines), which are held in memory and written at once.
+const MaxRowsBytes = 256 << 20
+
+// maxRowsBytes is MaxRowsBytes, lowered by tests.
+var maxRowsBytes = MaxRowsBytes
+
 func init() { taskfile.RegisterScorer(ScorerType, newScorer) }
 
 // stored is what a row carries for the scorer.
@@ -226,6 +233,9 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		line, err := json.Marshal(row)
 		if err != nil {
 			return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars", s.Test), Msg: err.Error()}
+		}
+		if rows.Len()+len(line) >= maxRowsBytes {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d]", s.Test), Msg: fmt.Sprintf("prompts[%d]: the translated rows pass %d bytes, the limit: split the config", s.Prompt, maxRowsBytes)}
 		}
 		rows.Write(line)
 		rows.WriteByte('\n')

@@ -73,3 +73,22 @@ func TestTranslateRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestTranslateRowsBound: rows past the bound fail naming the sample that
+// passes it, before anything is returned.
+func TestTranslateRowsBound(t *testing.T) {
+	defer func(n int) { maxRowsBytes = n }(maxRowsBytes)
+	maxRowsBytes = 4000
+	cfg := &Config{File: "big.yaml", Prompts: []Prompt{{Raw: "{{ a }}"}}}
+	for range 10 {
+		cfg.Tests = append(cfg.Tests, Test{Vars: map[string]any{"a": strings.Repeat("x", 500)}})
+	}
+	_, err := cfg.Translate("r.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "big.yaml: tests[") || !strings.Contains(err.Error(), "4000 bytes, the limit") {
+		t.Fatalf("err = %v, want the bound named", err)
+	}
+	maxRowsBytes = 1 << 20
+	if _, err := cfg.Translate("r.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+}
