@@ -231,7 +231,7 @@ defaultTest:
   assert: [{type: javascript, value: "output.length > context.vars.n", weight: 2}]
 tests:
   - file://tests.csv
-  - vars: {word: "4", n: 1}
+  - vars: {word: "4", n: 1, list: [1, "a"], map: {k: v}}
     threshold: 0.5
     assert:
       - {type: equals, value: 4}
