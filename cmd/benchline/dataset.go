@@ -148,7 +148,7 @@ Datasets:
 		},
 	}
 	cmd.Flags().StringVar(&src, "source", "", "directory, http(s) URL or s3:// URL of the sources (default embedded://NAME)")
-	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines (docs/tasks.md)")
+	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines; a local lm-evaluation-harness task (with --data) or promptfoo config is translated into one beside it first (docs/tasks.md)")
 	cmd.Flags().StringArrayVar(&data, "data", nil, "with --task, an lm-evaluation-harness task's data: DATASET_PATH=DIR|FILE (the task is written as a task file beside it, then built)")
 	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")
