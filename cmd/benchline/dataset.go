@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -80,6 +82,26 @@ Datasets:
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the lm-evaluation-harness task as a task file, beside its data); building it\n", out)
 					taskFile = out
+				} else if raw, err := readLocal(taskFile); err == nil && promptfoo.Detect(raw) {
+					// A promptfoo config: written as a task file and its
+					// rows beside it, then built.
+					out, err := promptfooBeside(taskFile, raw)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (the promptfoo config as a task file, its samples in %s); building it\n", out, strings.TrimSuffix(out, ".task.yaml")+".rows.jsonl")
+					if pcfg, err := promptfoo.Parse(taskFile, raw, promptfoo.DirReader(filepath.Dir(taskFile))); err == nil && len(pcfg.Providers) > 0 {
+						if g, err := wfclient.LoadProviders(cfg, ""); err == nil {
+							models, missing := promptfooModels(pcfg, g)
+							for _, m := range missing {
+								fmt.Fprintln(cmd.ErrOrStderr(), m)
+							}
+							if len(models) > 0 {
+								fmt.Fprintf(cmd.ErrOrStderr(), "its providers are the models %s (evaluate them with eval --model or a board's models)\n", strings.Join(models, ", "))
+							}
+						}
+					}
+					taskFile = out
 				}
 				name, uri, err := checkTaskFile(taskFile)
 				if err != nil {
@@ -126,7 +148,7 @@ Datasets:
 		},
 	}
 	cmd.Flags().StringVar(&src, "source", "", "directory, http(s) URL or s3:// URL of the sources (default embedded://NAME)")
-	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines (docs/tasks.md)")
+	cmd.Flags().StringVar(&taskFile, "task", "", "a task file (local path, http(s):// or s3:// URL): build the benchmark it defines; a local lm-evaluation-harness task (with --data) or promptfoo config is translated into one beside it first (docs/tasks.md)")
 	cmd.Flags().StringArrayVar(&data, "data", nil, "with --task, an lm-evaluation-harness task's data: DATASET_PATH=DIR|FILE (the task is written as a task file beside it, then built)")
 	cmd.Flags().StringArrayVar(&params, "param", nil, "builder parameter key=value (repeatable)")
 	cmd.Flags().IntVar(&maxPar, "parallel", 4, "parts written at once")

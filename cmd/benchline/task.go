@@ -304,7 +304,7 @@ func checkTaskFile(file string) (name, uri string, err error) {
 		return "", "", fmt.Errorf("%s is an lm-evaluation-harness task: give its data with --data DATASET_PATH=DIR (it is written as a task file beside the data, then built), or convert it first (benchline task convert %s --data DATASET_PATH=DIR -o OUT.yaml)", file, file)
 	}
 	if promptfoo.Detect(data) {
-		return "", "", fmt.Errorf("--task %s: a promptfoo config is checked and graded with benchline task check (--replies); building it into a dataset is not supported yet", file)
+		return "", "", fmt.Errorf("--task %s: a promptfoo config is built through its translation (dataset build --task writes it beside the config)", file)
 	}
 	c, err := taskfile.Load(file, data)
 	if err != nil {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/internal/gateway"
+	"github.com/benchline/benchline/scorers/promptfoo"
 )
 
 // TestTaskCheckToolCalls: task check scores reply lines that carry
@@ -199,5 +203,118 @@ tests:
 	bad := write("bad.jsonl", `{"id": "p3-t0", "reply": "x"}`+"\n")
 	if _, err := checkTask(cfg, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "p3-t0") {
 		t.Fatalf("err = %v, want the unknown sample named", err)
+	}
+}
+
+// TestPromptfooBeside translates a promptfoo config (a file:// prompt,
+// file:// CSV tests, defaultTest, weights, a threshold, JavaScript, a
+// number as a value) into a task file and its rows beside it: task check
+// on the task file gives every sample the pass and score that task check
+// on the config gives, and the chat is the one the config renders.
+func TestPromptfooBeside(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("prompt.txt", "Say {{ word }} {{ n }} times.\n")
+	write("tests.csv", "word,n,__expected\nhi,2,contains: hi\nbye,3,icontains: BYE\n")
+	cfg := write("My Config.yaml", `description: a test config
+prompts: [file://prompt.txt, "Q: {{ word }}"]
+providers:
+  - id: openai:chat:m
+    config: {apiBaseUrl: http://127.0.0.1:1/v1, temperature: 0.5}
+defaultTest:
+  assert: [{type: javascript, value: "output.length > context.vars.n", weight: 2}]
+tests:
+  - file://tests.csv
+  - vars: {word: "4", n: 1, list: [1, "a"], map: {k: v}}
+    threshold: 0.5
+    assert:
+      - {type: equals, value: 4}
+      - {type: starts-with, value: "x", weight: 0.5}
+`)
+	replies := write("replies.jsonl", `{"id": "p0-t0", "reply": "hi hi"}
+{"id": "p1-t0", "reply": "h"}
+{"id": "p0-t1", "reply": "bye"}
+{"id": "p1-t1", "reply": "Bye bye bye"}
+{"id": "p0-t2", "reply": "4"}
+{"id": "p1-t2", "reply": "x4"}
+`)
+	want, err := checkTask(cfg, 100, replies, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := promptfooBeside(cfg, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != filepath.Join(dir, "my-config.task.yaml") {
+		t.Errorf("wrote %s", out)
+	}
+	got, err := checkTask(out, 100, replies, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Scored != 6 || want.Scored != 6 {
+		t.Fatalf("scored %d and %d, want 6", got.Scored, want.Scored)
+	}
+	if got.Metrics[0] != "pass" || got.Means["pass"] != want.Means["pass"] || got.Means["score"] != want.Means["score"] {
+		t.Errorf("means %v (%v), want %v", got.Means, got.Metrics, want.Means)
+	}
+	if want.Means["pass"] == 0 || want.Means["pass"] == 6 {
+		t.Errorf("the replies should pass some tests and fail others: %v %+v", want.Means, want.Samples)
+	}
+	wantBy := map[string]checkSample{}
+	for _, s := range want.Samples {
+		wantBy[s.ID] = s
+	}
+	for _, s := range got.Samples {
+		w := wantBy[s.ID]
+		if fmt.Sprint(s.Messages) != fmt.Sprint(w.Messages) {
+			t.Errorf("%s: chat %v, want %v", s.ID, s.Messages, w.Messages)
+		}
+		metric := map[string]float64{}
+		for _, v := range s.Verdicts {
+			metric[v.Metric] = v.Score
+		}
+		for _, v := range w.Verdicts[:2] {
+			if metric[v.Metric] != v.Score {
+				t.Errorf("%s: %s = %v, want %v", s.ID, v.Metric, metric[v.Metric], v.Score)
+			}
+		}
+	}
+}
+
+// TestPromptfooModels: an openai:chat provider is the model of the
+// providers file's entry whose base_url is its apiBaseUrl; one that no
+// entry serves is named with what to add.
+func TestPromptfooModels(t *testing.T) {
+	g, err := gateway.LoadConfig(strings.NewReader("providers:\n  vllm: {base_url: http://gpu:8000/v1}\n  other: {base_url: http://gpu:9000/v1}\n"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := promptfoo.Parse("c.yaml", []byte(`prompts: ["{{ a }}"]
+providers:
+  - {id: "openai:chat:qwen", config: {apiBaseUrl: "http://gpu:8000/v1/"}}
+  - {id: "openai:chat:llama", config: {apiBaseUrl: "http://elsewhere/v1"}}
+  - {id: "openai:chat:m2", config: {apiBaseUrl: "http://gpu:9000/v1"}}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, missing := promptfooModels(cfg, g)
+	if fmt.Sprint(models) != "[vllm/qwen other/m2]" {
+		t.Errorf("models %v", models)
+	}
+	if len(missing) != 1 || !strings.Contains(missing[0], "providers[1] (openai:chat:llama)") || !strings.Contains(missing[0], "http://elsewhere/v1") {
+		t.Errorf("missing %v", missing)
 	}
 }

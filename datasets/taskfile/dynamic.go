@@ -19,6 +19,7 @@ import (
 	task "github.com/benchline/benchline/scorers/taskfile"
 	// lm-evaluation-harness tasks are task files with lmeval scorers.
 	_ "github.com/benchline/benchline/scorers/lmeval"
+	_ "github.com/benchline/benchline/scorers/promptfoo"
 )
 
 // Dynamic serves task files as benchmarks (benchmark.Dynamic): a builder

@@ -113,9 +113,10 @@ func TestEditorSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	// lmeval is registered by scorers/lmeval (RegisterScorer), which this
-	// package does not link; its test validates converted files.
-	want := append(slices.Clone(Types), "lmeval")
+	// lmeval and promptfoo are registered by scorers/lmeval and
+	// scorers/promptfoo (RegisterScorer), which this package does not
+	// link; their tests validate translated files.
+	want := append(slices.Clone(Types), "lmeval", "promptfoo")
 	if got := s.Properties.Scorers.Items.Properties.Type.Enum; !slices.Equal(got, want) {
 		t.Errorf("the schema's scorer types %v, the library's and registered %v", got, want)
 	}

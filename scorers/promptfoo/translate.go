@@ -1,0 +1,280 @@
+package promptfoo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/benchline/benchline/scorers/taskfile"
+)
+
+// ScorerType is the task-file scorer type that grades a reply with the
+// row's promptfoo test; its parameter metric says which of promptfoo's
+// figures it gives: pass (1 or 0) or score (the weighted score).
+const ScorerType = "promptfoo"
+
+// SampleColumn is the rows' column holding the sample and its test (JSON),
+// which the promptfoo scorer grades with.
+const SampleColumn = "pf_sample"
+
+// MaxRowsBytes bounds a translation's rows (every sample's chat, vars
+// and test as JSON Lines), which are held in memory and written at once.
+const MaxRowsBytes = 256 << 20
+
+// maxRowsBytes is MaxRowsBytes, lowered by tests.
+var maxRowsBytes = MaxRowsBytes
+
+func init() { taskfile.RegisterScorer(ScorerType, newScorer) }
+
+// stored is what a row carries for the scorer.
+type stored struct {
+	Sample   Sample   `json:"sample"`
+	Test     Test     `json:"test"`
+	Provider Provider `json:"provider"`
+}
+
+func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
+	var p struct {
+		Type   string `yaml:"type"`
+		Name   string `yaml:"name"`
+		Metric string `yaml:"metric"`
+	}
+	if err := params.Decode(&p); err != nil {
+		return nil, fmt.Errorf("promptfoo scorer: %w", err)
+	}
+	if p.Metric != "pass" && p.Metric != "score" {
+		return nil, fmt.Errorf("promptfoo scorer: metric: want pass or score, not %q", p.Metric)
+	}
+	return func(reply taskfile.Reply, r taskfile.Row) (float64, string) {
+		raw, _ := r.Fields[SampleColumn].(string)
+		st, err := decodeStored(raw)
+		if err != nil {
+			return 0, fmt.Sprintf("row %s: column %s: %v", r.ID, SampleColumn, err)
+		}
+		res := Grade(st.Test, st.Provider, st.Sample, Output{Text: reply.Text})
+		if p.Metric == "score" {
+			return res.Score, res.Reason
+		}
+		if res.Pass {
+			return 1, res.Reason
+		}
+		return 0, res.Reason
+	}, nil
+}
+
+// decodeStored reads a row's sample back: JSON numbers that are integers
+// become ints and others float64, as the config's YAML gave them.
+func decodeStored(raw string) (stored, error) {
+	var st stored
+	if raw == "" {
+		return st, fmt.Errorf("empty: not a row of a translated promptfoo config")
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return st, err
+	}
+	// Vars and assertion values hold any: read them again keeping the
+	// numbers' kinds.
+	var loose struct {
+		Sample struct {
+			Vars map[string]json.RawMessage `json:"vars"`
+		} `json:"sample"`
+		Test struct {
+			Vars   map[string]json.RawMessage `json:"vars"`
+			Assert []struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"assert"`
+		} `json:"test"`
+	}
+	if err := json.Unmarshal([]byte(raw), &loose); err != nil {
+		return st, err
+	}
+	for k, v := range loose.Sample.Vars {
+		st.Sample.Vars[k] = numbers(v)
+	}
+	for k, v := range loose.Test.Vars {
+		st.Test.Vars[k] = numbers(v)
+	}
+	for i, a := range loose.Test.Assert {
+		if i < len(st.Test.Assert) && len(a.Value) > 0 {
+			st.Test.Assert[i].Value = numbers(a.Value)
+		}
+	}
+	return st, nil
+}
+
+func numbers(raw json.RawMessage) any {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil
+	}
+	return fixNumbers(v)
+}
+
+func fixNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return int(i)
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = fixNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = fixNumbers(e)
+		}
+	}
+	return v
+}
+
+var nameBad = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// TaskName is the benchline name of a config file: its base name without
+// the extension, lower case, every run of other characters a dash.
+func TaskName(file string) string {
+	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	n := strings.Trim(nameBad.ReplaceAllString(strings.ToLower(base), "-"), "-")
+	if n == "" || n[0] < 'a' || n[0] > 'z' {
+		n = "pf-" + n
+	}
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "-")
+	}
+	return n
+}
+
+// Translation is a config as a task file and its rows.
+type Translation struct {
+	// TaskFile is the task file (YAML); its data is RowsFile, beside it.
+	TaskFile []byte
+	// Rows are the rows, JSON Lines: one a sample (prompt x test), id
+	// p<prompt>-t<test>, the rendered chat in columns pf_m0, pf_m1, ...,
+	// the test's vars as columns, the sample and its test in pf_sample.
+	Rows []byte
+}
+
+// Translate writes c as a task file whose data is rowsFile (a name
+// relative to the task file): every sample a row carrying its rendered
+// chat, so file:// prompts and tests are in the rows (and so in the built
+// version), and two promptfoo scorers, pass (the headline) and score.
+// The samples must share one sequence of chat roles (the task file's
+// prompt is one list of messages); a provider's tools are refused (the
+// task file offers the model no tools from a config yet).
+func (c *Config) Translate(rowsFile string) (*Translation, error) {
+	samples, err := c.Samples()
+	if err != nil {
+		return nil, err
+	}
+	var prov Provider
+	if len(c.Providers) > 0 {
+		prov = c.Providers[0]
+	}
+	for i, p := range c.Providers {
+		if len(p.Tools) > 0 {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("providers[%d].config.tools", i), Msg: "a config offering tools is graded by task check only: dataset build does not offer the model tools from a config yet"}
+		}
+	}
+	var roles []string
+	var rows bytes.Buffer
+	for _, s := range samples {
+		var rs []string
+		for _, m := range s.Messages {
+			rs = append(rs, m.Role)
+		}
+		if last := len(rs) - 1; last < 0 || rs[last] != "user" {
+			role := "no"
+			if last >= 0 {
+				role = rs[last]
+			}
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's last message is role %s: a dataset's chat ends with the user's message", s.Test, role)}
+		}
+		if roles == nil {
+			roles = rs
+		} else if strings.Join(rs, ",") != strings.Join(roles, ",") {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's roles are %s where the first sample's are %s: a dataset needs one sequence of roles (build the prompts as separate configs)", s.Test, strings.Join(rs, ", "), strings.Join(roles, ", "))}
+		}
+		row := map[string]any{}
+		for k, v := range s.Vars {
+			row[k] = v
+		}
+		for _, k := range []string{"id", "prompt_label", SampleColumn} {
+			if _, ok := s.Vars[k]; ok {
+				return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars.%s", s.Test, k), Msg: "is a column the translated rows use: rename the var"}
+			}
+		}
+		for i, m := range s.Messages {
+			k := fmt.Sprintf("pf_m%d", i)
+			if _, ok := s.Vars[k]; ok {
+				return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars.%s", s.Test, k), Msg: "is a column the translated rows use: rename the var"}
+			}
+			row[k] = m.Content
+		}
+		st, err := json.Marshal(stored{Sample: s, Test: c.Tests[s.Test], Provider: prov})
+		if err != nil {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d]", s.Test), Msg: err.Error()}
+		}
+		row["id"] = s.ID
+		label := c.Prompts[s.Prompt].Label
+		if label == "" {
+			label = fmt.Sprintf("prompt %d", s.Prompt)
+		}
+		row["prompt_label"] = label
+		row[SampleColumn] = string(st)
+		line, err := json.Marshal(row)
+		if err != nil {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars", s.Test), Msg: err.Error()}
+		}
+		if rows.Len()+len(line) >= maxRowsBytes {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d]", s.Test), Msg: fmt.Sprintf("prompts[%d]: the translated rows pass %d bytes, the limit: split the config", s.Prompt, maxRowsBytes)}
+		}
+		rows.Write(line)
+		rows.WriteByte('\n')
+	}
+	var msgs []map[string]string
+	for i, r := range roles {
+		msgs = append(msgs, map[string]string{"role": r, "content": fmt.Sprintf("{{ pf_m%d }}", i)})
+	}
+	desc := c.Description
+	if desc == "" {
+		desc = "promptfoo config " + filepath.Base(c.File)
+	}
+	spec := map[string]any{
+		"name":        TaskName(c.File),
+		"description": desc,
+		"metric":      "pass",
+		"data":        map[string]any{"test": map[string]any{"path": rowsFile, "format": "jsonl"}},
+		"columns":     map[string]any{"id": "id", "category": "prompt_label"},
+		"prompt":      map[string]any{"messages": msgs},
+		"scorers": []map[string]any{
+			{"type": ScorerType, "name": "pass", "metric": "pass"},
+			{"type": ScorerType, "name": "score", "metric": "score"},
+		},
+	}
+	if len(c.Providers) > 0 {
+		gen := map[string]any{}
+		if prov.Temperature != nil {
+			gen["temperature"] = *prov.Temperature
+		}
+		if prov.MaxTokens > 0 {
+			gen["max_tokens"] = prov.MaxTokens
+		}
+		if len(gen) > 0 {
+			spec["generation"] = gen
+		}
+	}
+	tf, err := yaml.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Translation{TaskFile: tf, Rows: rows.Bytes()}, nil
+}
