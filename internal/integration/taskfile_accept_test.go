@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/leaderboard"
+	"github.com/benchline/benchline/scorers/taskfile"
 )
 
 // evalFlags returns the flags a task file's first lines ask every eval to
@@ -55,13 +54,11 @@ func TestTaskFileAcceptance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var head struct {
-				Name   string `yaml:"name"`
-				Metric string `yaml:"metric"`
+			c, err := taskfile.Load(file, raw)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if err := yaml.Unmarshal(raw, &head); err != nil || head.Name == "" || head.Metric == "" {
-				t.Fatalf("%s: want a name and a headline metric (%v)", file, err)
-			}
+			head := struct{ Name, Metric string }{c.Spec.Name, c.Spec.Headline()}
 			abs, _ := filepath.Abs(file)
 			built, err := buildVia(t, head.Name, datasets.Request{Source: abs, Task: true})
 			if err != nil {
@@ -110,9 +107,12 @@ func TestTaskFileAcceptance(t *testing.T) {
 			if metric(ref, head.Metric).N == 0 {
 				t.Fatalf("baseline/reference: no %q metric in %+v", head.Metric, ref.Metrics)
 			}
-			for _, m := range ref.Metrics {
-				if !strings.Contains(m.Name, "agree") && m.Mean != 1 {
-					t.Errorf("baseline/reference: %s = %v, want 1", m.Name, m.Mean)
+			// Every scorer's own metric is 1; the judged scorers' others
+			// (a rubric's tripped pitfalls, judge_error_rate, agreement)
+			// are not scores of the reply.
+			for _, name := range c.Spec.Metrics() {
+				if m := metric(ref, name); m.N == 0 || m.Mean != 1 {
+					t.Errorf("baseline/reference: %s = %v over %d samples, want 1", name, m.Mean, m.N)
 				}
 			}
 			noisy := eval("baseline/noisy-0.3")
