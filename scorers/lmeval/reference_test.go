@@ -71,7 +71,7 @@ func readOS(p string) ([]byte, error) { return os.ReadFile(p) }
 // Python reference that follows lm-eval's template, filter and metric code
 // step by step with real Jinja2, on every row of the test tasks.
 func TestSameAsLMEval(t *testing.T) {
-	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi"}
+	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency"}
 	type input struct {
 		Task    string           `json:"task"`
 		Rows    []map[string]any `json:"rows"`
@@ -127,8 +127,23 @@ func TestSameAsLMEval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the translated task file: %v\n%s", name, err, raw)
 		}
+		if n := compiled.Spec.Generation.N(); n != task.Repeats {
+			t.Errorf("%s: the task file asks each row %d times, lm-eval's repeats is %d", name, n, task.Repeats)
+		}
 		for j, c := range all[name] {
 			w := want[i][j]
+			// The translated task file scores the sample's replies as the
+			// worker does (generation.repeats' list of replies).
+			replies := make([]taskfile.Reply, len(c.Replies))
+			for k, text := range c.Replies {
+				replies[k] = taskfile.Reply{Text: text}
+			}
+			tfScores, _, _ := compiled.ScoreReplies(taskfile.Row{ID: "r", Fields: c.Doc}, replies)
+			for key, ref := range w.Scores {
+				if got, ok := tfScores[key]; !ok || got != ref {
+					t.Errorf("%s row %d: the task file's %s = %v (%v), lm-eval's %v; replies %q", name, j+1, key, got, ok, ref, c.Replies)
+				}
+			}
 			msgs, err := compiled.Messages(taskfile.Row{ID: "r", Fields: c.Doc}, nil)
 			if err != nil {
 				t.Errorf("%s row %d: %v", name, j+1, err)

@@ -2,6 +2,7 @@ package lmeval
 
 import (
 	"fmt"
+	"github.com/benchline/benchline/scorers/taskfile"
 	"regexp"
 	"slices"
 	"sort"
@@ -57,8 +58,10 @@ type Task struct {
 	Until        []string
 	Temperature  float64
 	MaxGenToks   int
-	Pipelines    []Pipeline
-	Metrics      []Metric
+	// Repeats is repeats: how many replies a row gets (generation.repeats).
+	Repeats   int
+	Pipelines []Pipeline
+	Metrics   []Metric
 	// Shots are the few-shot examples, rendered: fewshot_config's inline
 	// samples, the first num_fewshot (lm-eval's first_n sampler).
 	Shots []Shot
@@ -183,9 +186,10 @@ func Parse(c *Config) (*Task, error) {
 	if _, err := c.decode("repeats", &rep); err != nil {
 		return nil, err
 	}
-	if rep > 1 {
-		return nil, c.fail("repeats", fmt.Sprintf("%d: more than one reply per row needs generation.repeats in task files, which this build does not have yet", rep))
+	if rep < 0 || rep > taskfile.MaxRepeats {
+		return nil, c.fail("repeats", fmt.Sprintf("%d: want 1 to %d (the task file's generation.repeats)", rep, taskfile.MaxRepeats))
 	}
+	t.Repeats = max(rep, 1)
 	if err := t.parseTarget(c); err != nil {
 		return nil, err
 	}
@@ -194,6 +198,13 @@ func Parse(c *Config) (*Task, error) {
 	}
 	if err := t.parseFilters(c); err != nil {
 		return nil, err
+	}
+	for i, p := range t.Pipelines {
+		for j, f := range p.Filters {
+			if f.Function == "take_first_k" && f.k > t.Repeats {
+				return nil, c.fail(fmt.Sprintf("filter_list[%d].filter[%d]", i, j), fmt.Sprintf("take_first_k k: %d is more than repeats (%d): lm-eval asserts there are k replies", f.k, t.Repeats))
+			}
+		}
 	}
 	if err := t.parseShots(c, n); err != nil {
 		return nil, err

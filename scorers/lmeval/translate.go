@@ -122,6 +122,9 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 	if len(t.Until) > 0 {
 		gen["stop"] = t.Until
 	}
+	if t.Repeats > 1 {
+		gen["repeats"] = t.Repeats
+	}
 	var scorers []yaml.Node
 	var list []*yaml.Node
 	if e, ok := c.keys["filter_list"]; ok {
@@ -338,8 +341,14 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 		}
 	}
 	p, m := t.Pipelines[0], t.Metrics[0]
-	return func(reply taskfile.Reply, r taskfile.Row) (float64, string) {
-		s, pred, gold, err := t.ScoreOne(p, m, []string{reply.Text}, r.Fields, render)
+	// The pipeline runs over all of a sample's replies (one per repeat), as
+	// lm-eval's filters do: majority_vote votes over them.
+	return func(replies []taskfile.Reply, r taskfile.Row) (float64, string) {
+		texts := make([]string, len(replies))
+		for i, reply := range replies {
+			texts[i] = reply.Text
+		}
+		s, pred, gold, err := t.ScoreOne(p, m, texts, r.Fields, render)
 		if err != nil {
 			return 0, err.Error()
 		}

@@ -326,9 +326,10 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 		}
 		m := sc.Metric()
 		// ',' joins an lm-eval metric and its filter pipeline
-		// (exact_match,strict-match, as lm-eval names it).
-		if !nameRE.MatchString(strings.NewReplacer("_", "-", ",", "-").Replace(m)) {
-			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("%q: want lower-case letters, digits, '_', ',' and '-'", m)}
+		// (exact_match,strict-match, as lm-eval names it); '@' is in
+		// lm-eval's vote pipelines (exact_match,maj@64).
+		if !nameRE.MatchString(strings.NewReplacer("_", "-", ",", "-", "@", "-").Replace(m)) {
+			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("%q: want lower-case letters, digits, '_', ',', '@' and '-'", m)}
 		}
 		if seen[m] {
 			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("metric %q is named twice (give one a name:)", m)}

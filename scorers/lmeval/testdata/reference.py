@@ -120,7 +120,13 @@ def f_take_first(resps):
 
 
 def f_majority_vote(resps):
-    return [Counter(r).most_common(1)[0][0] for r in resps]
+    return [[Counter(r).most_common(1)[0][0]] for r in resps]
+
+
+def f_take_first_k(resps, k):
+    resps = list(resps)
+    assert len(resps[0]) >= k
+    return [r[:k] for r in resps]
 
 
 def f_lowercase(resps):
@@ -141,7 +147,7 @@ def f_map(resps, mapping_dict=None, default_value=None):
 
 
 FILTERS = {
-    "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote,
+    "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote, "take_first_k": f_take_first_k,
     "lowercase": f_lowercase, "uppercase": f_uppercase, "remove_whitespace": f_remove_whitespace, "map": f_map,
 }
 
