@@ -241,12 +241,17 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 	}
 	var i int64
 	seen := map[string]bool{}
+	draw := c.ShotDrawer(pool)
 	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row) error {
 		if seen[r.ID] {
 			return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("test split: id %q appears twice (columns.id must name a unique column)", r.ID)}
 		}
 		seen[r.ID] = true
-		msgs, err := c.Messages(r, c.Shots(pool, r))
+		shots, err := draw(r)
+		if err != nil {
+			return inputError(err)
+		}
+		msgs, err := c.Messages(r, shots)
 		if err != nil {
 			return inputError(err)
 		}
