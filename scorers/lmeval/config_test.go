@@ -58,7 +58,9 @@ func TestRefusals(t *testing.T) {
 		{"repeats", base + "repeats: 65\n", "repeats", "want 1 to 64"},
 		{"take_first_k past repeats", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: take_first_k, k: 8}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "more than repeats"},
 		{"ends with majority_vote", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: majority_vote}]}]\n", "filter_list[0].filter", "must end with take_first"},
-		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "random.Random(1234)"},
+		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "no fewshot_split"},
+		{"fewshot from the evaluated split", base + "num_fewshot: 5\nfewshot_split: test\n", "fewshot_split", "the evaluated split"},
+		{"fewshot sampler", base + "num_fewshot: 5\nfewshot_split: train\nfewshot_config: {sampler: balanced}\n", "fewshot_config.sampler", "balanced"},
 		{"dataset_kwargs", base + "dataset_kwargs: {revision: main}\n", "dataset_kwargs.revision", "only data_files"},
 		{"no split", strings.Replace(base, "test_split: test\n", "", 1), "test_split", "required"},
 	}
