@@ -188,10 +188,9 @@ func (p Pipeline) Apply(replies []string) (string, error) {
 			// lm-eval's gives a list of one: the vote.
 			resps = []string{majority(resps)}
 		case "take_first_k":
-			if len(resps) < f.k {
-				return "", fmt.Errorf("lmeval: pipeline %s: take_first_k needs %d replies, the sample has %d (repeats)", p.Name, f.k, len(resps))
-			}
-			resps = resps[:f.k]
+			// The translation holds k to at most repeats; fewer replies
+			// are one reply's own verdict in a sample's details.
+			resps = resps[:min(f.k, len(resps))]
 		case "lowercase":
 			for i := range resps {
 				resps[i] = strings.ToLower(resps[i])
