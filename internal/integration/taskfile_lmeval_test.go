@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers/lmeval"
 	task "github.com/benchline/benchline/scorers/taskfile"
@@ -192,5 +194,20 @@ filter_list:
 			}
 			direct[tc.model][key] = 1
 		}
+	}
+	// On a board beside nothing else, reusing the runs above.
+	res, err := refreshBoard(t, "name: it-lmeval-sc\nbenchmarks: [{dataset: gsm8k-sc, version: "+built.Version+"}]\nmodels: [baseline/reference, baseline/noisy-0.5]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunsStarted+res.RunsReused != 2 || len(res.Failed) != 0 {
+		t.Fatalf("refresh: %+v", res)
+	}
+	scores, err := blob.GetBytes(ctx, stack.Store, leaderboard.ScoresKey("it-lmeval-sc", res.Stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(scores), `"gsm8k-sc"`) {
+		t.Errorf("scores.json lacks the lm-eval task's benchmark: %s", excerpt(string(scores), 400))
 	}
 }
