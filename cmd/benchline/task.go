@@ -131,8 +131,13 @@ func checkTask(file string, rows int, repliesFile string, data map[string]string
 		want = 0 // every row, to find each reply's
 	}
 	seen := 0
+	draw := c.ShotDrawer(pool)
 	skipped, err := dtask.Local(c, "test", 0, func(r taskfile.Row) error {
 		seen++
+		shots, err := draw(r) // every row, in order: the python sampler's state runs on
+		if err != nil {
+			return err
+		}
 		reply, has := given[r.ID]
 		if seen > rows && !has {
 			if want > 0 {
@@ -140,7 +145,7 @@ func checkTask(file string, rows int, repliesFile string, data map[string]string
 			}
 			return nil
 		}
-		msgs, err := c.Messages(r, c.Shots(pool, r))
+		msgs, err := c.Messages(r, shots)
 		if err != nil {
 			return err
 		}

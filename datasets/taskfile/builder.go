@@ -290,12 +290,17 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 	}
 	var i int64
 	seen := map[string]bool{}
+	draw := c.ShotDrawer(pool)
 	return eachSplitRecord(ctx, env, plan, c, "test", func(r task.Row, rec Record) error {
 		if seen[r.ID] {
 			return &datasets.InputError{File: rec.File, Line: rec.Line, Msg: fmt.Sprintf("test split: row %s: the id appears twice (columns.id in %s must name a unique column)", r.ID, c.File)}
 		}
 		seen[r.ID] = true
-		msgs, err := c.Messages(r, c.Shots(pool, r))
+		shots, err := draw(r)
+		if err != nil {
+			return inputError(err)
+		}
+		msgs, err := c.Messages(r, shots)
 		if err != nil {
 			return inputError(err)
 		}

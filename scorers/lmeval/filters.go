@@ -19,7 +19,7 @@ const MatchTimeout = time.Second
 const MaxMatches = 100_000
 
 // Pipeline is one filter_list entry: filters applied in order to a row's
-// replies, ending with one answer (take_first or majority_vote).
+// replies, ending with one answer (take_first; majority_vote leaves one).
 type Pipeline struct {
 	Name    string
 	Filters []Filter
@@ -32,6 +32,8 @@ type Filter struct {
 	re       *regexp2.Regexp
 	group    int
 	fallback string
+	// take_first_k
+	k int
 	// map
 	mapping map[string]string
 	deflt   string
@@ -79,13 +81,15 @@ func (t *Task) parseFilters(c *Config) error {
 			if err != nil {
 				return c.fail(key, err.Error())
 			}
-			if j > 0 && reduces(pl.Filters[j-1].Function) {
-				return c.fail(key, fmt.Sprintf("%s follows %s: lm-eval would run it over the characters of one answer; put take_first or majority_vote last", f.Function, pl.Filters[j-1].Function))
+			if j > 0 && pl.Filters[j-1].Function == "take_first" {
+				return c.fail(key, fmt.Sprintf("%s follows take_first: lm-eval would run it over the characters of one answer; put take_first last", f.Function))
 			}
 			pl.Filters = append(pl.Filters, f)
 		}
-		if len(pl.Filters) == 0 || !reduces(pl.Filters[len(pl.Filters)-1].Function) {
-			return c.fail(fmt.Sprintf("filter_list[%d].filter", i), "must end with take_first or majority_vote (one answer per row)")
+		if len(pl.Filters) == 0 || pl.Filters[len(pl.Filters)-1].Function != "take_first" {
+			// lm-eval's majority_vote gives a list of one answer, which
+			// its metric would compare as a list.
+			return c.fail(fmt.Sprintf("filter_list[%d].filter", i), "must end with take_first (one answer per row; after majority_vote too, as gsm8k-cot-self-consistency has it)")
 		}
 		t.Pipelines = append(t.Pipelines, pl)
 	}
@@ -94,8 +98,6 @@ func (t *Task) parseFilters(c *Config) error {
 	}
 	return nil
 }
-
-func reduces(fn string) bool { return fn == "take_first" || fn == "majority_vote" }
 
 func parseFilter(n yaml.Node) (Filter, error) {
 	var raw map[string]yaml.Node
@@ -109,10 +111,11 @@ func parseFilter(n yaml.Node) (Filter, error) {
 	allowed := map[string][]string{
 		"regex": {"regex_pattern", "group_select", "fallback"}, "take_first": nil, "lowercase": nil,
 		"uppercase": nil, "remove_whitespace": nil, "majority_vote": nil, "map": {"mapping_dict", "default_value"},
+		"take_first_k": {"k"},
 	}
 	params, ok := allowed[f.Function]
 	if !ok {
-		return f, fmt.Errorf("function %q is not supported: regex, take_first, lowercase, uppercase, remove_whitespace, majority_vote and map are", f.Function)
+		return f, fmt.Errorf("function %q is not supported: regex, take_first, take_first_k, lowercase, uppercase, remove_whitespace, majority_vote and map are", f.Function)
 	}
 	for k, v := range raw {
 		if v.Tag == "!function" {
@@ -146,6 +149,11 @@ func parseFilter(n yaml.Node) (Filter, error) {
 			return f, fmt.Errorf("regex_pattern %q: %v", pattern, err)
 		}
 		f.re = re
+	case "take_first_k":
+		v, ok := raw["k"]
+		if !ok || v.Decode(&f.k) != nil || f.k < 1 {
+			return f, fmt.Errorf("k: a whole number of at least 1 is required")
+		}
 	case "map":
 		md := raw["mapping_dict"]
 		if err := md.Decode(&f.mapping); err != nil || f.mapping == nil {
@@ -177,7 +185,12 @@ func (p Pipeline) Apply(replies []string) (string, error) {
 		case "take_first":
 			return resps[0], nil
 		case "majority_vote":
-			return majority(resps), nil
+			// lm-eval's gives a list of one: the vote.
+			resps = []string{majority(resps)}
+		case "take_first_k":
+			// The translation holds k to at most repeats; fewer replies
+			// are one reply's own verdict in a sample's details.
+			resps = resps[:min(f.k, len(resps))]
 		case "lowercase":
 			for i := range resps {
 				resps[i] = strings.ToLower(resps[i])

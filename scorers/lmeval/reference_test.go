@@ -71,20 +71,29 @@ func readOS(p string) ([]byte, error) { return os.ReadFile(p) }
 // Python reference that follows lm-eval's template, filter and metric code
 // step by step with real Jinja2, on every row of the test tasks.
 func TestSameAsLMEval(t *testing.T) {
-	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi"}
+	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency", "gsm8k-5shot", "gsm8k-first-n"}
 	type input struct {
 		Task    string           `json:"task"`
 		Rows    []map[string]any `json:"rows"`
 		Replies [][]string       `json:"replies"`
+		// FewshotRows are the few-shot split's rows, in order.
+		FewshotRows []map[string]any `json:"fewshot_rows,omitempty"`
 	}
 	var req struct {
 		Cases []input `json:"cases"`
 	}
 	all := map[string][]refCase{}
+	pools := map[string][]taskfile.Row{}
 	for _, name := range tasks {
 		cs := readCases(t, filepath.Join("testdata", "cases", name+".jsonl"))
 		all[name] = cs
 		in := input{Task: filepath.Join("testdata", "tasks", name+".yaml")}
+		if train := filepath.Join("testdata", "cases", name+".train.jsonl"); fileExists(train) {
+			for i, c := range readCases(t, train) {
+				in.FewshotRows = append(in.FewshotRows, c.Doc)
+				pools[name] = append(pools[name], taskfile.Row{ID: fmt.Sprint(i), Fields: c.Doc})
+			}
+		}
 		for _, c := range cs {
 			in.Rows = append(in.Rows, c.Doc)
 			in.Replies = append(in.Replies, c.Replies)
@@ -127,9 +136,32 @@ func TestSameAsLMEval(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the translated task file: %v\n%s", name, err, raw)
 		}
+		if (task.SplitShots != nil) != (pools[name] != nil) {
+			t.Fatalf("%s: examples from a split %v, a train file %v", name, task.SplitShots != nil, pools[name] != nil)
+		}
+		draw := compiled.ShotDrawer(pools[name])
+		if n := compiled.Spec.Generation.N(); n != task.Repeats {
+			t.Errorf("%s: the task file asks each row %d times, lm-eval's repeats is %d", name, n, task.Repeats)
+		}
 		for j, c := range all[name] {
 			w := want[i][j]
-			msgs, err := compiled.Messages(taskfile.Row{ID: "r", Fields: c.Doc}, nil)
+			// The translated task file scores the sample's replies as the
+			// worker does (generation.repeats' list of replies).
+			replies := make([]taskfile.Reply, len(c.Replies))
+			for k, text := range c.Replies {
+				replies[k] = taskfile.Reply{Text: text}
+			}
+			tfScores, _, _ := compiled.ScoreReplies(taskfile.Row{ID: "r", Fields: c.Doc}, replies)
+			for key, ref := range w.Scores {
+				if got, ok := tfScores[key]; !ok || got != ref {
+					t.Errorf("%s row %d: the task file's %s = %v (%v), lm-eval's %v; replies %q", name, j+1, key, got, ok, ref, c.Replies)
+				}
+			}
+			shots, err := draw(taskfile.Row{ID: "r", Fields: c.Doc})
+			if err != nil {
+				t.Fatalf("%s row %d: %v", name, j+1, err)
+			}
+			msgs, err := compiled.Messages(taskfile.Row{ID: "r", Fields: c.Doc}, shots)
 			if err != nil {
 				t.Errorf("%s row %d: %v", name, j+1, err)
 			}
@@ -180,4 +212,9 @@ func TestSameAsLMEval(t *testing.T) {
 			}
 		}
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

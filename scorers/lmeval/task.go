@@ -2,6 +2,7 @@ package lmeval
 
 import (
 	"fmt"
+	"github.com/benchline/benchline/scorers/taskfile"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,9 +48,11 @@ type Task struct {
 	// given as a list).
 	DataFiles map[string][]string
 	// EvalSplit is test_split, else validation_split.
-	EvalSplit   string
-	DocToText   string
-	DocToTarget target
+	EvalSplit string
+	// TrainSplit and ValSplit are training_split and validation_split.
+	TrainSplit, ValSplit string
+	DocToText            string
+	DocToTarget          target
 	// Choices are doc_to_choice: a list, or a column (ChoiceColumn).
 	Choices      []string
 	ChoiceColumn string
@@ -57,11 +60,28 @@ type Task struct {
 	Until        []string
 	Temperature  float64
 	MaxGenToks   int
-	Pipelines    []Pipeline
-	Metrics      []Metric
+	// Repeats is repeats: how many replies a row gets (generation.repeats).
+	Repeats   int
+	Pipelines []Pipeline
+	Metrics   []Metric
 	// Shots are the few-shot examples, rendered: fewshot_config's inline
 	// samples, the first num_fewshot (lm-eval's first_n sampler).
 	Shots []Shot
+	// SplitShots, when set, are num_fewshot examples drawn from a split.
+	SplitShots *SplitShots
+}
+
+// SplitShots are few-shot examples drawn from a split of the data, as the
+// task file's prompt.fewshot draws them.
+type SplitShots struct {
+	// Split is fewshot_split, else training_split, else validation_split.
+	Split string
+	N     int
+	// Sampler is the task file's: python (lm-eval's default sampler,
+	// random.Random(1234)) or first (first_n).
+	Sampler string
+	// User and Assistant are the examples' turns as task-file templates.
+	User, Assistant string
 }
 
 // Shot is one few-shot example as lm-eval's chat prompt has it: the
@@ -128,6 +148,10 @@ func Parse(c *Config) (*Task, error) {
 	if err := str("validation_split", &val); err != nil {
 		return nil, err
 	}
+	t.ValSplit = val
+	if err := str("training_split", &t.TrainSplit); err != nil {
+		return nil, err
+	}
 	t.EvalSplit = test
 	if t.EvalSplit == "" {
 		t.EvalSplit = val
@@ -170,9 +194,6 @@ func Parse(c *Config) (*Task, error) {
 	if _, err := c.decode("num_fewshot", &n); err != nil {
 		return nil, err
 	}
-	if n > 0 && !c.has("fewshot_config") {
-		return nil, c.fail("num_fewshot", fmt.Sprintf("%d: few-shot examples drawn from a split are not supported yet: lm-eval draws them with Python's random.Random(1234), in an order benchline does not reproduce, so the prompts would differ; set num_fewshot: 0, or give fewshot_config: {sampler: first_n, samples: [...]}", n))
-	}
 	for _, k := range []string{"target_delimiter", "fewshot_delimiter"} {
 		var s string
 		if err := str(k, &s); err != nil {
@@ -183,9 +204,10 @@ func Parse(c *Config) (*Task, error) {
 	if _, err := c.decode("repeats", &rep); err != nil {
 		return nil, err
 	}
-	if rep > 1 {
-		return nil, c.fail("repeats", fmt.Sprintf("%d: more than one reply per row needs generation.repeats in task files, which this build does not have yet", rep))
+	if rep < 0 || rep > taskfile.MaxRepeats {
+		return nil, c.fail("repeats", fmt.Sprintf("%d: want 1 to %d (the task file's generation.repeats)", rep, taskfile.MaxRepeats))
 	}
+	t.Repeats = max(rep, 1)
 	if err := t.parseTarget(c); err != nil {
 		return nil, err
 	}
@@ -194,6 +216,13 @@ func Parse(c *Config) (*Task, error) {
 	}
 	if err := t.parseFilters(c); err != nil {
 		return nil, err
+	}
+	for i, p := range t.Pipelines {
+		for j, f := range p.Filters {
+			if f.Function == "take_first_k" && f.k > t.Repeats {
+				return nil, c.fail(fmt.Sprintf("filter_list[%d].filter[%d]", i, j), fmt.Sprintf("take_first_k k: %d is more than repeats (%d): lm-eval asserts there are k replies", f.k, t.Repeats))
+			}
+		}
 	}
 	if err := t.parseShots(c, n); err != nil {
 		return nil, err
@@ -501,32 +530,40 @@ func pyStr(v any) string {
 // samples (the first num_fewshot of them, in order), each rendered with
 // doc_to_text and doc_to_target (fewshot_config's own when it has them).
 func (t *Task) parseShots(c *Config, n int) error {
-	if !c.has("fewshot_config") {
-		return nil
-	}
 	var fc map[string]yaml.Node
-	if _, err := c.decode("fewshot_config", &fc); err != nil {
-		return err
+	if c.has("fewshot_config") {
+		if _, err := c.decode("fewshot_config", &fc); err != nil {
+			return err
+		}
 	}
-	var sampler string
+	sampler := "default"
 	for _, k := range sortedKeys(fc) {
 		v := fc[k]
 		switch k {
 		case "sampler":
-			_ = v.Decode(&sampler)
+			if v.Decode(&sampler) != nil {
+				return c.fail("fewshot_config.sampler", "want a sampler's name")
+			}
 		case "samples", "doc_to_text", "doc_to_target", "fewshot_delimiter", "target_delimiter":
 		default:
-			return c.fail("fewshot_config."+k, "is not supported: sampler: first_n with samples (and doc_to_text, doc_to_target) is")
+			return c.fail("fewshot_config."+k, "is not supported: sampler (default or first_n), samples, doc_to_text and doc_to_target are")
 		}
 	}
-	if sampler != "first_n" {
-		return c.fail("fewshot_config.sampler", fmt.Sprintf("%q: only first_n (in order) is supported: lm-eval's other samplers draw with Python's random.Random, in an order benchline does not reproduce", sampler))
+	if sampler != "first_n" && sampler != "default" {
+		return c.fail("fewshot_config.sampler", fmt.Sprintf("%q: only default (lm-eval's random.Random(1234) draws, reproduced) and first_n are supported", sampler))
 	}
-	if c.has("fewshot_split") {
-		return c.fail("fewshot_split", "with fewshot_config, lm-eval takes the examples from this split: examples from a split are not supported yet, only fewshot_config.samples")
+	split := ""
+	if _, err := c.decode("fewshot_split", &split); err != nil {
+		return err
 	}
 	if n == 0 {
 		return nil
+	}
+	if _, inline := fc["samples"]; split != "" || !inline {
+		return t.parseSplitShots(c, fc, n, sampler, split)
+	}
+	if sampler != "first_n" {
+		return c.fail("fewshot_config.sampler", fmt.Sprintf("%q with samples: only first_n (in order) is supported for inline samples", sampler))
 	}
 	raw, ok := fc["samples"]
 	var samples []map[string]any
@@ -602,4 +639,61 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// parseSplitShots reads num_fewshot examples drawn from a split as lm-eval
+// draws them: fewshot_split, else training_split, else validation_split
+// (its fewshot_docs), the default sampler's random.Random(1234) or
+// first_n.
+func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sampler, split string) error {
+	key := "fewshot_split"
+	switch {
+	case split != "":
+	case t.TrainSplit != "":
+		split, key = t.TrainSplit, "training_split"
+	case t.ValSplit != "" && t.ValSplit != t.EvalSplit:
+		split, key = t.ValSplit, "validation_split"
+	default:
+		return c.fail("num_fewshot", fmt.Sprintf("%d: no fewshot_split, training_split or validation_split besides the evaluated split: lm-eval would draw the examples from the evaluated split itself, which is not supported; give fewshot_split", n))
+	}
+	if split == t.EvalSplit {
+		return c.fail(key, fmt.Sprintf("%q is the evaluated split: examples drawn from the rows evaluated (lm-eval draws n+1 and drops the row) are not supported", split))
+	}
+	if c.has("doc_to_choice") {
+		return c.fail("num_fewshot", "examples drawn from a split with doc_to_choice are not supported")
+	}
+	if t.DocToTarget.Int != nil {
+		return c.fail("doc_to_target", "an int with examples drawn from a split is not supported")
+	}
+	asTemplate := func(s string) string {
+		if identifier(s) {
+			return "{{ __row__['" + s + "'] }}"
+		}
+		return s
+	}
+	ss := &SplitShots{Split: split, N: n, Sampler: taskfile.SamplerPython, User: asTemplate(t.DocToText)}
+	if sampler == "first_n" {
+		ss.Sampler = taskfile.SamplerFirst
+	}
+	if t.DocToTarget.Column != "" {
+		ss.Assistant = asTemplate(t.DocToTarget.Column)
+	} else {
+		ss.Assistant = t.DocToTarget.Template
+	}
+	for _, k := range []string{"doc_to_text", "doc_to_target"} {
+		if v, ok := fc[k]; ok {
+			var s string
+			if v.Decode(&s) != nil || v.Tag == "!function" {
+				return c.fail("fewshot_config."+k, "want a template or a column")
+			}
+			if k == "doc_to_text" {
+				ss.User = asTemplate(s)
+			} else {
+				ss.Assistant = asTemplate(s)
+			}
+		}
+	}
+	// With fewshot_split and samples both, lm-eval takes the split.
+	t.SplitShots = ss
+	return nil
 }

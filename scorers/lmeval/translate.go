@@ -66,36 +66,62 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 	if err != nil {
 		return nil, fmt.Errorf("lmeval: --data %s=%s: %w", t.DatasetPath, dir, err)
 	}
-	var sources []map[string]any
-	if files := t.DataFiles[t.EvalSplit]; len(files) > 0 {
-		for _, f := range files {
-			p := f
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(abs, f)
+	splitSources := func(split string) ([]map[string]any, error) {
+		var sources []map[string]any
+		if files := t.DataFiles[split]; len(files) > 0 {
+			for _, f := range files {
+				p := f
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(abs, f)
+				}
+				sources = append(sources, map[string]any{"path": p})
 			}
-			sources = append(sources, map[string]any{"path": p})
+		} else if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+			if split != t.EvalSplit {
+				return nil, fmt.Errorf("%s: --data %s=%s is one file, the evaluated split: the few-shot split %q needs dataset_kwargs.data_files or a folder holding the splits", t.File, t.DatasetPath, dir, split)
+			}
+			sources = append(sources, map[string]any{"path": abs})
+		} else {
+			src := map[string]any{"path": abs, "format": "hf", "split": split}
+			if t.DatasetName != "" {
+				src["config"] = t.DatasetName
+			}
+			sources = append(sources, src)
 		}
-	} else if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-		sources = append(sources, map[string]any{"path": abs})
-	} else {
-		src := map[string]any{"path": abs, "format": "hf", "split": t.EvalSplit}
-		if t.DatasetName != "" {
-			src["config"] = t.DatasetName
+		if base != "" {
+			b, err := filepath.Abs(base)
+			if err != nil {
+				return nil, fmt.Errorf("lmeval: %w", err)
+			}
+			for _, src := range sources {
+				rel, err := filepath.Rel(b, src["path"].(string))
+				if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+					return nil, fmt.Errorf("%s: --data %s=%s: the data is not inside %s, the folder the task file is written to: write it beside the data", t.File, t.DatasetPath, dir, base)
+				}
+				src["path"] = filepath.ToSlash(rel)
+			}
 		}
-		sources = append(sources, src)
+		return sources, nil
 	}
-	if base != "" {
-		b, err := filepath.Abs(base)
+	sources, err := splitSources(t.EvalSplit)
+	if err != nil {
+		return nil, err
+	}
+	splits := map[string]any{"test": sources}
+	prompt := map[string]any{}
+	if ss := t.SplitShots; ss != nil {
+		shotSources, err := splitSources(ss.Split)
 		if err != nil {
-			return nil, fmt.Errorf("lmeval: %w", err)
+			return nil, err
 		}
-		for _, src := range sources {
-			rel, err := filepath.Rel(b, src["path"].(string))
-			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-				return nil, fmt.Errorf("%s: --data %s=%s: the data is not inside %s, the folder the task file is written to: write it beside the data", t.File, t.DatasetPath, dir, base)
-			}
-			src["path"] = filepath.ToSlash(rel)
+		from := ss.Split
+		if from == "test" {
+			from = "fewshot" // the task file's test is the evaluated split
 		}
+		splits[from] = shotSources
+		// lm-eval's evaluator seeds the sampler with --fewshot_random_seed
+		// (1234 by default).
+		prompt["fewshot"] = map[string]any{"from": from, "n": ss.N, "seed": 1234, "sampler": ss.Sampler, "user": ss.User, "assistant": ss.Assistant}
 	}
 	var msgs []map[string]string
 	if t.Description != "" {
@@ -118,9 +144,13 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		user = "{{ __row__['" + user + "'] }}" // lm-eval reads a column by its name
 	}
 	msgs = append(msgs, map[string]string{"role": "user", "content": user})
+	prompt["messages"] = msgs
 	gen := map[string]any{"temperature": t.Temperature, "max_tokens": t.MaxGenToks}
 	if len(t.Until) > 0 {
 		gen["stop"] = t.Until
+	}
+	if t.Repeats > 1 {
+		gen["repeats"] = t.Repeats
 	}
 	var scorers []yaml.Node
 	var list []*yaml.Node
@@ -160,8 +190,8 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 	spec := map[string]any{
 		"name":        TaskName(t.Name),
 		"description": fmt.Sprintf("lm-evaluation-harness task %s (%s)", t.Name, filepath.Base(t.File)),
-		"data":        map[string]any{"test": sources},
-		"prompt":      map[string]any{"messages": msgs},
+		"data":        splits,
+		"prompt":      prompt,
 		"generation":  gen,
 		"scorers":     scorers,
 	}
@@ -338,8 +368,14 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 		}
 	}
 	p, m := t.Pipelines[0], t.Metrics[0]
-	return func(reply taskfile.Reply, r taskfile.Row) (float64, string) {
-		s, pred, gold, err := t.ScoreOne(p, m, []string{reply.Text}, r.Fields, render)
+	// The pipeline runs over all of a sample's replies (one per repeat), as
+	// lm-eval's filters do: majority_vote votes over them.
+	return func(replies []taskfile.Reply, r taskfile.Row) (float64, string) {
+		texts := make([]string, len(replies))
+		for i, reply := range replies {
+			texts[i] = reply.Text
+		}
+		s, pred, gold, err := t.ScoreOne(p, m, texts, r.Fields, render)
 		if err != nil {
 			return 0, err.Error()
 		}

@@ -50,20 +50,31 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 	if p.Metric != "pass" && p.Metric != "score" {
 		return nil, fmt.Errorf("promptfoo scorer: metric: want pass or score, not %q", p.Metric)
 	}
-	return func(reply taskfile.Reply, r taskfile.Row) (float64, string) {
+	// A translated config asks once per sample (promptfoo's repeat is not
+	// read), so replies is one reply; were there several, the score is
+	// their mean, as task files average repeats.
+	return func(replies []taskfile.Reply, r taskfile.Row) (float64, string) {
 		raw, _ := r.Fields[SampleColumn].(string)
 		st, err := decodeStored(raw)
 		if err != nil {
 			return 0, fmt.Sprintf("row %s: column %s: %v", r.ID, SampleColumn, err)
 		}
-		res := Grade(st.Test, st.Provider, st.Sample, Output{Text: reply.Text})
-		if p.Metric == "score" {
-			return res.Score, res.Reason
+		var sum float64
+		var reasons []string
+		for _, reply := range replies {
+			res := Grade(st.Test, st.Provider, st.Sample, Output{Text: reply.Text})
+			reasons = append(reasons, res.Reason)
+			switch {
+			case p.Metric == "score":
+				sum += res.Score
+			case res.Pass:
+				sum++
+			}
 		}
-		if res.Pass {
-			return 1, res.Reason
+		if len(replies) == 0 {
+			return 0, "no reply"
 		}
-		return 0, res.Reason
+		return sum / float64(len(replies)), strings.Join(reasons, "; ")
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package taskfile
 import (
 	"errors"
 	"fmt"
+	"github.com/benchline/benchline/internal/pyrandom"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -260,6 +261,47 @@ func (c *Compiled) Shots(pool []Row, r Row) []Row {
 		out = append(out, pool[i])
 	}
 	return out
+}
+
+// prompt.fewshot's samplers.
+const (
+	SamplerShuffle = "shuffle"
+	SamplerPython  = "python"
+	SamplerFirst   = "first"
+)
+
+// ShotDrawer draws each row's few-shot examples from pool (the few-shot
+// split's rows in the data's order): call it once per row, in the test
+// split's order, since the python sampler's state runs on from row to row
+// as lm-eval's does (a row skipped by the build draws nothing).
+func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
+	f := c.Spec.Prompt.Fewshot
+	if f == nil {
+		return func(Row) ([]Row, error) { return nil, nil }
+	}
+	switch f.Sampler {
+	case SamplerPython:
+		rnd := pyrandom.New(f.Seed)
+		return func(Row) ([]Row, error) {
+			idx, err := rnd.Sample(len(pool), f.N)
+			if err != nil {
+				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q: %w", f.From, err)
+			}
+			out := make([]Row, len(idx))
+			for i, j := range idx {
+				out[i] = pool[j]
+			}
+			return out, nil
+		}
+	case SamplerFirst:
+		return func(Row) ([]Row, error) {
+			if len(pool) < f.N {
+				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N)
+			}
+			return pool[:f.N], nil
+		}
+	}
+	return func(r Row) ([]Row, error) { return c.Shots(pool, r), nil }
 }
 
 // ShotOrder is the order in which few-shot examples are drawn from a pool

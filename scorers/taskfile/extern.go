@@ -7,8 +7,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ScoreFunc scores one reply to one row: the score and why.
-type ScoreFunc func(reply Reply, r Row) (float64, string)
+// ScoreFunc scores a row's replies together, one per repeat
+// (generation.repeats; a list of one without): the score and why. A
+// registered scorer sees all of a sample's replies, as lm-eval's filters
+// (majority_vote) do, and the sample's score is its score of the list.
+type ScoreFunc func(replies []Reply, r Row) (float64, string)
 
 // NewScoreFunc compiles a registered scorer type's parameters.
 type NewScoreFunc func(params yaml.Node, spec *Spec) (ScoreFunc, error)
@@ -40,7 +43,9 @@ func externScorer(typ string) (NewScoreFunc, bool) {
 
 type funcScorer ScoreFunc
 
-func (f funcScorer) score(reply Reply, r Row) (float64, string) { return f(reply, r) }
+func (f funcScorer) score(reply Reply, r Row) (float64, string) { return f([]Reply{reply}, r) }
+
+func (f funcScorer) scoreList(replies []Reply, r Row) (float64, string) { return f(replies, r) }
 
 // CompileTemplate compiles a Jinja template under the task file's rules
 // (bounds, no file or network access).

@@ -123,6 +123,13 @@ type Fewshot struct {
 	// Seed draws the examples: the same seed, the same examples for every
 	// row.
 	Seed int64 `yaml:"seed" json:"seed"`
+	// Sampler is how the examples are drawn: shuffle (the default: one
+	// draw by the seed, the same examples for every row), python
+	// (lm-evaluation-harness's default sampler: one Python
+	// random.Random(seed) over the test rows in order, each row's examples
+	// random.sample(pool, n), so rows get different examples) or first (the
+	// split's first n rows, lm-eval's first_n).
+	Sampler string `yaml:"sampler" json:"sampler,omitempty"`
 	// User and Assistant render one example's turns; by default the last
 	// message's template and the target column.
 	User      string `yaml:"user" json:"user,omitempty"`
@@ -302,6 +309,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 			return nil, nil, bad("names the split the examples come from, not test", "prompt", "fewshot", "from")
 		case f.N < 1 || f.N > 64:
 			return nil, nil, bad(fmt.Sprintf("%d: want 1 to 64 examples", f.N), "prompt", "fewshot", "n")
+		case f.Sampler != "" && f.Sampler != SamplerShuffle && f.Sampler != SamplerPython && f.Sampler != SamplerFirst:
+			return nil, nil, bad(fmt.Sprintf("%q: want shuffle, python or first", f.Sampler), "prompt", "fewshot", "sampler")
 		}
 		if _, ok := s.Data[f.From]; !ok {
 			return nil, nil, bad(fmt.Sprintf("%q is not a split under data", f.From), "prompt", "fewshot", "from")
@@ -326,9 +335,10 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 		}
 		m := sc.Metric()
 		// ',' joins an lm-eval metric and its filter pipeline
-		// (exact_match,strict-match, as lm-eval names it).
-		if !nameRE.MatchString(strings.NewReplacer("_", "-", ",", "-").Replace(m)) {
-			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("%q: want lower-case letters, digits, '_', ',' and '-'", m)}
+		// (exact_match,strict-match, as lm-eval names it); '@' is in
+		// lm-eval's vote pipelines (exact_match,maj@64).
+		if !nameRE.MatchString(strings.NewReplacer("_", "-", ",", "-", "@", "-").Replace(m)) {
+			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("%q: want lower-case letters, digits, '_', ',', '@' and '-'", m)}
 		}
 		if seen[m] {
 			return nil, nil, &Error{File: file, Line: sc.line, Key: fmt.Sprintf("scorers[%d].name", i), Msg: fmt.Sprintf("metric %q is named twice (give one a name:)", m)}

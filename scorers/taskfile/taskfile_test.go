@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -239,4 +240,51 @@ func strs(xs []int) []string {
 		out[i] = string(rune('0' + x))
 	}
 	return out
+}
+
+// TestShotSamplers: sampler python draws each row's examples as lm-eval's
+// default sampler does, random.Random(seed).sample(pool, n) with one state
+// over the rows in order (the indexes are what CPython 3.11 printed for
+// Random(1234).sample(range(8), 3) three times); first takes the split's
+// first n rows; a sampler it does not know is refused.
+func TestShotSamplers(t *testing.T) {
+	load := func(extra string) (*Compiled, error) {
+		return Load("t.yaml", []byte(strings.Replace(base, "  test:", "  train: {path: b.jsonl}\n  test:", 1)+"  fewshot: {from: train, n: 3, seed: 1234"+extra+"}\nscorers: [{type: exact_match}]\n"))
+	}
+	var pool []Row
+	for i := range 8 {
+		pool = append(pool, Row{ID: fmt.Sprint(i), Target: "t"})
+	}
+	ids := func(rs []Row) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		sampler string
+		want    []string
+	}{
+		{"python", []string{"7,0,6", "1,6,4", "0,5,6"}},
+		{"first", []string{"0,1,2", "0,1,2", "0,1,2"}},
+	} {
+		c, err := load(", sampler: " + tc.sampler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draw := c.ShotDrawer(pool)
+		for i, w := range tc.want {
+			shots, err := draw(Row{ID: "x" + fmt.Sprint(i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(shots); got != w {
+				t.Errorf("%s, row %d: examples %s, want %s", tc.sampler, i+1, got, w)
+			}
+		}
+	}
+	if _, err := load(", sampler: balanced"); err == nil || !strings.Contains(err.Error(), "prompt.fewshot.sampler") {
+		t.Errorf("sampler balanced: %v", err)
+	}
 }

@@ -11,6 +11,7 @@ and prints, for every row of every case, the rendered prompt and targets and eve
 """
 import ast
 import json
+import random
 import os
 import re
 import string
@@ -120,7 +121,13 @@ def f_take_first(resps):
 
 
 def f_majority_vote(resps):
-    return [Counter(r).most_common(1)[0][0] for r in resps]
+    return [[Counter(r).most_common(1)[0][0]] for r in resps]
+
+
+def f_take_first_k(resps, k):
+    resps = list(resps)
+    assert len(resps[0]) >= k
+    return [r[:k] for r in resps]
 
 
 def f_lowercase(resps):
@@ -141,7 +148,7 @@ def f_map(resps, mapping_dict=None, default_value=None):
 
 
 FILTERS = {
-    "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote,
+    "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote, "take_first_k": f_take_first_k,
     "lowercase": f_lowercase, "uppercase": f_uppercase, "remove_whitespace": f_remove_whitespace, "map": f_map,
 }
 
@@ -167,7 +174,7 @@ def exact_match(predictions, references, regexes_to_ignore=None, ignore_case=Fal
     return sum(scores) / len(scores)
 
 
-def chat(cfg, doc):
+def chat(cfg, doc, fewshot_rows=None, rnd=None):
     """fewshot_context under --apply_chat_template (fewshot_as_multiturn on):
     the description as the system message, each example a user and an
     assistant turn (build_qa_turn), then the document's question."""
@@ -177,12 +184,22 @@ def chat(cfg, doc):
     n = cfg.get("num_fewshot") or 0
     fc = cfg.get("fewshot_config") or {}
     if n > 0:
-        assert fc.get("sampler") == "first_n"
         shot_cfg = dict(cfg)
         for k in ("doc_to_text", "doc_to_target"):
             if fc.get(k) is not None:
                 shot_cfg[k] = fc[k]
-        for fs_doc in fc["samples"][:n]:
+        if fewshot_rows is not None:
+            # lm-eval's ContextSampler.sample with no eval_doc (the
+            # few-shot split is not the test split): rnd.sample(docs, n),
+            # or FirstNSampler's docs[:n].
+            if fc.get("sampler", "default") == "first_n":
+                shots = list(fewshot_rows)[:n]
+            else:
+                shots = rnd.sample(list(fewshot_rows), n)
+        else:
+            assert fc.get("sampler") == "first_n"
+            shots = fc["samples"][:n]
+        for fs_doc in shots:
             q = doc_to_text(shot_cfg, fs_doc)
             a = doc_to_target(shot_cfg, fs_doc)
             c = doc_to_choice(cfg, fs_doc) if cfg.get("doc_to_choice") is not None else None
@@ -201,9 +218,12 @@ def run(case):
     # lm-eval decides multiple targets on the first document.
     multiple_target = isinstance(doc_to_target(cfg, rows[0]), list)
     out = []
+    # lm-eval's evaluator seeds the task's sampler once
+    # (set_fewshot_seed(1234)); its state runs on over the documents.
+    rnd = random.Random(1234)
     for doc, replies in zip(rows, case["replies"]):
         res = {"prompt": doc_to_text(cfg, doc), "description": apply_template(cfg["description"], doc) if cfg.get("description") else "", "scores": {}}
-        res["messages"] = chat(cfg, doc)
+        res["messages"] = chat(cfg, doc, case.get("fewshot_rows"), rnd)
         gold = doc_to_target(cfg, doc)
         for p in pipelines:
             resps = [list(replies)]
