@@ -49,7 +49,7 @@ func loadTaskFile(file string, data map[string]string) (*taskfile.Compiled, erro
 			return nil, err
 		}
 	} else if len(data) > 0 {
-		return nil, fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a task file names its data under data:", file)
+		return nil, fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a task file names its data in its data key", file)
 	}
 	return taskfile.Load(file, raw)
 }
@@ -158,7 +158,7 @@ func convertBeside(file string, flags []string) (string, error) {
 		return "", err
 	}
 	if !lmeval.Detect(raw) {
-		return "", fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a task file names its data under data:", file)
+		return "", fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a task file names its data in its data key", file)
 	}
 	c, err := lmeval.Load(file, readLocal)
 	if err != nil {

@@ -102,7 +102,7 @@ func (t *Task) parseFilters(c *Config) error {
 func parseFilter(n yaml.Node) (Filter, error) {
 	var raw map[string]yaml.Node
 	if err := n.Decode(&raw); err != nil {
-		return Filter{}, fmt.Errorf("want a mapping with function:")
+		return Filter{}, fmt.Errorf("want a mapping with a function key")
 	}
 	var f Filter
 	if fn, ok := raw["function"]; !ok || fn.Decode(&f.Function) != nil {
