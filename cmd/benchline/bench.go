@@ -86,7 +86,36 @@ counts), and prints both rates and their ratio.`,
 	evalCmd.Flags().Int64Var(&rows, "rows", 10000, "samples")
 	evalCmd.Flags().IntVar(&shards, "parallel", 8, "shards at once (the engine's default)")
 	evalCmd.Flags().IntVar(&seed, "seed", 99, "seed of the synthetic dataset (a new seed builds a new version)")
-	cmd.AddCommand(build, evalCmd)
+	var tfRows int64
+	var tfShards, tfSeed, tfRounds int
+	tfCmd := &cobra.Command{
+		Use:   "taskfile",
+		Short: "Time an exact-match task file's evaluation against the compiled synthetic benchmark's (same endpoint, engine, concurrency)",
+		Long: `taskfile writes an exact-match task file of --rows generated rows, builds it
+and a synthetic dataset of as many rows through the configured Temporal and
+workers, then in each of --rounds rounds evaluates baseline/reference on the
+synthetic dataset and then on the task file (no cache, the same --parallel
+shards, the same baseline endpoint), and prints each round's rates, their
+ratios (task file ÷ synthetic) and the median ratio.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, c, store, _, err := g.services(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := perf.BenchTaskFile(cmd.Context(), c, cfg, store, tfRows, tfShards, tfSeed, tfRounds)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	tfCmd.Flags().Int64Var(&tfRows, "rows", 100000, "samples in each dataset")
+	tfCmd.Flags().IntVar(&tfShards, "parallel", 8, "shards at once (the engine's default)")
+	tfCmd.Flags().IntVar(&tfSeed, "seed", 98, "seed of both datasets (a new seed builds new versions)")
+	tfCmd.Flags().IntVar(&tfRounds, "rounds", 3, "rounds of one synthetic and one task-file run; the median ratio counts")
+	cmd.AddCommand(build, evalCmd, tfCmd)
 	return cmd
 }
 

@@ -187,7 +187,7 @@ credential chain.`,
 		newRunsCmd(g),
 		newServeBaselinesCmd(g),
 		newSandboxCmd(),
-		newTaskCmd(),
+		newTaskCmd(g),
 		newVersionCmd(),
 	)
 	for _, c := range toolCommands {

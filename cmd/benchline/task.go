@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,9 +16,11 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	dtask "github.com/benchline/benchline/datasets/taskfile"
+	"github.com/benchline/benchline/internal/app"
 	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/registry"
+	"github.com/benchline/benchline/internal/source"
 	"github.com/benchline/benchline/scorers/lmeval"
 	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/scorers/taskfile"
@@ -25,9 +28,9 @@ import (
 
 // newTaskCmd is `benchline task`: what a task file's author runs, with no
 // stack (docs/tasks.md).
-func newTaskCmd() *cobra.Command {
+func newTaskCmd(g *globals) *cobra.Command {
 	task := &cobra.Command{Use: "task", Short: "Work on a task file: a benchmark written as YAML (docs/tasks.md)"}
-	task.AddCommand(newTaskCheckCmd(), newTaskCompatCmd(), newTaskConvertCmd())
+	task.AddCommand(newTaskCheckCmd(g), newTaskCompatCmd(), newTaskConvertCmd())
 	return task
 }
 
@@ -50,7 +53,7 @@ type checkSample struct {
 	Verdicts []taskfile.Verdict  `json:"verdicts,omitempty"`
 }
 
-func newTaskCheckCmd() *cobra.Command {
+func newTaskCheckCmd(g *globals) *cobra.Command {
 	var (
 		rows    int
 		replies string
@@ -61,7 +64,8 @@ func newTaskCheckCmd() *cobra.Command {
 		Use:   "check FILE",
 		Short: "Check a task file, render its first prompts and score given replies, locally with no stack",
 		Long: `Check a task file: parse it, compile its templates and scorers, read its test split
-(local files, relative to the task file), render the first --rows prompts and, with
+(relative to the task file; FILE may be an http(s):// or s3:// URL, whose data paths are read
+from its folder through the same bounded reader as a build), render the first --rows prompts and, with
 --replies FILE (JSON lines {"id", "reply", "tool_calls": [{"name", "arguments"}]}, reply or
 tool_calls or both), score those replies with the task's scorers.
 Nothing is built and no model is called: this is the task author's edit loop.
@@ -78,7 +82,15 @@ error naming the file, its line and key, and the row.`,
 			if err != nil {
 				return err
 			}
-			rep, err := checkTask(args[0], rows, replies, dm)
+			var openS3 source.S3Opener
+			if strings.HasPrefix(args[0], "s3://") {
+				cfg, err := g.load()
+				if err != nil {
+					return err
+				}
+				openS3 = app.S3Opener(cfg)
+			}
+			rep, err := checkTaskFrom(cmd.Context(), openS3, args[0], rows, replies, dm)
 			if err != nil {
 				return err
 			}
@@ -99,6 +111,21 @@ error naming the file, its line and key, and the row.`,
 }
 
 func checkTask(file string, rows int, repliesFile string, data map[string]string) (checkReport, error) {
+	return checkTaskFrom(context.Background(), nil, file, rows, repliesFile, data)
+}
+
+// checkTaskFrom is checkTask for a FILE that may be an http(s):// or s3://
+// URL (openS3 opens the latter's bucket): the task file and its data are
+// read through the source layer, its relative data paths resolved against
+// the URL's folder.
+func checkTaskFrom(ctx context.Context, openS3 source.S3Opener, file string, rows int, repliesFile string, data map[string]string) (checkReport, error) {
+	if strings.Contains(file, "://") {
+		c, err := loadRemoteTask(ctx, openS3, file, data)
+		if err != nil {
+			return checkReport{}, err
+		}
+		return checkCompiled(ctx, openS3, c, rows, repliesFile)
+	}
 	if raw, err := readLocal(file); err == nil && promptfoo.Detect(raw) {
 		if len(data) > 0 {
 			return checkReport{}, fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a promptfoo config names its tests itself", file)
@@ -113,6 +140,43 @@ func checkTask(file string, rows int, repliesFile string, data map[string]string
 		}
 		return checkReport{}, err
 	}
+	return checkCompiled(ctx, nil, c, rows, repliesFile)
+}
+
+// loadRemoteTask reads a task file at an http(s):// or s3:// URL through
+// the source layer (bounded by limits.max_source_bytes and the task file
+// limit) and compiles it.
+func loadRemoteTask(ctx context.Context, openS3 source.S3Opener, file string, data map[string]string) (*taskfile.Compiled, error) {
+	if !strings.HasPrefix(file, "http://") && !strings.HasPrefix(file, "https://") && !strings.HasPrefix(file, "s3://") {
+		return nil, fmt.Errorf("task check %s: want a local path, an http(s):// or an s3:// URL", file)
+	}
+	if len(data) > 0 {
+		return nil, fmt.Errorf("task check %s: --data is for a local lm-evaluation-harness task YAML", file)
+	}
+	dir, name := dtask.Split(file)
+	loc, err := source.Parse(ctx, dir, openS3)
+	if err != nil {
+		return nil, fmt.Errorf("task check: %w", err)
+	}
+	rc, err := loc.Open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("task check: %w", err)
+	}
+	raw, err := limits.ReadFile(rc, file, taskfile.MaxFileBytes)
+	rc.Close()
+	if err != nil {
+		return nil, fmt.Errorf("task check: %w", err)
+	}
+	if lmeval.Detect(raw) || promptfoo.Detect(raw) {
+		return nil, fmt.Errorf("task check %s: an lm-evaluation-harness task or a promptfoo config is checked from a local file; a URL must be a task file", file)
+	}
+	return taskfile.Load(file, raw)
+}
+
+// checkCompiled renders a compiled task's first rows and scores the given
+// replies.
+func checkCompiled(ctx context.Context, openS3 source.S3Opener, c *taskfile.Compiled, rows int, repliesFile string) (checkReport, error) {
+	var err error
 	given := map[string]modelapi.Response{}
 	if repliesFile != "" {
 		if given, err = readReplies(repliesFile); err != nil {
@@ -121,7 +185,7 @@ func checkTask(file string, rows int, repliesFile string, data map[string]string
 	}
 	var pool []taskfile.Row
 	if fs := c.Spec.Prompt.Fewshot; fs != nil {
-		if _, err := dtask.Local(c, fs.From, 10_000, func(r taskfile.Row) error { pool = append(pool, r); return nil }); err != nil {
+		if _, err := dtask.Rows(ctx, c, openS3, fs.From, 10_000, func(r taskfile.Row) error { pool = append(pool, r); return nil }); err != nil {
 			return checkReport{}, err
 		}
 	}
@@ -132,7 +196,7 @@ func checkTask(file string, rows int, repliesFile string, data map[string]string
 	}
 	seen := 0
 	draw := c.ShotDrawer(pool)
-	skipped, err := dtask.Local(c, "test", 0, func(r taskfile.Row) error {
+	skipped, err := dtask.Rows(ctx, c, openS3, "test", 0, func(r taskfile.Row) error {
 		seen++
 		shots, err := draw(r) // every row, in order: the python sampler's state runs on
 		if err != nil {

@@ -80,15 +80,10 @@ func (b Builder) CardFromStore(ctx context.Context, store blob.Store, m catalog.
 // TaskBlock renders a task file as a Markdown fenced block whose fence no
 // run of backticks in it closes, cut at a line break before limit bytes.
 func TaskBlock(raw []byte, limit int) string {
-	text, cut := string(raw), ""
-	if len(text) > limit {
-		text = text[:limit]
-		if i := strings.LastIndexByte(text, '\n'); i > 0 {
-			text = text[:i+1]
-		}
-		cut = fmt.Sprintf("\n(cut at %d of %d bytes)\n", len(text), len(raw))
+	text, cut := CutTask(raw, limit)
+	if cut != "" {
+		cut = "\n(" + cut + ")\n"
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
 	fence, run := 3, 0
 	for _, r := range text {
 		if r == '`' {
@@ -103,6 +98,41 @@ func TaskBlock(raw []byte, limit int) string {
 		text += "\n"
 	}
 	return f + "yaml\n" + text + f + "\n" + cut
+}
+
+// CutTask is a task file's text as cards and pages show it: valid UTF-8,
+// cut at a line break before limit bytes; cut says where when it was
+// ("cut at N of M bytes"), and is empty when the whole file is shown.
+func CutTask(raw []byte, limit int) (text, cut string) {
+	text = string(raw)
+	if len(text) > limit {
+		text = text[:limit]
+		if i := strings.LastIndexByte(text, '\n'); i > 0 {
+			text = text[:i+1]
+		}
+		cut = fmt.Sprintf("cut at %d of %d bytes", len(text), len(raw))
+	}
+	return strings.ToValidUTF8(text, "\uFFFD"), cut
+}
+
+// ReadTask reads the task file stored with a task-file dataset's version
+// (TaskFileKey), bounded by the task file limit; found is false for a
+// version without one (a built-in benchmark's).
+func ReadTask(ctx context.Context, store blob.Store, name, version string) (raw []byte, found bool, err error) {
+	key := TaskFileKey(name, version)
+	rc, err := store.Get(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("taskfile: read %s: %w", key, err)
+	}
+	defer rc.Close()
+	raw, err = limits.ReadFile(rc, key, task.MaxFileBytes)
+	if err != nil {
+		return nil, false, err
+	}
+	return raw, true, nil
 }
 
 func taskSource(m catalog.Manifest) string {

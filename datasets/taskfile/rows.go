@@ -1,8 +1,10 @@
 package taskfile
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchline/benchline/datasets"
+	"github.com/benchline/benchline/internal/source"
 	task "github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -158,10 +161,45 @@ func ToolsOf(v any) ([]map[string]any, error) {
 // stack): fn gets every row that is not skipped, skipped counts those
 // that are by reason. max > 0 stops after that many rows.
 func Local(c *task.Compiled, split string, max int, fn func(task.Row) error) (skipped map[string]int, err error) {
+	return Rows(context.Background(), c, nil, split, max, fn)
+}
+
+// Rows is Local for a task file that is a local path or an http(s):// or
+// s3:// URL (c.File): a URL's data paths are resolved against its folder
+// and read through the source layer (internal/source: bounded by
+// limits.max_source_bytes, a deadline on every GET), as a build reads them;
+// openS3 opens an s3:// URL's bucket.
+func Rows(ctx context.Context, c *task.Compiled, openS3 source.S3Opener, split string, max int, fn func(task.Row) error) (skipped map[string]int, err error) {
 	skipped = map[string]int{}
-	base := filepath.Dir(c.File)
 	n, kept := 0, 0
 	stop := fmt.Errorf("stop")
+	visit := func(rec Record) error {
+		n++
+		row, skip, err := ToRow(c, split, rec, n)
+		if err != nil {
+			return err
+		}
+		if skip != "" {
+			skipped[skip]++
+			return nil
+		}
+		kept++
+		if err := fn(row); err != nil {
+			return err
+		}
+		if max > 0 && kept >= max {
+			return stop
+		}
+		return nil
+	}
+	if strings.Contains(c.File, "://") {
+		err := eachRemote(ctx, c, openS3, split, visit)
+		if err == stop {
+			return skipped, nil
+		}
+		return skipped, err
+	}
+	base := filepath.Dir(c.File)
 	for _, src := range c.Spec.Data[split] {
 		if strings.Contains(src.Path, "://") {
 			return skipped, fmt.Errorf("%s: data.%s: %s: task check reads local files only; build the dataset (benchline dataset build --task) to read URLs", c.File, split, src.Path)
@@ -182,25 +220,7 @@ func Local(c *task.Compiled, split string, max int, fn func(task.Row) error) (sk
 			format = "parquet"
 		}
 		for _, file := range files {
-			err := eachLocal(file, format, func(rec Record) error {
-				n++
-				row, skip, err := ToRow(c, split, rec, n)
-				if err != nil {
-					return err
-				}
-				if skip != "" {
-					skipped[skip]++
-					return nil
-				}
-				kept++
-				if err := fn(row); err != nil {
-					return err
-				}
-				if max > 0 && kept >= max {
-					return stop
-				}
-				return nil
-			})
+			err := eachLocal(file, format, visit)
 			if err == stop {
 				return skipped, nil
 			}
@@ -210,6 +230,67 @@ func Local(c *task.Compiled, split string, max int, fn func(task.Row) error) (sk
 		}
 	}
 	return skipped, nil
+}
+
+// eachRemote reads a split of a task file at a URL: each data file
+// through the source layer, a Parquet file spooled to a temporary file
+// (removed after) since its reader needs random access.
+func eachRemote(ctx context.Context, c *task.Compiled, openS3 source.S3Opener, split string, fn func(Record) error) error {
+	dir, _ := Split(c.File)
+	loc, err := source.Parse(ctx, dir, openS3)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.File, err)
+	}
+	for i, src := range c.Spec.Data[split] {
+		format, err := FormatOf(src)
+		if err != nil {
+			return fmt.Errorf("%s: data.%s: %w", c.File, split, err)
+		}
+		if format == "hf" {
+			format = "parquet"
+		}
+		files, err := filesOf(ctx, loc, src, split)
+		if err != nil {
+			return fmt.Errorf("%s: data.%s[%d]: %w", c.File, split, i, err)
+		}
+		for _, f := range files {
+			fl, name := loc, f
+			if strings.Contains(f, "://") {
+				d, nm := Split(f)
+				if fl, err = source.Parse(ctx, d, openS3); err != nil {
+					return fmt.Errorf("%s: data.%s[%d]: %w", c.File, split, i, err)
+				}
+				name = nm
+			}
+			if err := eachOpened(ctx, fl, name, format, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func eachOpened(ctx context.Context, loc source.Location, name, format string, fn func(Record) error) error {
+	uri := loc.URI(name)
+	rc, err := loc.Open(ctx, name)
+	if err != nil {
+		return &datasets.InputError{File: uri, Msg: "cannot be read: " + err.Error()}
+	}
+	defer rc.Close()
+	if format != "parquet" {
+		return EachRecord(rc, uri, format, fn)
+	}
+	tmp, err := os.CreateTemp("", "benchline-task-*.parquet")
+	if err != nil {
+		return fmt.Errorf("taskfile: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	size, err := io.Copy(tmp, rc)
+	if err != nil {
+		return &datasets.InputError{File: uri, Msg: "cannot be read: " + err.Error()}
+	}
+	return EachParquet(tmp, size, uri, fn)
 }
 
 func eachLocal(file, format string, fn func(Record) error) error {

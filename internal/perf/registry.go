@@ -176,6 +176,10 @@ var Figures = []Figure{
 		Args: []string{"bench", "eval", "--rows", "10000"}, QuickArgs: []string{"bench", "eval", "--rows", "2000"},
 		Field: "run_samples_per_sec", Unit: "samples/s", Needs: []Need{needDevStack}},
 
+	{Name: "taskfile-ratio", Section: "Task files against the compiled synthetic benchmark", Kind: Self,
+		Args: []string{"bench", "taskfile", "--rows", "100000"}, QuickArgs: []string{"bench", "taskfile", "--rows", "10000", "--rounds", "1"},
+		Field: "ratio", Unit: "× synthetic", Goal: Goal{AtLeast: true, Value: 0.9}, Needs: []Need{needDevStack, needMinutes}},
+
 	// promptfoo: CPU per sample on the same prompts and endpoint.
 	{Name: "promptfoo-cpu-ratio", Section: "promptfoo on the same endpoint", Kind: Script,
 		Args:      []string{"deploy/dev/promptfoo-ratio.sh", "10000"},

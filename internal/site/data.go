@@ -9,6 +9,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
+	"github.com/benchline/benchline/datasets/taskfile"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
@@ -40,6 +41,10 @@ type runView struct {
 	// MissingRows are dataset files the plan names that are not in the
 	// store: their samples show no dataset row.
 	MissingRows []string
+	// TaskFile is the task file of a task-file run's dataset version (cut
+	// at taskfile.MaxCardTaskBytes, TaskFileCut says where), TaskFileKey
+	// where it is stored; both empty for a built-in benchmark's run.
+	TaskFile, TaskFileCut, TaskFileKey string
 }
 
 // pager is a paged list whose pages are data/<Key>/pNNNN.js.
@@ -168,6 +173,14 @@ func (st *site) writeRuns(ctx context.Context, store blob.Store, out *output) er
 		v.HasPlan, v.Plan = found, plan
 		if found {
 			v.Params = jsonText(plan.Params)
+		}
+		raw, isTask, err := taskfile.ReadTask(ctx, store, r.Dataset, r.Version)
+		if err != nil {
+			return fmt.Errorf("site: run %s: %w", r.RunID, err)
+		}
+		if isTask {
+			v.TaskFileKey = taskfile.TaskFileKey(r.Dataset, r.Version)
+			v.TaskFile, v.TaskFileCut = taskfile.CutTask(raw, taskfile.MaxCardTaskBytes)
 		}
 		keys, err := resultKeys(ctx, store, r.RunID)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchline/benchline/datasets/taskfile"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/blob/blobtest"
 	"github.com/benchline/benchline/internal/golden"
@@ -419,6 +420,49 @@ func TestCleanPath(t *testing.T) {
 	} {
 		if got := cleanPath(p); got != want {
 			t.Errorf("cleanPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestRunPageShowsTaskFile: a task-file run's page shows the task file
+// stored with its dataset version, escaped and cut at MaxCardTaskBytes; a
+// built-in benchmark's run page has no task file.
+func TestRunPageShowsTaskFile(t *testing.T) {
+	ctx := context.Background()
+	store := blobtest.NewMemory()
+	s, err := sitetest.Fixture(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := runOf(t, s, "bfcl", "acme/model-a")
+	var r leaderboard.Run
+	for _, run := range s.Runs {
+		if run.RunID == a {
+			r = run
+		}
+	}
+	head := "name: bfcl\nprompt: \"</code></pre><script>window.__xss=1</script>\"\n"
+	raw := head + strings.Repeat("# padding line of the task file\n", taskfile.MaxCardTaskBytes/32+100) + "tail: never shown\n"
+	key := taskfile.TaskFileKey(r.Dataset, r.Version)
+	if err := store.Put(ctx, key, strings.NewReader(raw), int64(len(raw))); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(ctx, store, s); err != nil {
+		t.Fatal(err)
+	}
+	files := siteFiles(t, store, s)
+	page := string(files["run-"+a+".html"])
+	for _, want := range []string{"Task file (<code>" + key + "</code>)", "name: bfcl", "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;window.__xss=1&lt;/script&gt;", "cut at "} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>window.__xss") || strings.Contains(page, "tail: never shown") {
+		t.Error("run page shows the task file unescaped or uncut")
+	}
+	for _, run := range s.Runs {
+		if run.Dataset != r.Dataset && strings.Contains(string(files["run-"+run.RunID+".html"]), "Task file") {
+			t.Errorf("run %s (%s, no task file) shows a task file", run.RunID, run.Dataset)
 		}
 	}
 }
