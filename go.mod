@@ -13,8 +13,10 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/coreos/go-oidc/v3 v3.14.1
 	github.com/dlclark/regexp2 v1.11.0
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/gorilla/securecookie v1.1.2
 	github.com/klauspost/compress v1.20.1
 	github.com/marcboeker/go-duckdb v1.8.5
 	github.com/nikolalohinski/gonja/v2 v2.9.1
@@ -31,6 +33,7 @@ require (
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/sdk/contrib/tally v0.2.0
 	golang.org/x/net v0.59.0
+	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/time v0.15.0
@@ -40,6 +43,8 @@ require (
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
+
+require github.com/go-jose/go-jose/v4 v4.1.4 // indirect
 
 require (
 	github.com/andybalholm/brotli v1.2.3 // indirect
