@@ -117,6 +117,13 @@ func TestSessionCookieAttacks(t *testing.T) {
 // code exchange.
 func TestCallbackWrongState(t *testing.T) {
 	l := testLogin(t)
+	exchanges := 0
+	op := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exchanges++
+		http.Error(w, "no", http.StatusBadRequest)
+	}))
+	defer op.Close()
+	l.oauth.Endpoint.TokenURL = op.URL + "/token"
 	w := httptest.NewRecorder()
 	l.ServeHTTP(w, httptest.NewRequest("GET", "/login?return=/demo/", nil))
 	flowC := w.Result().Cookies()[0]
@@ -138,6 +145,9 @@ func TestCallbackWrongState(t *testing.T) {
 		if w.Code != http.StatusBadRequest || strings.Contains(w.Header().Get("Set-Cookie"), SessionCookie+"=") {
 			t.Errorf("%s: %d %q, want 400 and no session", tc.name, w.Code, w.Body)
 		}
+	}
+	if exchanges != 0 {
+		t.Errorf("%d code exchanges for callbacks with a wrong state, want none", exchanges)
 	}
 }
 
