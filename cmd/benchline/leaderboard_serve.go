@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,8 @@ import (
 	"github.com/benchline/benchline/internal/access"
 	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/logattr"
+	"github.com/benchline/benchline/internal/login"
+	"github.com/benchline/benchline/internal/secret"
 	"github.com/benchline/benchline/internal/site"
 )
 
@@ -23,6 +27,7 @@ func newLeaderboardServeCmd(g *globals) *cobra.Command {
 		addr, tokensFile string
 		boardFiles       []string
 		allowAnonymous   bool
+		oc               oidcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -50,7 +55,9 @@ the caller may not read answers exactly as one that does not exist (404), and
 GET / lists only the boards the caller may read. Machines send
 "Authorization: Bearer TOKEN" with a token of the --tokens file (make one with
 benchline leaderboard token NAME); anonymous: true counts only with
---allow-anonymous. Every request that reads a board writes one JSON audit line
+--allow-anonymous. With --oidc-issuer people log in with OpenID Connect at
+/login?return=/BOARD/ (back at /callback, out at /logout); a logged-out browser
+asking for a board page is sent there. Every request that reads a board writes one JSON audit line
 (who, board, route, allowed) to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +74,21 @@ benchline leaderboard token NAME); anonymous: true counts only with
 			if err != nil {
 				return fmt.Errorf("leaderboard serve: %w", err)
 			}
-			srv := site.NewServer(site.Guarded(store, gate))
+			var h http.Handler = site.Guarded(store, gate)
+			if oc.issuer != "" {
+				lg, err := oc.login(cmd.Context(), gate.Audit)
+				if err != nil {
+					return err
+				}
+				gate.Sessions = lg
+				mux := http.NewServeMux()
+				mux.Handle("/login", lg)
+				mux.Handle("/callback", lg)
+				mux.Handle("/logout", lg)
+				mux.Handle("/", h)
+				h = mux
+			}
+			srv := site.NewServer(h)
 			fmt.Fprintf(cmd.OutOrStdout(), "serving leaderboards on http://%s/\n", ln.Addr())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -88,7 +109,58 @@ benchline leaderboard token NAME); anonymous: true counts only with
 	cmd.Flags().StringVar(&tokensFile, "tokens", "", "tokens file: one \"NAME sha256:HEX\" line per bearer token (benchline leaderboard token)")
 	cmd.Flags().StringArrayVar(&boardFiles, "board", nil, "board file whose access: key says who may read the board (repeatable; a board without one is private)")
 	cmd.Flags().BoolVar(&allowAnonymous, "allow-anonymous", false, "let boards whose access says anonymous: true be read without a login or token")
+	cmd.Flags().StringVar(&oc.issuer, "oidc-issuer", "", "OpenID Connect issuer URL: people log in at /login (needs --oidc-client-id, --oidc-redirect-url and a cookie key)")
+	cmd.Flags().StringVar(&oc.clientID, "oidc-client-id", "", "OIDC client id")
+	cmd.Flags().StringVar(&oc.redirect, "oidc-redirect-url", "", "OIDC redirect URL: this server's https://HOST/callback")
+	cmd.Flags().StringVar(&oc.groups, "oidc-groups-claim", "groups", "ID token claim that lists the person's groups")
+	cmd.Flags().StringVar(&oc.secretFile, "oidc-client-secret-file", "", "file holding the OIDC client secret (or env "+envOIDCSecret+")")
+	cmd.Flags().StringVar(&oc.keyFile, "session-key-file", "", "file holding the session cookie key, at least 32 bytes (or env "+envSessionKey+")")
+	cmd.Flags().DurationVar(&oc.ttl, "session-ttl", login.DefaultSessionTTL, "how long a login session lasts")
 	return cmd
+}
+
+const (
+	envOIDCSecret = "BENCHLINE_OIDC_CLIENT_SECRET"
+	envSessionKey = "BENCHLINE_SESSION_KEY"
+)
+
+type oidcFlags struct {
+	issuer, clientID, redirect, groups, secretFile, keyFile string
+	ttl                                                     time.Duration
+}
+
+// readSecret reads a secret from file (at most 4 KiB, trimmed) or env.
+func readSecret(flag, file, env string) (secret.Value, error) {
+	if file == "" {
+		return secret.New(os.Getenv(env)), nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return secret.Value{}, fmt.Errorf("leaderboard serve: %s: %w", flag, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4097))
+	if err != nil || len(b) > 4096 {
+		return secret.Value{}, fmt.Errorf("leaderboard serve: %s %s: unreadable or larger than 4 KiB", flag, file)
+	}
+	return secret.New(strings.TrimSpace(string(b))), nil
+}
+
+func (o oidcFlags) login(ctx context.Context, audit *slog.Logger) (*login.Login, error) {
+	cs, err := readSecret("--oidc-client-secret-file", o.secretFile, envOIDCSecret)
+	if err != nil {
+		return nil, err
+	}
+	key, err := readSecret("--session-key-file", o.keyFile, envSessionKey)
+	if err != nil {
+		return nil, err
+	}
+	lg, err := login.New(ctx, login.Config{Issuer: o.issuer, ClientID: o.clientID, ClientSecret: cs,
+		RedirectURL: o.redirect, GroupsClaim: o.groups, CookieKey: key, SessionTTL: o.ttl, Audit: audit})
+	if err != nil {
+		return nil, fmt.Errorf("leaderboard serve: %w", err)
+	}
+	return lg, nil
 }
 
 // serveGate builds serve's access gate from its flags; the audit lines

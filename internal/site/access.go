@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/benchline/benchline/internal/access"
@@ -24,6 +25,16 @@ type Gate struct {
 	// Audit receives one JSON line per request that reads a board:
 	// who, board, route, allowed.
 	Audit *slog.Logger
+	// Sessions, when set, reads a person's login session (an OIDC
+	// login's cookie); a logged-out browser asking for a board's HTML
+	// page is then sent to /login (API routes answer as a missing board).
+	Sessions Sessions
+}
+
+// Sessions reads the identity of a request's login session; ok is false
+// when there is no valid session.
+type Sessions interface {
+	Identify(r *http.Request) (access.Identity, bool)
 }
 
 // Guarded is Handler with every route of a board behind gate: GET / lists
@@ -45,6 +56,11 @@ const errBadToken = "site: unknown bearer token"
 func (g *Gate) identify(r *http.Request) (access.Identity, bool) {
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
+		if g.Sessions != nil {
+			if id, ok := g.Sessions.Identify(r); ok {
+				return id, true
+			}
+		}
 		return access.Identity{}, true
 	}
 	scheme, tok, found := strings.Cut(auth, " ")
@@ -71,6 +87,29 @@ func (g *Gate) audit(r *http.Request, id access.Identity, board, route string, a
 	}
 	g.Audit.Info("leaderboard access", "who", id.Who(), "board", board, "route", route,
 		"method", r.Method, "remote", r.RemoteAddr, "allowed", allowed)
+}
+
+// toLogin sends a logged-out browser asking for an HTML page of a board it
+// may not read to /login, and reports whether it did. Anything else (a
+// logged-in person, a token, an API route, a non-browser) is left to
+// answer as a missing board.
+func (g *Gate) toLogin(w http.ResponseWriter, r *http.Request, id access.Identity, rest string) bool {
+	if g.Sessions == nil || id.Token != "" || id.Subject != "" || r.Method != http.MethodGet {
+		return false
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") || !htmlPage(rest) {
+		return false
+	}
+	http.Redirect(w, r, "/login?return="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+	return true
+}
+
+// htmlPage reports whether a board's route is an HTML page (not data).
+func htmlPage(rest string) bool {
+	if rest == "" || strings.HasSuffix(rest, "/") {
+		return true
+	}
+	return strings.HasSuffix(rest, ".html")
 }
 
 // notFound answers as for a board that does not exist.

@@ -115,6 +115,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.gate != nil {
 		allowed := h.gate.allows(id, board)
 		h.gate.audit(r, id, board, rest, allowed)
+		if !allowed && h.gate.toLogin(w, r, id, rest) {
+			return
+		}
 		if !allowed {
 			notFound(w, board)
 			return
