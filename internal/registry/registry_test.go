@@ -65,8 +65,10 @@ func TestEveryTableHasColumns(t *testing.T) {
 // benchmark's package: the list is the only place that names them. The
 // pipeline benchmark (internal/perf's bench commands) drives the synthetic
 // load, which is not a benchmark of models; `benchline task check` runs the
-// task-file engine (datasets/taskfile, scorers/taskfile), which is no
-// benchmark but how users write theirs, with no stack.
+// task-file engine (datasets/taskfile, scorers/taskfile, and the
+// translations of lm-evaluation-harness tasks and promptfoo configs into
+// task files, scorers/lmeval and scorers/promptfoo), which is no benchmark
+// but how users write theirs, with no stack.
 func TestNoOtherBenchmarkList(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go tool on PATH: cannot list imports")
@@ -81,6 +83,14 @@ func TestNoOtherBenchmarkList(t *testing.T) {
 		"internal/perf -> scorers/synthetic":  true,
 		"cmd/benchline -> datasets/taskfile":  true,
 		"cmd/benchline -> scorers/taskfile":   true,
+		// lm-evaluation-harness tasks and promptfoo configs are task files
+		// in other formats: task check/convert/compat and dataset build
+		// translate them.
+		"cmd/benchline -> scorers/lmeval":    true,
+		"cmd/benchline -> scorers/promptfoo": true,
+		// A task-file run's page shows the task file stored with its
+		// version (taskfile.ReadTask, CutTask).
+		"internal/site -> datasets/taskfile": true,
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ":")

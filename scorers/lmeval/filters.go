@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchline/benchline/scorers/taskfile"
 	"github.com/dlclark/regexp2"
 	"gopkg.in/yaml.v3"
 )
@@ -245,12 +246,21 @@ func majority(resps []string) string {
 // non-empty one; stripped; fallback when nothing matches.
 func (f Filter) extract(s string) (string, error) {
 	var found []*regexp2.Match
-	m, err := f.re.FindStringMatch(s)
-	for ; err == nil && m != nil; m, err = f.re.FindNextMatch(m) {
-		found = append(found, m)
-		if len(found) > MaxMatches {
-			return "", fmt.Errorf("lmeval: regex %s: the reply has more than %d matches, the limit", f.re.String(), MaxMatches)
+	tooMany := false
+	err := taskfile.MatchWithin(MatchTimeout, func() error {
+		found, tooMany = found[:0], false
+		m, err := f.re.FindStringMatch(s)
+		for ; err == nil && m != nil; m, err = f.re.FindNextMatch(m) {
+			found = append(found, m)
+			if len(found) > MaxMatches {
+				tooMany = true
+				return nil
+			}
 		}
+		return err
+	})
+	if tooMany {
+		return "", fmt.Errorf("lmeval: regex %s: the reply has more than %d matches, the limit", f.re.String(), MaxMatches)
 	}
 	if err != nil {
 		return "", fmt.Errorf("lmeval: regex %s: %w", f.re.String(), err)
@@ -360,6 +370,17 @@ func (t *Task) parseMetrics(c *Config) error {
 	return nil
 }
 
+// replaceWithin removes re's matches from s, run again on a spurious
+// regexp2 timeout (taskfile.MatchWithin).
+func replaceWithin(re *regexp2.Regexp, s string) (string, error) {
+	var out string
+	err := taskfile.MatchWithin(MatchTimeout, func() (err error) {
+		out, err = re.Replace(s, "", -1, -1)
+		return err
+	})
+	return out, err
+}
+
 // punctuation is Python's string.punctuation.
 const punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
@@ -368,10 +389,10 @@ const punctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 func (m Metric) Score(pred, ref string) (float64, error) {
 	var err error
 	for _, re := range m.ignore {
-		if pred, err = re.Replace(pred, "", -1, -1); err != nil {
+		if pred, err = replaceWithin(re, pred); err != nil {
 			return 0, fmt.Errorf("lmeval: regexes_to_ignore %s: %w", re.String(), err)
 		}
-		if ref, err = re.Replace(ref, "", -1, -1); err != nil {
+		if ref, err = replaceWithin(re, ref); err != nil {
 			return 0, fmt.Errorf("lmeval: regexes_to_ignore %s: %w", re.String(), err)
 		}
 	}

@@ -191,7 +191,8 @@ func regexReplace(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 		return exec.AsValue(fmt.Errorf("regex_replace: %w", err))
 	}
 	re.MatchTimeout = time.Second
-	out, err := re.Replace(in.String(), pyRepl(v[1].String()), -1, count)
+	var out string
+	err = MatchWithin(re.MatchTimeout, func() (err error) { out, err = re.Replace(in.String(), pyRepl(v[1].String()), -1, count); return err })
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("regex_replace: %w", err))
 	}
