@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -146,7 +147,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatalf("eval printed %q: %v", out, err)
 	}
 	cli("eval", "--dataset", bfcl.Name, "--model", "baseline/reference", "--limit", "3", "--seed", "3702", "--batch", "--json")
-	board := writeBoard(t, "name: it-sentinel\nbenchmarks: [{dataset: bfcl}]\nmodels: [sentinel/m]\n"+
+	// A board of its own each time: a refresh of an unchanged board
+	// delivers no webhook (go test -count=2 on one stack).
+	board := writeBoard(t, fmt.Sprintf("name: it-sentinel-%d\n", time.Now().UnixNano()%1_000_000_000)+"benchmarks: [{dataset: bfcl}]\nmodels: [sentinel/m]\n"+
 		"settings: {seed: 3703, limit: 3}\nwebhook: {url_env: IT_SENTINEL_HOOK_URL, secret_env: IT_SENTINEL_HOOK_SECRET}\n")
 	cli("leaderboard", "refresh", board, "--json")
 	release := filepath.Join(dir, "release")
