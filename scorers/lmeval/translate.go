@@ -244,25 +244,9 @@ func toNode(v any) (*yaml.Node, error) {
 		}
 		return n, nil
 	case []map[string]string:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		for _, m := range x {
-			c, err := toNode(m)
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, c)
-		}
-		return n, nil
+		return seqNode(x)
 	case []map[string]any:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		for _, m := range x {
-			c, err := toNode(m)
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, c)
-		}
-		return n, nil
+		return seqNode(x)
 	case []yaml.Node:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		for i := range x {
@@ -412,4 +396,17 @@ func renderWith(src string, fields map[string]any) (string, error) {
 		return "", err
 	}
 	return tm.Render(fields)
+}
+
+// seqNode is a YAML sequence of xs, each converted by toNode.
+func seqNode[T any](xs []T) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, x := range xs {
+		c, err := toNode(x)
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, c)
+	}
+	return n, nil
 }
