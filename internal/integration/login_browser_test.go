@@ -275,9 +275,13 @@ func TestLoginInBrowser(t *testing.T) {
 		t.Fatalf("after a cross-site GET and POST of /logout, the board answers %d at %s: they logged the user out", resp.Status, loc)
 	}
 
-	// The /logout page's button logs out; the board then sends the
-	// browser to log in again.
-	open("the logout page", chromedp.Navigate(base+"/logout"))
+	// The board list names the user and links the /logout page, whose
+	// button logs out; the board then sends the browser to log in again.
+	open("the board list", chromedp.Navigate(base+"/"))
+	if got, want := text(), "Logged in as id1 · Log out"; !strings.Contains(got, want) {
+		t.Errorf("the board list shows %q, want %q", got, want)
+	}
+	open("the Log out link", chromedp.Click(chromedp.CSS(`#session a[href="/logout"]`)))
 	resp, loc = open("press Log out", chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)))
 	if resp.Status != http.StatusOK || loc != base+"/" {
 		t.Errorf("Log out: %d at %s, want the board list (200 at %s/)", resp.Status, loc, base)
