@@ -56,7 +56,8 @@ GET / lists only the boards the caller may read. Machines send
 "Authorization: Bearer TOKEN" with a token of the --tokens file (make one with
 benchline leaderboard token NAME); anonymous: true counts only with
 --allow-anonymous. With --oidc-issuer people log in with OpenID Connect at
-/login?return=/BOARD/ (back at /callback, out at /logout); a logged-out browser
+/login?return=/BOARD/ (back at /callback; out with the button of the /logout
+page, a POST with the session's token); a logged-out browser
 asking for a board page is sent there. Every request that reads a board writes one JSON audit line
 (who, board, route, allowed) to stderr.`,
 		Args: cobra.NoArgs,

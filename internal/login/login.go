@@ -2,17 +2,22 @@
 // OpenID Connect: the authorization code flow with PKCE, state and nonce
 // checked, the ID token verified (github.com/coreos/go-oidc/v3), and the
 // session kept in a signed and encrypted cookie with an expiry
-// (github.com/gorilla/securecookie). Logging out puts the session on a
-// bounded revocation list; login attempts are rate-limited per client.
+// (github.com/gorilla/securecookie). Logging out is a POST carrying a
+// per-session token from the /logout page, from this site's origin; it
+// puts the session on a bounded revocation list. Login attempts are
+// rate-limited per client.
 package login
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +56,8 @@ const (
 	// (/login and /callback) per client IP.
 	DefaultLoginRate  = rate.Limit(1.0 / 6) // one every 6 s
 	DefaultLoginBurst = 10
+	// MaxLogoutBytes bounds the form a POST /logout sends.
+	MaxLogoutBytes = 4 << 10
 	// remoteTimeout bounds every call to the provider.
 	remoteTimeout = 15 * time.Second
 )
@@ -83,6 +90,8 @@ type Login struct {
 	verifier    *oidc.IDTokenVerifier
 	client      *http.Client
 	cookies     *securecookie.SecureCookie
+	csrfKey     []byte // keys the logout form's per-session token
+	origin      string // this site's origin (of the redirect URL)
 	groupsClaim string
 	ttl         time.Duration
 	secure      bool
@@ -129,6 +138,7 @@ func newLogin(cfg Config, ep oauth2.Endpoint, v *oidc.IDTokenVerifier, hc *http.
 		groupsClaim: cfg.GroupsClaim,
 		ttl:         cfg.SessionTTL,
 		secure:      red.Scheme == "https",
+		origin:      red.Scheme + "://" + red.Host,
 		now:         time.Now,
 		revoked:     &revocations{m: map[string]time.Time{}},
 		audit:       cfg.Audit,
@@ -151,6 +161,8 @@ func newLogin(cfg Config, ep oauth2.Endpoint, v *oidc.IDTokenVerifier, hc *http.
 	hashKey := sha256.Sum256([]byte("benchline cookie hash\x00" + k))
 	blockKey := sha256.Sum256([]byte("benchline cookie block\x00" + k))
 	l.cookies = securecookie.New(hashKey[:], blockKey[:])
+	csrfKey := sha256.Sum256([]byte("benchline logout token\x00" + k))
+	l.csrfKey = csrfKey[:]
 	l.cookies.MaxLength(MaxCookieBytes)
 	l.cookies.MaxAge(int(l.ttl / time.Second))
 	l.cookies.SetSerializer(securecookie.JSONEncoder{})
@@ -356,13 +368,102 @@ func (l *Login) callback(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, f.Return, http.StatusFound)
 }
 
+// logout answers /logout. GET shows a page whose form button POSTs the
+// session's logout token; only a POST with that token, from this site
+// (no Origin, or this site's; no Sec-Fetch-Site other than same-origin),
+// ends the session and clears the cookie. Anything else changes nothing:
+// a page of another site can neither log a person out by sending the
+// browser to /logout nor by posting a form to it.
 func (l *Login) logout(w http.ResponseWriter, r *http.Request) {
-	if s, ok := l.session(r); ok {
-		l.revoked.add(s.ID, time.Unix(s.Expires, 0), l.now())
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		l.logoutPage(w, r)
+		return
+	case http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "login: /logout is a GET (its page) or a POST (its form)", http.StatusMethodNotAllowed)
+		return
 	}
+	if !l.sameOrigin(r) {
+		http.Error(w, "login: a logout must come from this site's own page", http.StatusForbidden)
+		return
+	}
+	s, ok := l.session(r)
+	if !ok {
+		// No session to end. The cookie is left alone: a cross-site
+		// POST arrives without the SameSite=Lax cookie, and clearing it
+		// here would log the person out.
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxLogoutBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "login: the logout form does not parse", http.StatusBadRequest)
+		return
+	}
+	got := r.PostForm.Get("token")
+	if subtle.ConstantTimeCompare([]byte(got), []byte(l.logoutToken(s))) != 1 {
+		http.Error(w, "login: the logout form's token is not this session's: log out from /logout", http.StatusForbidden)
+		return
+	}
+	l.revoked.add(s.ID, time.Unix(s.Expires, 0), l.now())
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: l.secure, SameSite: http.SameSiteLaxMode})
-	http.Redirect(w, r, "/", http.StatusFound)
+	if l.audit != nil {
+		who := access.Identity{Subject: s.Subject, Email: s.Email}.Who()
+		l.audit.Info("leaderboard logout", "who", who, "remote", r.RemoteAddr)
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// sameOrigin reports whether a POST comes from this site: a browser sends
+// Origin on every POST and Sec-Fetch-Site where it knows it; either naming
+// another site (or "null") refuses it.
+func (l *Login) sameOrigin(r *http.Request) bool {
+	if sfs := r.Header.Get("Sec-Fetch-Site"); sfs != "" && sfs != "same-origin" && sfs != "none" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != l.origin {
+		return false
+	}
+	return true
+}
+
+// logoutToken is the session's logout token: an HMAC of its id, so a page
+// of another site cannot know it (the id is inside the encrypted cookie).
+func (l *Login) logoutToken(s session) string {
+	m := hmac.New(sha256.New, l.csrfKey)
+	m.Write([]byte(s.ID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+var logoutPage = template.Must(template.New("logout").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Log out</title></head>
+<body><main>
+{{if .}}<h1>Log out</h1>
+<form method="post" action="/logout">
+<input type="hidden" name="token" value="{{.}}">
+<button type="submit" id="logout">Log out</button>
+</form>
+{{else}}<h1>You are not logged in</h1>
+{{end}}<p><a href="/">Leaderboards</a></p>
+</main></body></html>
+`))
+
+// logoutPage is GET /logout: the form that logs out, for a session.
+func (l *Login) logoutPage(w http.ResponseWriter, r *http.Request) {
+	tok := ""
+	if s, ok := l.session(r); ok {
+		tok = l.logoutToken(s)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Frame-Options", "DENY")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_ = logoutPage.Execute(w, tok)
 }
 
 func trim(s string) string {

@@ -100,15 +100,129 @@ func TestSessionCookieAttacks(t *testing.T) {
 	}
 	// Logged out, the same cookie replayed is refused.
 	c = cookieOf(t, l, good)
+	w := logoutPost(l, c, "http://serve.test", url.Values{"token": {l.logoutToken(good)}})
+	if w.Code != http.StatusSeeOther || !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("logout: %d, Set-Cookie %q, want 303 clearing the cookie", w.Code, w.Header().Get("Set-Cookie"))
+	}
+	if read(c) {
+		t.Error("a session replayed after logout is read")
+	}
+}
+
+// logoutPost POSTs form to /logout with the session cookie c (if any)
+// and an Origin header (if any).
+func logoutPost(l *Login, c *http.Cookie, origin string, form url.Values) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "/logout", strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		r.Header.Set("Origin", origin)
+	}
+	if c != nil {
+		r.AddCookie(c)
+	}
+	w := httptest.NewRecorder()
+	l.ServeHTTP(w, r)
+	return w
+}
+
+// TestLogoutCSRF: a page of another site cannot log a person out. A GET
+// of /logout (a link, an image, a redirect) only shows the logout form;
+// a POST without the session's token, with another session's token, from
+// another origin, or without the cookie (a cross-site POST does not carry
+// a SameSite=Lax cookie) ends nothing and clears no cookie. The form's
+// own POST logs out.
+func TestLogoutCSRF(t *testing.T) {
+	l := testLogin(t)
+	now := time.Now()
+	ann := session{ID: "s-ann", Subject: "ann", Expires: now.Add(time.Hour).Unix()}
+	bob := session{ID: "s-bob", Subject: "bob", Expires: now.Add(time.Hour).Unix()}
+	c := cookieOf(t, l, ann)
+	loggedIn := func() bool {
+		r := httptest.NewRequest("GET", "/demo/", nil)
+		r.AddCookie(c)
+		_, ok := l.Identify(r)
+		return ok
+	}
+	tok := l.logoutToken(ann)
+	for _, tc := range []struct {
+		name string
+		do   func() *httptest.ResponseRecorder
+		code int
+	}{
+		{"GET /logout", func() *httptest.ResponseRecorder {
+			r := httptest.NewRequest("GET", "/logout", nil)
+			r.AddCookie(c)
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			w := httptest.NewRecorder()
+			l.ServeHTTP(w, r)
+			return w
+		}, http.StatusOK},
+		{"PUT /logout", func() *httptest.ResponseRecorder {
+			r := httptest.NewRequest("PUT", "/logout", nil)
+			r.AddCookie(c)
+			w := httptest.NewRecorder()
+			l.ServeHTTP(w, r)
+			return w
+		}, http.StatusMethodNotAllowed},
+		{"POST without a token", func() *httptest.ResponseRecorder {
+			return logoutPost(l, c, "http://serve.test", nil)
+		}, http.StatusForbidden},
+		{"POST with a wrong token", func() *httptest.ResponseRecorder {
+			return logoutPost(l, c, "http://serve.test", url.Values{"token": {"forged"}})
+		}, http.StatusForbidden},
+		{"POST with another session's token", func() *httptest.ResponseRecorder {
+			return logoutPost(l, c, "http://serve.test", url.Values{"token": {l.logoutToken(bob)}})
+		}, http.StatusForbidden},
+		{"POST from another origin", func() *httptest.ResponseRecorder {
+			return logoutPost(l, c, "http://evil.test", url.Values{"token": {tok}})
+		}, http.StatusForbidden},
+		{"POST from a sandboxed frame", func() *httptest.ResponseRecorder {
+			return logoutPost(l, c, "null", url.Values{"token": {tok}})
+		}, http.StatusForbidden},
+		{"POST marked cross-site", func() *httptest.ResponseRecorder {
+			r := httptest.NewRequest("POST", "/logout", strings.NewReader("token="+tok))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			r.AddCookie(c)
+			w := httptest.NewRecorder()
+			l.ServeHTTP(w, r)
+			return w
+		}, http.StatusForbidden},
+		{"POST without the cookie", func() *httptest.ResponseRecorder {
+			return logoutPost(l, nil, "http://evil.test", url.Values{"token": {tok}})
+		}, http.StatusForbidden},
+		{"same-origin POST without the cookie", func() *httptest.ResponseRecorder {
+			return logoutPost(l, nil, "http://serve.test", url.Values{"token": {tok}})
+		}, http.StatusSeeOther},
+	} {
+		w := tc.do()
+		if w.Code != tc.code {
+			t.Errorf("%s: %d %q, want %d", tc.name, w.Code, w.Body, tc.code)
+		}
+		if sc := w.Header().Get("Set-Cookie"); sc != "" {
+			t.Errorf("%s: sets a cookie: %q", tc.name, sc)
+		}
+		if !loggedIn() {
+			t.Fatalf("%s: logged the session out", tc.name)
+		}
+	}
+
+	// The page's form carries the token; posting it logs out.
 	r := httptest.NewRequest("GET", "/logout", nil)
 	r.AddCookie(c)
 	w := httptest.NewRecorder()
 	l.ServeHTTP(w, r)
-	if !strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") {
-		t.Errorf("logout does not clear the cookie: %q", w.Header().Get("Set-Cookie"))
+	body := w.Body.String()
+	if !strings.Contains(body, `<form method="post" action="/logout">`) || !strings.Contains(body, `value="`+tok+`"`) ||
+		!strings.Contains(body, `<button type="submit"`) {
+		t.Fatalf("GET /logout: %q, want a form posting the session's token with a button", body)
 	}
-	if read(c) {
-		t.Error("a session replayed after logout is read")
+	if w = logoutPost(l, c, "http://serve.test", url.Values{"token": {tok}}); w.Code != http.StatusSeeOther ||
+		!strings.Contains(w.Header().Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("the form's POST: %d, Set-Cookie %q, want 303 clearing the cookie", w.Code, w.Header().Get("Set-Cookie"))
+	}
+	if loggedIn() {
+		t.Error("the form's POST did not log out")
 	}
 }
 

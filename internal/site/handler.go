@@ -274,9 +274,17 @@ var boardsPage = template.Must(template.New("boards").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>benchline leaderboards</title></head>
 <body><main><h1>Leaderboards</h1>
-{{if .}}<ul>{{range .}}<li><a href="{{.Board}}/">{{.Board}}</a> <small>stamp {{.Stamp}}</small></li>{{end}}</ul>{{else}}<p>No board has been refreshed yet.</p>{{end}}
+{{with .User}}<p id="session">Logged in as {{.}} · <a href="/logout">Log out</a></p>
+{{end}}{{if .Boards}}<ul>{{range .Boards}}<li><a href="{{.Board}}/">{{.Board}}</a> <small>stamp {{.Stamp}}</small></li>{{end}}</ul>{{else}}<p>No board has been refreshed yet.</p>{{end}}
 </main></body></html>
 `))
+
+// boardsDoc is the data of boardsPage: the boards, and who is logged in
+// (a login session; empty for a token or anonymous).
+type boardsDoc struct {
+	Boards []boardLink
+	User   string
+}
 
 type boardLink struct{ Board, Stamp string }
 
@@ -334,7 +342,11 @@ func (h *handler) boards(w http.ResponseWriter, r *http.Request, id access.Ident
 	}
 	sort.Slice(links, func(i, j int) bool { return links[i].Board < links[j].Board })
 	var buf bytes.Buffer
-	if err := boardsPage.Execute(&buf, links); err != nil {
+	doc := boardsDoc{Boards: links}
+	if id.Subject != "" {
+		doc.User = strings.TrimPrefix(id.Who(), "user:")
+	}
+	if err := boardsPage.Execute(&buf, doc); err != nil {
 		h.fail(w, err)
 		return
 	}

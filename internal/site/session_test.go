@@ -3,9 +3,11 @@ package site
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/benchline/benchline/internal/access"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // headerSessions reads a test identity from the X-Test-User header: it
@@ -58,6 +60,29 @@ func TestGateSessions(t *testing.T) {
 		a, b := get(with, "", tc.accept, tc.target), get(without, "", tc.accept, tc.target)
 		if a.Code != http.StatusNotFound || a.Body.String() != b.Body.String() {
 			t.Errorf("logged out %s (Accept %q): %d %q, want as a missing board %d %q", tc.target, tc.accept, a.Code, a.Body, b.Code, b.Body)
+		}
+	}
+}
+
+// TestBoardListSession: GET / shows a logged-in person who they are and a
+// link to the /logout page (whose button logs out); a token or an
+// anonymous caller sees no such line.
+func TestBoardListSession(t *testing.T) {
+	with, _, _, tokA, _, _ := guardedPair(t)
+	g := with.(*handler).gate
+	g.Sessions = headerSessions{"ann": {Subject: "ann", Email: "ann@example.com", Groups: []string{"eval-team"}}}
+	g.Policies["other"] = access.Policy{Groups: []string{"eval-team"}}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("X-Test-User", "ann")
+	w := httptest.NewRecorder()
+	with.ServeHTTP(w, r)
+	if body := w.Body.String(); w.Code != http.StatusOK || !strings.Contains(body, `<p id="session">Logged in as ann@example.com · <a href="/logout">Log out</a></p>`) ||
+		!strings.Contains(body, `<a href="other/">other</a>`) {
+		t.Errorf("GET / logged in: %d %q, want the boards and a Log out link", w.Code, body)
+	}
+	for name, w := range map[string]*httptest.ResponseRecorder{"anonymous": as(with, secret.Value{}, "/"), "token": as(with, tokA, "/")} {
+		if strings.Contains(w.Body.String(), "/logout") {
+			t.Errorf("GET / as %s: %q, want no logout link", name, w.Body)
 		}
 	}
 }
