@@ -76,8 +76,12 @@ func tlsHint(t config.Temporal, tlsOn bool, err error) string {
 		strings.Contains(msg, "connection reset by peer") || strings.HasSuffix(strings.TrimSuffix(msg, `"`), "EOF")
 	switch {
 	case strings.Contains(msg, "x509: "):
-		return fmt.Sprintf("the server's TLS certificate is not trusted: temporal.tls_ca_file (TEMPORAL_TLS_CA, now %q) must name the CA that signed it, "+
-			"and temporal.tls_server_name (TEMPORAL_TLS_SERVER_NAME) a name it carries", t.TLS.CAFile)
+		ca := "unset: the system's roots"
+		if t.TLS.CAFile != "" {
+			ca = "now " + t.TLS.CAFile
+		}
+		return fmt.Sprintf("the server's TLS certificate is not trusted: temporal.tls_ca_file (TEMPORAL_TLS_CA; %s) must name the CA that signed it, "+
+			"and temporal.tls_server_name (TEMPORAL_TLS_SERVER_NAME) a name it carries", ca)
 	case !tlsOn && closed:
 		return "the server closed the connection: does it require TLS? set temporal.tls_ca_file (TEMPORAL_TLS_CA), " +
 			"and for mutual TLS temporal.tls_cert_file and temporal.tls_key_file (docs/DEPLOY.md)"

@@ -124,6 +124,8 @@ func TestDialMutualTLS(t *testing.T) {
 			"refused the TLS client certificate temporal.tls_cert_file " + strangerCert},
 		{"trusting another CA", config.TemporalTLS{CertFile: cliCert, KeyFile: cliKey, CAFile: other.file, ServerName: "temporal.test"},
 			"the server's TLS certificate is not trusted: temporal.tls_ca_file"},
+		{"trusting the system's roots", config.TemporalTLS{CertFile: cliCert, KeyFile: cliKey, ServerName: "temporal.test"},
+			"temporal.tls_ca_file (TEMPORAL_TLS_CA; unset: the system's roots) must name the CA"},
 		{"another server name", config.TemporalTLS{CertFile: cliCert, KeyFile: cliKey, CAFile: ca.file, ServerName: "elsewhere.test"},
 			"temporal.tls_server_name"},
 	} {
