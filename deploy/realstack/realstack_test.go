@@ -137,34 +137,40 @@ func TestRealStack(t *testing.T) {
 
 	// The servers.
 	pg := startPostgres(ctx, t, root)
-	ts := setupTemporal(ctx, t, root, pg)
+	pki := newPKI(t, filepath.Join(root, "pki"))
+	ts := setupTemporal(ctx, t, root, pg, pki)
 	ts.start(ctx, t)
-	cli := cacheBin(t, "temporal")
-	if _, err := run(ctx, ts.env, cli, "operator", "namespace", "create", "--address", ts.address(), "--namespace", "default"); err != nil {
+	if _, err := ts.cli(ctx, t, "operator", "namespace", "create", "--namespace", "default"); err != nil {
 		t.Fatalf("realstack: create the default namespace: %v", err)
 	}
 	s3Port := startMinIO(ctx, t, root)
 	store := s3Store(ctx, t, s3Port)
 	baselinePort := freePort(t)
 
-	// The configuration, as the chart renders it for these endpoints.
-	r := renderChart(ctx, t, root, fmt.Sprintf(`temporal: {address: "%s", namespace: default, taskQueue: realstack}
+	// The configuration, as the chart renders it for these endpoints, with
+	// mutual TLS to Temporal from the Secret tlsSecret names.
+	r := renderChart(ctx, t, root, fmt.Sprintf(`temporal: {address: "%s", namespace: default, taskQueue: realstack, tlsSecret: realstack-temporal-tls, tlsServerName: %s}
 s3: {bucket: benchline, endpoint: "http://127.0.0.1:%d", region: us-east-1, pathStyle: true}
 models: {baselineURL: "http://127.0.0.1:%d/v1"}
 main: {replicas: 2}
 sandbox: {replicas: 2}
 baselines: {enabled: true}
-`, ts.address(), s3Port, baselinePort))
+`, ts.address(), tlsServerName, s3Port, baselinePort))
 	if r.mainN != 2 || r.sandboxN != 2 {
 		t.Fatalf("realstack: the chart renders %d main and %d sandbox replicas, want 2 and 2", r.mainN, r.sandboxN)
 	}
-	cfgPath := filepath.Join(root, "etc", "config.yaml")
-	if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
-		t.Fatal(err)
+	// The config volume as the pods see it: the ConfigMap's files and the
+	// kubernetes.io/tls Secret's (tls.crt, tls.key, ca.crt) where the chart
+	// projects them.
+	tlsSecret := map[string][]byte{}
+	for k, f := range map[string]string{"tls.crt": pki.clientCert, "tls.key": pki.clientKey, "ca.crt": pki.ca} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tlsSecret[k] = b
 	}
-	if err := os.WriteFile(cfgPath, []byte(r.config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := mountConfig(t, r, filepath.Join(root, "etc"), map[string]map[string][]byte{"realstack-temporal-tls": tlsSecret})
 	// The chart's existingSecret, as environment variables.
 	secret := []string{"AWS_ACCESS_KEY_ID=" + config.DevAccessKey, "AWS_SECRET_ACCESS_KEY=" + config.DevSecretKey}
 	cfg, err := config.Load(cfgPath, func(k string) (string, bool) {
@@ -177,6 +183,20 @@ baselines: {enabled: true}
 	})
 	if err != nil {
 		t.Fatalf("realstack: the chart's config.yaml: %v\n%s", err, r.config)
+	}
+	if tc := cfg.Temporal.TLS; tc.CertFile == "" || tc.KeyFile == "" || tc.CAFile == "" || tc.ServerName != tlsServerName {
+		t.Fatalf("realstack: the chart's config.yaml with tlsSecret set asks for no mutual TLS (%+v):\n%s", tc, r.config)
+	}
+	if containerMode(t) {
+		// The chart's pods have fsGroup 65532, so the kubelet makes the key
+		// (mode 0400) readable by the group the image's user is in; the
+		// containers here run that user on this run's files: readable to all
+		// (and the stranger's key, which a refused client container reads).
+		for _, k := range []string{cfg.Temporal.TLS.KeyFile, pki.rogueKey} {
+			if err := os.Chmod(k, 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	// Every benchline process runs this binary, or in container mode
@@ -259,6 +279,13 @@ baselines: {enabled: true}
 	if eng != nil {
 		checkBuildInfo(ctx, t, eng, root, "worker-main-0-1", workers[0].port)
 	}
+	// The server answers only a client with a certificate its CA signed.
+	refusedClients(ctx, t, root, cfgPath, pki, func(ctx context.Context, env []string, args ...string) (string, error) {
+		b, a := commandOf("cli", "", env, args...)
+		return run(ctx, env, b, a...)
+	}, func(cfgFile string, extra ...string) []string {
+		return append(containerEnv(r.main, cfgFile, secret), extra...)
+	})
 	// The baseline server as the chart runs it (its address moved to this
 	// run's port), with 60ms of latency per request so that the runs are
 	// still going when the faults come.

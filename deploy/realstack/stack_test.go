@@ -231,19 +231,22 @@ func startPostgres(ctx context.Context, t *testing.T, root string) *postgres {
 	return pg
 }
 
-// temporalServer is go.temporal.io/server's server on PostgreSQL.
+// temporalServer is go.temporal.io/server's server on PostgreSQL, its
+// frontend requiring mutual TLS.
 type temporalServer struct {
 	bin, root string
 	port      int
 	env       []string
 	p         *proc
 	starts    int
+	pki       *pki
 }
 
 // setupTemporal creates the two databases and their schemas with the
 // module's SQL tool and writes the module's development-postgres12 config
-// with this run's ports and user.
-func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres) *temporalServer {
+// with this run's ports and user, and mutual TLS on the frontend with the
+// certificates of pki.
+func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres, pki *pki) *temporalServer {
 	t.Helper()
 	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -262,7 +265,7 @@ func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres)
 		}
 	}
 
-	ts := &temporalServer{bin: cacheBin(t, "temporal-server"), root: filepath.Join(root, "temporal"), port: freePort(t), env: env}
+	ts := &temporalServer{bin: cacheBin(t, "temporal-server"), root: filepath.Join(root, "temporal"), port: freePort(t), env: env, pki: pki}
 	cfgDir := filepath.Join(ts.root, "config")
 	if err := os.MkdirAll(filepath.Join(cfgDir, "dynamicconfig"), 0o755); err != nil {
 		t.Fatal(err)
@@ -285,6 +288,10 @@ func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres)
 	conf = regexp.MustCompile(`\b(7233|7234|7235|7239|7243|6933|6934|6935|6939|7936|8000|5432)\b`).ReplaceAllStringFunc(conf,
 		func(s string) string { return strconv.Itoa(ports[s]) })
 	conf = strings.ReplaceAll(conf, `user: "temporal"`, `user: "postgres"`)
+	if !strings.Contains(conf, "\nglobal:\n") {
+		t.Fatalf("realstack: the module's development-postgres12.yaml has no global section for tls")
+	}
+	conf = strings.Replace(conf, "\nglobal:\n", "\nglobal:\n"+pki.serverTLS(), 1)
 	if err := os.WriteFile(filepath.Join(cfgDir, "development-postgres12.yaml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -303,18 +310,28 @@ func setupTemporal(ctx context.Context, t *testing.T, root string, pg *postgres)
 
 func (ts *temporalServer) address() string { return fmt.Sprintf("127.0.0.1:%d", ts.port) }
 
-// start starts the server and waits until the frontend says SERVING.
+// cli runs the temporal CLI against the server with benchline's client
+// certificate.
+func (ts *temporalServer) cli(ctx context.Context, t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	args = append(append(args, "--address", ts.address()), ts.pki.cliTLS()...)
+	return run(ctx, ts.env, cacheBin(t, "temporal"), args...)
+}
+
+// start starts the server and waits until the frontend says SERVING (over
+// mutual TLS).
 func (ts *temporalServer) start(ctx context.Context, t *testing.T) {
 	t.Helper()
 	ts.starts++
 	ts.p = startProc(t, ts.root, "temporal-server", ts.env, ts.bin, "--root", ts.root, "--config", "config",
 		"--env", "development-postgres12", "--allow-no-auth", "start")
-	cli := cacheBin(t, "temporal")
 	waitFor(ctx, t, "Temporal server", 3*time.Minute, func() error {
 		if ts.p.exited() {
 			t.Fatalf("realstack: the Temporal server exited (%s/logs/temporal-server.log)", ts.root)
 		}
-		out, err := run(ctx, ts.env, cli, "operator", "cluster", "health", "--address", ts.address())
+		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		out, err := ts.cli(hctx, t, "operator", "cluster", "health")
 		if err == nil && !strings.Contains(out, "SERVING") {
 			err = fmt.Errorf("health: %s", out)
 		}
@@ -323,18 +340,44 @@ func (ts *temporalServer) start(ctx context.Context, t *testing.T) {
 }
 
 // rendered is what the chart renders for this run: the ConfigMap's
-// config.yaml and each container's arguments and environment.
+// config.yaml (and its other files), each container's arguments and
+// environment, and the main worker pod's volumes.
 type rendered struct {
 	config          string
+	configMap       map[string]string
 	main, sandbox   container
 	baselines       container
 	mainN, sandboxN int
+	mainVolumes     []volume
 	manifests       string
 }
 
 type container struct {
-	Args []string
-	Env  []struct{ Name, Value string }
+	Args         []string
+	Env          []struct{ Name, Value string }
+	VolumeMounts []struct {
+		Name      string
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
+}
+
+// A volume is a pod's volume of a ConfigMap, or a projection of a
+// ConfigMap and Secrets (the chart's config volume with tlsSecret set).
+type volume struct {
+	Name      string
+	ConfigMap *struct{ Name string } `yaml:"configMap"`
+	Projected *struct {
+		Sources []struct {
+			ConfigMap *struct{ Name string } `yaml:"configMap"`
+			Secret    *struct {
+				Name  string
+				Items []struct {
+					Key, Path string
+					Mode      *int
+				}
+			}
+		}
+	}
 }
 
 type k8sObject struct {
@@ -344,7 +387,10 @@ type k8sObject struct {
 	Spec     struct {
 		Replicas int
 		Template struct {
-			Spec struct{ Containers []container }
+			Spec struct {
+				Containers []container
+				Volumes    []volume
+			}
 		}
 	}
 }
@@ -372,14 +418,14 @@ func renderChart(ctx context.Context, t *testing.T, root string, values string) 
 		}
 		switch {
 		case o.Kind == "ConfigMap" && o.Data["config.yaml"] != "":
-			r.config = o.Data["config.yaml"]
+			r.config, r.configMap = o.Data["config.yaml"], o.Data
 		case o.Kind == "Deployment" && len(o.Spec.Template.Spec.Containers) > 0:
 			c := o.Spec.Template.Spec.Containers[0]
 			switch q := argAfter(c.Args, "--queues"); {
 			case len(c.Args) > 0 && c.Args[0] == "serve-baselines":
 				r.baselines = c
 			case q == "main":
-				r.main, r.mainN = c, o.Spec.Replicas
+				r.main, r.mainN, r.mainVolumes = c, o.Spec.Replicas, o.Spec.Template.Spec.Volumes
 			case q == "sandbox":
 				r.sandbox, r.sandboxN = c, o.Spec.Replicas
 			}
@@ -409,6 +455,82 @@ func withArg(args []string, flag, value string) []string {
 		}
 	}
 	return out
+}
+
+// mountConfig lays out under dir what the main worker pod sees where its
+// config volume is mounted, as the kubelet would project it: the
+// ConfigMap's files and each item of a projected Secret (secrets: the
+// Secrets' data by name) at its path and mode. The chart's config.yaml
+// names its files under the mount path; they are moved to dir, as
+// BENCHLINE_CONFIG is (containerEnv). It returns the config file's path.
+func mountConfig(t *testing.T, r rendered, dir string, secrets map[string]map[string][]byte) string {
+	t.Helper()
+	mountPath := ""
+	for _, e := range r.main.Env {
+		if e.Name == "BENCHLINE_CONFIG" {
+			mountPath = filepath.Dir(e.Value)
+		}
+	}
+	var vol *volume
+	for _, m := range r.main.VolumeMounts {
+		if m.MountPath == mountPath {
+			for i := range r.mainVolumes {
+				if r.mainVolumes[i].Name == m.Name {
+					vol = &r.mainVolumes[i]
+				}
+			}
+		}
+	}
+	if mountPath == "" || vol == nil {
+		t.Fatalf("realstack: the main worker mounts no volume where BENCHLINE_CONFIG is (%q):\n%s", mountPath, r.manifests)
+	}
+	write := func(rel string, b []byte, mode os.FileMode) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	configMap := func() {
+		for k, v := range r.configMap {
+			if k == "config.yaml" {
+				v = strings.ReplaceAll(v, mountPath+"/", dir+"/")
+			}
+			write(k, []byte(v), 0o644)
+		}
+	}
+	switch {
+	case vol.ConfigMap != nil:
+		configMap()
+	case vol.Projected != nil:
+		for _, src := range vol.Projected.Sources {
+			switch {
+			case src.ConfigMap != nil:
+				configMap()
+			case src.Secret != nil:
+				data, ok := secrets[src.Secret.Name]
+				if !ok {
+					t.Fatalf("realstack: the chart projects Secret %q, which this test does not have", src.Secret.Name)
+				}
+				for _, it := range src.Secret.Items {
+					b, ok := data[it.Key]
+					if !ok {
+						t.Fatalf("realstack: the chart projects key %q of Secret %q, which it lacks", it.Key, src.Secret.Name)
+					}
+					mode := os.FileMode(0o644)
+					if it.Mode != nil {
+						mode = os.FileMode(*it.Mode)
+					}
+					write(it.Path, b, mode)
+				}
+			}
+		}
+	default:
+		t.Fatalf("realstack: the config volume %q is neither a ConfigMap nor a projection", vol.Name)
+	}
+	return filepath.Join(dir, "config.yaml")
 }
 
 // containerEnv is the container's environment as the pod would have it:

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -55,9 +56,42 @@ func DialWith(cfg config.Config, logger *slog.Logger, mh client.MetricsHandler) 
 	}
 	c, err := client.Dial(opts)
 	if err != nil {
+		if hint := tlsHint(cfg.Temporal, tc != nil, err); hint != "" {
+			return nil, fmt.Errorf("connect to Temporal at %s: %w (%s)", cfg.Temporal.Address, err, hint)
+		}
 		return nil, fmt.Errorf("connect to Temporal at %s (is `benchline dev` running, or TEMPORAL_ADDRESS set?): %w", cfg.Temporal.Address, err)
 	}
 	return c, nil
+}
+
+// tlsHint says which TLS setting a failed connection points at, or "" when
+// it does not look like TLS. gRPC reports a handshake's end only as text,
+// and a server that requires mutual TLS often just closes the connection:
+// a plain-text client reads no HTTP/2 preface, a client without a
+// certificate finishes its side of a TLS 1.3 handshake and then finds the
+// connection closed.
+func tlsHint(t config.Temporal, tlsOn bool, err error) string {
+	msg := err.Error()
+	closed := strings.Contains(msg, "error reading server preface") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "connection reset by peer") || strings.HasSuffix(strings.TrimSuffix(msg, `"`), "EOF")
+	switch {
+	case strings.Contains(msg, "x509: "):
+		ca := "unset: the system's roots"
+		if t.TLS.CAFile != "" {
+			ca = "now " + t.TLS.CAFile
+		}
+		return fmt.Sprintf("the server's TLS certificate is not trusted: temporal.tls_ca_file (TEMPORAL_TLS_CA; %s) must name the CA that signed it, "+
+			"and temporal.tls_server_name (TEMPORAL_TLS_SERVER_NAME) a name it carries", ca)
+	case !tlsOn && closed:
+		return "the server closed the connection: does it require TLS? set temporal.tls_ca_file (TEMPORAL_TLS_CA), " +
+			"and for mutual TLS temporal.tls_cert_file and temporal.tls_key_file (docs/DEPLOY.md)"
+	case tlsOn && t.TLS.CertFile == "" && (closed || strings.Contains(msg, "tls: certificate required")):
+		return "the server refused a TLS client without a certificate: it requires mutual TLS; " +
+			"set temporal.tls_cert_file and temporal.tls_key_file (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY)"
+	case tlsOn && (closed || strings.Contains(msg, "remote error: tls: ")):
+		return fmt.Sprintf("the server refused the TLS client certificate temporal.tls_cert_file %s: is it signed by a CA the server trusts for clients?", t.TLS.CertFile)
+	}
+	return ""
 }
 
 // OpenStore returns the configured object store.
