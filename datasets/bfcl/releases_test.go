@@ -8,6 +8,7 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/schemas"
 )
 
 // TestItemVerdicts builds each hand-written item of
@@ -16,14 +17,7 @@ import (
 // build goes on. toolpref's TestItemVerdicts builds the same cases and
 // wants the same verdicts.
 func TestItemVerdicts(t *testing.T) {
-	datasetstest.CheckItemVerdicts(t, "testdata/verdicts.jsonl", func(t *testing.T, dir string) (map[string]int64, []string, error) {
-		plan, rows, err := build(t, dir)
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		return plan.Stats, ids, err
-	})
+	datasetstest.CheckItemVerdicts(t, "testdata/verdicts.jsonl", build, func(r schemas.BFCLItem) string { return r.ID })
 }
 
 // TestOldReleases builds hand-written folders in the shape of gorilla's

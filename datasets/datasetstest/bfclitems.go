@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/datasets"
 )
 
 // ItemCase is one BFCL-format item and the verdict every builder that
@@ -101,9 +103,9 @@ func SkipVerdict(stats map[string]int64, id string) string {
 // CheckItemVerdicts builds each case of path beside a kept item of its
 // category, one subtest a case: an item whose own data is malformed is
 // skipped and named in the stats with its verdict, a kept one is written,
-// and the build goes on. build builds the BFCL folder dir and returns the
-// plan's stats and the ids of the items it wrote rows for.
-func CheckItemVerdicts(t *testing.T, path string, build func(t *testing.T, dir string) (stats map[string]int64, written []string, err error)) {
+// and the build goes on. build builds the BFCL folder dir; id is the id of
+// the item a row was written for.
+func CheckItemVerdicts[T any](t *testing.T, path string, build func(t *testing.T, dir string) (datasets.Plan, []T, error), id func(row T) string) {
 	t.Helper()
 	cases := ItemCases(t, path)
 	for _, c := range cases {
@@ -113,16 +115,16 @@ func CheckItemVerdicts(t *testing.T, path string, build func(t *testing.T, dir s
 			if kept.ID() != c.ID() {
 				items = append(items, kept)
 			}
-			stats, written, err := build(t, ItemDir(t, items...))
+			plan, rows, err := build(t, ItemDir(t, items...))
 			if err != nil {
 				t.Fatal(err)
 			}
 			has := map[string]bool{}
-			for _, id := range written {
-				has[id] = true
+			for _, r := range rows {
+				has[id(r)] = true
 			}
-			if got := SkipVerdict(stats, c.ID()); got != c.Verdict || has[c.ID()] == (c.Verdict != "") || !has[kept.ID()] {
-				t.Fatalf("verdict %q, written %v (stats %v); want %q", got, has[c.ID()], stats, c.Verdict)
+			if got := SkipVerdict(plan.Stats, c.ID()); got != c.Verdict || has[c.ID()] == (c.Verdict != "") || !has[kept.ID()] {
+				t.Fatalf("verdict %q, written %v (stats %v); want %q", got, has[c.ID()], plan.Stats, c.Verdict)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/schemas"
 )
 
 // TestItemVerdicts builds the hand-written items of bfcl's
@@ -13,14 +14,9 @@ import (
 // same verdict here (the one rule, bfcl.Check), a skipped item gives no
 // pair and the build goes on.
 func TestItemVerdicts(t *testing.T) {
-	datasetstest.CheckItemVerdicts(t, "../bfcl/testdata/verdicts.jsonl", func(t *testing.T, dir string) (map[string]int64, []string, error) {
-		plan, rows, err := build(t, datasets.Request{Source: dir})
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ItemID
-		}
-		return plan.Stats, ids, err
-	})
+	datasetstest.CheckItemVerdicts(t, "../bfcl/testdata/verdicts.jsonl", func(t *testing.T, dir string) (datasets.Plan, []schemas.ToolPrefPair, error) {
+		return build(t, datasets.Request{Source: dir})
+	}, func(r schemas.ToolPrefPair) string { return r.ItemID })
 }
 
 // TestOldReleases builds bfcl's hand-written folders in the shape of
