@@ -17,18 +17,11 @@ import (
 // reply nor tool calls naming its line.
 func TestTaskCheckToolCalls(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("items.jsonl", `{"id": "a", "q": "Mean of 1 and 2?", "functions": [{"name": "stats.mean", "parameters": {"type": "dict", "properties": {"xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}], "gt": [{"stats.mean": {"xs": [[1.0, 2.0]]}}]}
+	writeIn(t, dir, "items.jsonl", `{"id": "a", "q": "Mean of 1 and 2?", "functions": [{"name": "stats.mean", "parameters": {"type": "dict", "properties": {"xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}], "gt": [{"stats.mean": {"xs": [[1.0, 2.0]]}}]}
 {"id": "b", "q": "Mean of 3 and 4?", "functions": [{"name": "stats.mean", "parameters": {"type": "dict", "properties": {"xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}], "gt": [{"stats.mean": {"xs": [[3.0, 4.0]]}}]}
 {"id": "c", "q": "Hello?", "functions": [{"name": "stats.mean", "parameters": {"type": "dict", "properties": {"xs": {"type": "array", "items": {"type": "float"}}}, "required": ["xs"]}}], "gt": []}
 `)
-	task := write("tools.yaml", `name: tools
+	task := writeIn(t, dir, "tools.yaml", `name: tools
 description: tool calls
 data: {test: {path: items.jsonl}}
 prompt:
@@ -36,7 +29,7 @@ prompt:
   tools: functions
 scorers: [{type: tool_calls, expected: gt}]
 `)
-	replies := write("replies.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
+	replies := writeIn(t, dir, "replies.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
 {"id": "b", "tool_calls": [{"name": "stats_mean", "arguments": "{\"xs\": [3.0, 5.0]}"}]}
 {"id": "c", "reply": "Hello!"}
 `)
@@ -57,7 +50,7 @@ scorers: [{type: tool_calls, expected: gt}]
 	if got["a"] != 1 || got["b"] != 0 || got["c"] != 1 {
 		t.Errorf("verdicts %v: want a 1, b 0 (a wrong value), c 1 (no call where none is expected)", got)
 	}
-	bad := write("bad.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
+	bad := writeIn(t, dir, "bad.jsonl", `{"id": "a", "tool_calls": [{"name": "stats_mean", "arguments": {"xs": [1.0, 2.0]}}]}
 {"id": "b"}
 `)
 	if _, err := checkTask(task, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
@@ -71,20 +64,10 @@ scorers: [{type: tool_calls, expected: gt}]
 // which flag to add; task convert writes a task file that loads.
 func TestTaskCheckLMEval(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("data/test.jsonl", `{"id": "a", "question": "2+2?", "answer": "2+2=4\n#### 4"}
+	writeIn(t, dir, "data/test.jsonl", `{"id": "a", "question": "2+2?", "answer": "2+2=4\n#### 4"}
 {"id": "b", "question": "3+3?", "answer": "3+3=6\n#### 6"}
 `)
-	task := write("lm/gsm.yaml", `task: gsm_small
+	task := writeIn(t, dir, "lm/gsm.yaml", `task: gsm_small
 dataset_path: openai/gsm8k
 test_split: test
 output_type: generate_until
@@ -98,7 +81,7 @@ filter_list:
   - name: flexible-extract
     filter: [{function: regex, group_select: -1, regex_pattern: "(-?[0-9]+)"}, {function: take_first}]
 `)
-	replies := write("replies.jsonl", `{"id": "a", "reply": "It is 4.\n#### 4"}
+	replies := writeIn(t, dir, "replies.jsonl", `{"id": "a", "reply": "It is 4.\n#### 4"}
 {"id": "b", "reply": "I say 6"}
 `)
 	if _, err := checkTask(task, 3, "", nil); err == nil || !strings.Contains(err.Error(), "--data openai/gsm8k=DIR") {
@@ -166,14 +149,7 @@ func TestConvertBeside(t *testing.T) {
 // refuses a reply naming no sample.
 func TestTaskCheckPromptfoo(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	cfg := write("promptfooconfig.yaml", `prompts: ["Answer: {{ q }}"]
+	cfg := writeIn(t, dir, "promptfooconfig.yaml", `prompts: ["Answer: {{ q }}"]
 providers:
   - id: openai:chat:m
     config:
@@ -187,7 +163,7 @@ tests:
   - vars: {q: "add"}
     assert: [{type: is-valid-openai-tools-call}]
 `)
-	replies := write("replies.jsonl", `{"id": "p0-t0", "reply": "it is 4"}
+	replies := writeIn(t, dir, "replies.jsonl", `{"id": "p0-t0", "reply": "it is 4"}
 {"id": "p0-t1", "tool_calls": [{"name": "add", "arguments": {"a": 1}}]}
 `)
 	rep, err := checkTask(cfg, 3, replies, nil)
@@ -200,7 +176,7 @@ tests:
 	if got := rep.Samples[0].Messages[0]["content"]; got != "Answer: 2+2" {
 		t.Errorf("prompt = %q", got)
 	}
-	bad := write("bad.jsonl", `{"id": "p3-t0", "reply": "x"}`+"\n")
+	bad := writeIn(t, dir, "bad.jsonl", `{"id": "p3-t0", "reply": "x"}`+"\n")
 	if _, err := checkTask(cfg, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "p3-t0") {
 		t.Fatalf("err = %v, want the unknown sample named", err)
 	}
@@ -213,16 +189,9 @@ tests:
 // on the config gives, and the chat is the one the config renders.
 func TestPromptfooBeside(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	write("prompt.txt", "Say {{ word }} {{ n }} times.\n")
-	write("tests.csv", "word,n,__expected\nhi,2,contains: hi\nbye,3,icontains: BYE\n")
-	cfg := write("My Config.yaml", `description: a test config
+	writeIn(t, dir, "prompt.txt", "Say {{ word }} {{ n }} times.\n")
+	writeIn(t, dir, "tests.csv", "word,n,__expected\nhi,2,contains: hi\nbye,3,icontains: BYE\n")
+	cfg := writeIn(t, dir, "My Config.yaml", `description: a test config
 prompts: [file://prompt.txt, "Q: {{ word }}"]
 providers:
   - id: openai:chat:m
@@ -237,7 +206,7 @@ tests:
       - {type: equals, value: 4}
       - {type: starts-with, value: "x", weight: 0.5}
 `)
-	replies := write("replies.jsonl", `{"id": "p0-t0", "reply": "hi hi"}
+	replies := writeIn(t, dir, "replies.jsonl", `{"id": "p0-t0", "reply": "hi hi"}
 {"id": "p1-t0", "reply": "h"}
 {"id": "p0-t1", "reply": "bye"}
 {"id": "p1-t1", "reply": "Bye bye bye"}
@@ -317,4 +286,18 @@ providers:
 	if len(missing) != 1 || !strings.Contains(missing[0], "providers[1] (openai:chat:llama)") || !strings.Contains(missing[0], "http://elsewhere/v1") {
 		t.Errorf("missing %v", missing)
 	}
+}
+
+// writeIn writes body to the file name below dir, making its folders, and
+// returns its path.
+func writeIn(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

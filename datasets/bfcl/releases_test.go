@@ -8,18 +8,8 @@ import (
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/schemas"
 )
-
-// skipVerdict returns the reason stats give for skipping the item id, or
-// "" when they name no such item.
-func skipVerdict(stats map[string]int64, id string) string {
-	for k, n := range stats {
-		if rest, ok := strings.CutPrefix(k, "skipped_item: "+id+" ("); ok && n == 1 {
-			return strings.TrimSuffix(rest, ")")
-		}
-	}
-	return ""
-}
 
 // TestItemVerdicts builds each hand-written item of
 // testdata/verdicts.jsonl beside a kept item of its category: an item
@@ -27,27 +17,7 @@ func skipVerdict(stats map[string]int64, id string) string {
 // build goes on. toolpref's TestItemVerdicts builds the same cases and
 // wants the same verdicts.
 func TestItemVerdicts(t *testing.T) {
-	cases := datasetstest.ItemCases(t, "testdata/verdicts.jsonl")
-	for _, c := range cases {
-		t.Run(c.Case, func(t *testing.T) {
-			kept := datasetstest.Kept(t, cases, c.Category)
-			items := []datasetstest.ItemCase{c}
-			if kept.ID() != c.ID() {
-				items = append(items, kept)
-			}
-			plan, rows, err := build(t, datasetstest.ItemDir(t, items...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			has := map[string]bool{}
-			for _, r := range rows {
-				has[r.ID] = true
-			}
-			if got := skipVerdict(plan.Stats, c.ID()); got != c.Verdict || has[c.ID()] == (c.Verdict != "") || !has[kept.ID()] {
-				t.Fatalf("verdict %q, written %v (stats %v); want %q", got, has[c.ID()], plan.Stats, c.Verdict)
-			}
-		})
-	}
+	datasetstest.CheckItemVerdicts(t, "testdata/verdicts.jsonl", build, func(r schemas.BFCLItem) string { return r.ID })
 }
 
 // TestOldReleases builds hand-written folders in the shape of gorilla's
@@ -85,7 +55,7 @@ func TestOldReleases(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var version string
-		for _, src := range []string{tc.dir, datasetstest.ServeDir(t, tc.dir) + "/"} {
+		for _, src := range datasetstest.DiskAndHTTP(t, tc.dir) {
 			t.Run(src, func(t *testing.T) {
 				plan, rows, err := build(t, src)
 				if err != nil {

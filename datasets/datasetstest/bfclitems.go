@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/benchline/benchline/datasets"
 )
 
 // ItemCase is one BFCL-format item and the verdict every builder that
@@ -85,4 +87,45 @@ func Kept(t testing.TB, cases []ItemCase, cat string) ItemCase {
 	}
 	t.Fatalf("no kept case of category %s", cat)
 	return ItemCase{}
+}
+
+// SkipVerdict returns the reason stats give for skipping the item id, or
+// "" when they name no such item.
+func SkipVerdict(stats map[string]int64, id string) string {
+	for k, n := range stats {
+		if rest, ok := strings.CutPrefix(k, "skipped_item: "+id+" ("); ok && n == 1 {
+			return strings.TrimSuffix(rest, ")")
+		}
+	}
+	return ""
+}
+
+// CheckItemVerdicts builds each case of path beside a kept item of its
+// category, one subtest a case: an item whose own data is malformed is
+// skipped and named in the stats with its verdict, a kept one is written,
+// and the build goes on. build builds the BFCL folder dir; id is the id of
+// the item a row was written for.
+func CheckItemVerdicts[T any](t *testing.T, path string, build func(t *testing.T, dir string) (datasets.Plan, []T, error), id func(row T) string) {
+	t.Helper()
+	cases := ItemCases(t, path)
+	for _, c := range cases {
+		t.Run(c.Case, func(t *testing.T) {
+			kept := Kept(t, cases, c.Category)
+			items := []ItemCase{c}
+			if kept.ID() != c.ID() {
+				items = append(items, kept)
+			}
+			plan, rows, err := build(t, ItemDir(t, items...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := map[string]bool{}
+			for _, r := range rows {
+				has[id(r)] = true
+			}
+			if got := SkipVerdict(plan.Stats, c.ID()); got != c.Verdict || has[c.ID()] == (c.Verdict != "") || !has[kept.ID()] {
+				t.Fatalf("verdict %q, written %v (stats %v); want %q", got, has[c.ID()], plan.Stats, c.Verdict)
+			}
+		})
+	}
 }

@@ -42,3 +42,10 @@ func ServeDir(t testing.TB, dir string) string {
 	t.Cleanup(hs.Close)
 	return hs.URL
 }
+
+// DiskAndHTTP returns dir as two sources of the same files: the folder
+// itself and its ServeDir URL (with a trailing slash).
+func DiskAndHTTP(t testing.TB, dir string) []string {
+	t.Helper()
+	return []string{dir, ServeDir(t, dir) + "/"}
+}

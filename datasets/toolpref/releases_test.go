@@ -2,50 +2,21 @@ package toolpref_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/datasetstest"
+	"github.com/benchline/benchline/schemas"
 )
-
-// skipVerdict returns the reason stats give for skipping the item id, or
-// "" when they name no such item.
-func skipVerdict(stats map[string]int64, id string) string {
-	for k, n := range stats {
-		if rest, ok := strings.CutPrefix(k, "skipped_item: "+id+" ("); ok && n == 1 {
-			return strings.TrimSuffix(rest, ")")
-		}
-	}
-	return ""
-}
 
 // TestItemVerdicts builds the hand-written items of bfcl's
 // testdata/verdicts.jsonl as bfcl's TestItemVerdicts does: each gets the
 // same verdict here (the one rule, bfcl.Check), a skipped item gives no
 // pair and the build goes on.
 func TestItemVerdicts(t *testing.T) {
-	cases := datasetstest.ItemCases(t, "../bfcl/testdata/verdicts.jsonl")
-	for _, c := range cases {
-		t.Run(c.Case, func(t *testing.T) {
-			kept := datasetstest.Kept(t, cases, c.Category)
-			items := []datasetstest.ItemCase{c}
-			if kept.ID() != c.ID() {
-				items = append(items, kept)
-			}
-			plan, rows, err := build(t, datasets.Request{Source: datasetstest.ItemDir(t, items...)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			has := map[string]bool{}
-			for _, r := range rows {
-				has[r.ItemID] = true
-			}
-			if got := skipVerdict(plan.Stats, c.ID()); got != c.Verdict || has[c.ID()] == (c.Verdict != "") || !has[kept.ID()] {
-				t.Fatalf("verdict %q, paired %v (stats %v); want %q", got, has[c.ID()], plan.Stats, c.Verdict)
-			}
-		})
-	}
+	datasetstest.CheckItemVerdicts(t, "../bfcl/testdata/verdicts.jsonl", func(t *testing.T, dir string) (datasets.Plan, []schemas.ToolPrefPair, error) {
+		return build(t, datasets.Request{Source: dir})
+	}, func(r schemas.ToolPrefPair) string { return r.ItemID })
 }
 
 // TestOldReleases builds bfcl's hand-written folders in the shape of
@@ -76,7 +47,7 @@ func TestOldReleases(t *testing.T) {
 	for _, tc := range tests {
 		var version string
 		var pairs int
-		for _, src := range []string{tc.dir, datasetstest.ServeDir(t, tc.dir) + "/"} {
+		for _, src := range datasetstest.DiskAndHTTP(t, tc.dir) {
 			t.Run(src, func(t *testing.T) {
 				plan, rows, err := build(t, datasets.Request{Source: src})
 				if err != nil {

@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/childproc"
 	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/workflows"
 )
 
 // workerEnv is the environment of a `benchline worker` process on the test
@@ -121,4 +124,84 @@ func excerpt(s string, n int) string {
 		return s[:n-3] + "..."
 	}
 	return s
+}
+
+// refreshDatasetBoard refreshes a board named board holding version of
+// dataset alone, with models, and checks it: every cell ran or was reused,
+// none failed, and the stamp's scores.json shows the dataset. It returns
+// scores.json for the caller's own checks.
+func refreshDatasetBoard(t *testing.T, board, dataset, version string, models ...string) string {
+	t.Helper()
+	res, err := refreshBoard(t, "name: "+board+"\nbenchmarks: [{dataset: "+dataset+", version: "+version+"}]\nmodels: ["+strings.Join(models, ", ")+"]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunsStarted+res.RunsReused != len(models) || len(res.Failed) != 0 {
+		t.Fatalf("refresh: %+v", res)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	scores, err := blob.GetBytes(ctx, stack.Store, leaderboard.ScoresKey(board, res.Stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(scores), `"`+dataset+`"`) {
+		t.Errorf("scores.json lacks %s: %s", dataset, excerpt(string(scores), 400))
+	}
+	return string(scores)
+}
+
+// sameAsDirect checks that a batch run's summary says batch and that each
+// of the direct run's metrics has the same mean over the same number of
+// samples in it.
+func sameAsDirect(t *testing.T, batch, direct aggregate.Summary) {
+	t.Helper()
+	if !batch.Batch {
+		t.Error("the batch run's summary does not say batch")
+	}
+	for _, m := range direct.Metrics {
+		if got := metric(batch, m.Name); got.Mean != m.Mean || got.N != m.N {
+			t.Errorf("batch %s = %v over %d, direct %v over %d", m.Name, got.Mean, got.N, m.Mean, m.N)
+		}
+	}
+}
+
+// publishAll publishes dataset ref as a release and checks that it holds
+// every one of the version's rows.
+func publishAll(t *testing.T, ref string, rows int64) {
+	t.Helper()
+	pub, err := publishVia(t, ref, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Rows != rows {
+		t.Errorf("published %d rows, want %d", pub.Rows, rows)
+	}
+}
+
+// An evaluated run is one of the runs evalReferenceNoisyBatch makes.
+type evaluated struct {
+	Model  string
+	Batch  bool
+	Result workflows.EvaluateModelResult
+}
+
+// evalReferenceNoisyBatch evaluates ds three times: baseline/reference,
+// the noisy baseline directly, and the noisy baseline in batch mode (with
+// a shard size of its own: a run of its own, not the direct one reused).
+func evalReferenceNoisyBatch(t *testing.T, ds, noisy string) []evaluated {
+	t.Helper()
+	out := []evaluated{{Model: "baseline/reference"}, {Model: noisy}, {Model: noisy, Batch: true}}
+	for i, e := range out {
+		in := runs.Request{Dataset: ds, Model: e.Model}
+		if e.Batch {
+			in.Batch, in.ShardSize = true, 999
+		}
+		res, err := evalVia(t, "", workflows.EvaluateModelInput{Request: in})
+		if err != nil {
+			t.Fatalf("%s (batch %v): %v", e.Model, e.Batch, err)
+		}
+		out[i].Result = res
+	}
+	return out
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/benchline/benchline/internal/aggregate"
 	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -122,31 +121,10 @@ func TestTaskFileAcceptance(t *testing.T) {
 
 			// A board holding it refreshes.
 			board := "accept-" + strings.TrimPrefix(head.Name, "accept-")
-			res, err := refreshBoard(t, "name: "+board+"\nbenchmarks: [{dataset: "+head.Name+", version: "+built.Version+"}]\nmodels: [baseline/reference, baseline/noisy-0.3]\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.RunsStarted+res.RunsReused != 2 || len(res.Failed) != 0 {
-				t.Fatalf("refresh: %+v", res)
-			}
-			scores, err := blob.GetBytes(context.Background(), stack.Store, leaderboard.ScoresKey(board, res.Stamp))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(scores), `"`+head.Name+`"`) {
-				t.Errorf("scores.json lacks %s: %s", head.Name, excerpt(string(scores), 400))
-			}
+			refreshDatasetBoard(t, board, head.Name, built.Version, "baseline/reference", "baseline/noisy-0.3")
 
 			// Batch mode scores each sample as the direct run did.
-			batch := eval("baseline/noisy-0.3", "--batch")
-			if !batch.Batch {
-				t.Error("the batch run's summary does not say batch")
-			}
-			for _, m := range noisy.Metrics {
-				if got := metric(batch, m.Name); got.Mean != m.Mean || got.N != m.N {
-					t.Errorf("batch %s = %v over %d, direct %v over %d", m.Name, got.Mean, got.N, m.Mean, m.N)
-				}
-			}
+			sameAsDirect(t, eval("baseline/noisy-0.3", "--batch"), noisy)
 
 			// Published: the run's details and the dataset, with every row.
 			dest := t.TempDir()

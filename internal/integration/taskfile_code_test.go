@@ -177,32 +177,21 @@ scorers:
 	}
 	ds := "times-three-x3@" + built.Version
 	scores := map[string]map[string]float64{}
-	for _, tc := range []struct {
-		model string
-		batch bool
-	}{{"baseline/reference", false}, {"baseline/noisy-0.5", false}, {"baseline/noisy-0.5", true}} {
-		in := runs.Request{Dataset: ds, Model: tc.model}
-		if tc.batch {
-			in.Batch, in.ShardSize = true, 999
+	for _, run := range evalReferenceNoisyBatch(t, ds, "baseline/noisy-0.5") {
+		got := metric(run.Result.Summary, "exact")
+		t.Logf("%s (batch %v): exact %.3f over %d", run.Model, run.Batch, got.Mean, got.N)
+		if got.N != 12 || run.Result.Summary.InfraFailed != 0 {
+			t.Fatalf("%s: exact %+v, infrastructure failures %d; want 12 samples", run.Model, got, run.Result.Summary.InfraFailed)
 		}
-		res, err := evalVia(t, "", workflows.EvaluateModelInput{Request: in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := metric(res.Summary, "exact")
-		t.Logf("%s (batch %v): exact %.3f over %d", tc.model, tc.batch, got.Mean, got.N)
-		if got.N != 12 || res.Summary.InfraFailed != 0 {
-			t.Fatalf("%s: exact %+v, infrastructure failures %d; want 12 samples", tc.model, got, res.Summary.InfraFailed)
-		}
-		if tc.model == "baseline/reference" && got.Mean != 1 {
+		if run.Model == "baseline/reference" && got.Mean != 1 {
 			t.Errorf("baseline/reference: exact %v, want 1", got.Mean)
 		}
-		if tc.model != "baseline/reference" && (got.Mean >= 1 || got.Mean <= 0) {
-			t.Errorf("%s: exact %v, want between 0 and 1", tc.model, got.Mean)
+		if run.Model != "baseline/reference" && (got.Mean >= 1 || got.Mean <= 0) {
+			t.Errorf("%s: exact %v, want between 0 and 1", run.Model, got.Mean)
 		}
-		_, rows := resultRows(ctx, t, res.RunID)
-		if scores[tc.model] == nil {
-			scores[tc.model] = map[string]float64{}
+		_, rows := resultRows(ctx, t, run.Result.RunID)
+		if scores[run.Model] == nil {
+			scores[run.Model] = map[string]float64{}
 		}
 		for _, r := range rows {
 			var d task.Details
@@ -210,19 +199,19 @@ scorers:
 				t.Fatal(err)
 			}
 			if len(d.Replies) != 3 || r.Calls != 3 {
-				t.Fatalf("%s row %s: %d replies in the details, %d calls; want 3 and 3: %s", tc.model, r.SampleID, len(d.Replies), r.Calls, r.DetailsJSON)
+				t.Fatalf("%s row %s: %d replies in the details, %d calls; want 3 and 3: %s", run.Model, r.SampleID, len(d.Replies), r.Calls, r.DetailsJSON)
 			}
 			sum := 0.0
 			for _, rep := range d.Replies {
 				sum += rep.Verdicts[0].Score
 			}
 			if r.Metrics["exact"] != sum/3 {
-				t.Errorf("%s row %s: exact %v, the replies' mean %v", tc.model, r.SampleID, r.Metrics["exact"], sum/3)
+				t.Errorf("%s row %s: exact %v, the replies' mean %v", run.Model, r.SampleID, r.Metrics["exact"], sum/3)
 			}
-			if old, ok := scores[tc.model][r.SampleID]; ok && old != r.Metrics["exact"] {
-				t.Errorf("%s row %s: batch %v, interactive %v", tc.model, r.SampleID, r.Metrics["exact"], old)
+			if old, ok := scores[run.Model][r.SampleID]; ok && old != r.Metrics["exact"] {
+				t.Errorf("%s row %s: batch %v, interactive %v", run.Model, r.SampleID, r.Metrics["exact"], old)
 			}
-			scores[tc.model][r.SampleID] = r.Metrics["exact"]
+			scores[run.Model][r.SampleID] = r.Metrics["exact"]
 		}
 	}
 }

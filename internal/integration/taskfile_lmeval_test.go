@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/scorers/lmeval"
 	task "github.com/benchline/benchline/scorers/taskfile"
@@ -138,31 +136,20 @@ filter_list:
 	ds := "gsm8k-sc@" + built.Version
 	first, maj5 := "exact_match,score-first", "exact_match,maj@5"
 	direct := map[string]map[string]float64{}
-	for _, tc := range []struct {
-		model string
-		batch bool
-	}{{"baseline/reference", false}, {"baseline/noisy-0.5", false}, {"baseline/noisy-0.5", true}} {
-		in := runs.Request{Dataset: ds, Model: tc.model}
-		if tc.batch {
-			in.Batch, in.ShardSize = true, 999
-		}
-		res, err := evalVia(t, "", workflows.EvaluateModelInput{Request: in})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, run := range evalReferenceNoisyBatch(t, ds, "baseline/noisy-0.5") {
 		for _, m := range []string{first, maj5, "exact_match,maj@3"} {
-			got := metric(res.Summary, m)
-			t.Logf("%s (batch %v): %s %.3f over %d", tc.model, tc.batch, m, got.Mean, got.N)
+			got := metric(run.Result.Summary, m)
+			t.Logf("%s (batch %v): %s %.3f over %d", run.Model, run.Batch, m, got.Mean, got.N)
 			if got.N != 12 {
-				t.Fatalf("%s: %s %+v, want 12 samples", tc.model, m, got)
+				t.Fatalf("%s: %s %+v, want 12 samples", run.Model, m, got)
 			}
-			if tc.model == "baseline/reference" && got.Mean != 1 {
+			if run.Model == "baseline/reference" && got.Mean != 1 {
 				t.Errorf("baseline/reference: %s %v, want 1", m, got.Mean)
 			}
 		}
-		_, rows := resultRows(ctx, t, res.RunID)
-		if direct[tc.model] == nil {
-			direct[tc.model] = map[string]float64{}
+		_, rows := resultRows(ctx, t, run.Result.RunID)
+		if direct[run.Model] == nil {
+			direct[run.Model] = map[string]float64{}
 		}
 		for _, r := range rows {
 			var d task.Details
@@ -170,7 +157,7 @@ filter_list:
 				t.Fatal(err)
 			}
 			if len(d.Replies) != 5 || r.Calls != 5 {
-				t.Fatalf("%s row %s: %d replies, %d calls; want 5 and 5", tc.model, r.SampleID, len(d.Replies), r.Calls)
+				t.Fatalf("%s row %s: %d replies, %d calls; want 5 and 5", run.Model, r.SampleID, len(d.Replies), r.Calls)
 			}
 			right := 0
 			for _, rep := range d.Replies {
@@ -181,33 +168,20 @@ filter_list:
 				}
 			}
 			if want := d.Replies[0].Verdicts[0].Score; r.Metrics[first] != want {
-				t.Errorf("%s row %s: %s %v, the first reply's verdict %v", tc.model, r.SampleID, first, r.Metrics[first], want)
+				t.Errorf("%s row %s: %s %v, the first reply's verdict %v", run.Model, r.SampleID, first, r.Metrics[first], want)
 			}
 			if (right >= 3 && r.Metrics[maj5] != 1) || (right == 0 && r.Metrics[maj5] != 0) {
-				t.Errorf("%s row %s: %s %v with %d of 5 replies right", tc.model, r.SampleID, maj5, r.Metrics[maj5], right)
+				t.Errorf("%s row %s: %s %v with %d of 5 replies right", run.Model, r.SampleID, maj5, r.Metrics[maj5], right)
 			}
 			key := r.SampleID + " " + fmt.Sprint(r.Metrics)
-			if tc.batch {
-				if _, ok := direct[tc.model][key]; !ok {
-					t.Errorf("%s row %s: batch %v, not the direct run's", tc.model, r.SampleID, r.Metrics)
+			if run.Batch {
+				if _, ok := direct[run.Model][key]; !ok {
+					t.Errorf("%s row %s: batch %v, not the direct run's", run.Model, r.SampleID, r.Metrics)
 				}
 			}
-			direct[tc.model][key] = 1
+			direct[run.Model][key] = 1
 		}
 	}
 	// On a board beside nothing else, reusing the runs above.
-	res, err := refreshBoard(t, "name: it-lmeval-sc\nbenchmarks: [{dataset: gsm8k-sc, version: "+built.Version+"}]\nmodels: [baseline/reference, baseline/noisy-0.5]\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RunsStarted+res.RunsReused != 2 || len(res.Failed) != 0 {
-		t.Fatalf("refresh: %+v", res)
-	}
-	scores, err := blob.GetBytes(ctx, stack.Store, leaderboard.ScoresKey("it-lmeval-sc", res.Stamp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(scores), `"gsm8k-sc"`) {
-		t.Errorf("scores.json lacks the lm-eval task's benchmark: %s", excerpt(string(scores), 400))
-	}
+	refreshDatasetBoard(t, "it-lmeval-sc", "gsm8k-sc", built.Version, "baseline/reference", "baseline/noisy-0.5")
 }

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/benchline/benchline/datasets"
-	"github.com/benchline/benchline/internal/blob"
 	"github.com/benchline/benchline/internal/catalog"
-	"github.com/benchline/benchline/internal/leaderboard"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/workflows"
 )
@@ -130,29 +128,13 @@ func TestTaskFileBuildEvaluate(t *testing.T) {
 	}
 
 	// A board refreshes it beside nothing else, its description shown.
-	res, err := refreshBoard(t, "name: it-taskfile\nbenchmarks: [{dataset: times-three, version: "+built.Version+"}]\nmodels: [baseline/reference, baseline/noisy-0.5]\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RunsStarted+res.RunsReused != 2 || len(res.Failed) != 0 {
-		t.Fatalf("refresh: %+v", res)
-	}
-	scores, err := blob.GetBytes(context.Background(), stack.Store, leaderboard.ScoresKey("it-taskfile", res.Stamp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(scores), "Multiplication by three") || !strings.Contains(string(scores), `"times-three"`) {
-		t.Errorf("scores.json lacks the task file's benchmark or description: %s", excerpt(string(scores), 400))
+	scores := refreshDatasetBoard(t, "it-taskfile", "times-three", built.Version, "baseline/reference", "baseline/noisy-0.5")
+	if !strings.Contains(scores, "Multiplication by three") {
+		t.Errorf("scores.json lacks the task file's description: %s", excerpt(scores, 400))
 	}
 
 	// Published as a release, every row there.
-	pub, err := publishVia(t, ds, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pub.Rows != 39 {
-		t.Errorf("published %d rows, want 39", pub.Rows)
-	}
+	publishAll(t, ds, 39)
 }
 
 // TestTaskFileBadAtBuild: a task file that reads a column its data lacks,
