@@ -3,9 +3,19 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,13 +28,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/blob"
+	"github.com/benchline/benchline/internal/config"
 )
 
 // sentinelForms is every way a sentinel may be written down: itself, URL
@@ -50,23 +66,31 @@ func sentinelForms(s string) []string {
 // TestSecretsNeverLeak is issue 37's secrets acceptance: a worker and the
 // CLI with sentinel values for a model's API key (a providers-file entry
 // with api_key_env), a board webhook's URL token (url_env) and signing
-// secret (secret_env) run a full eval, a batch eval, a board refresh that
-// delivers its webhook, runs publish and dataset publish. The provider
-// checks that it gets the key, the receiver that it gets the token and a
-// signature; then no sentinel, URL-escaped or base64, is in the CLI's
-// output, the worker's log, any workflow history of the worker's queue
-// (payloads decoded), any object in the bucket, or the release folder.
-// Not covered here: the S3 secret key (the stack's MinIO has one fixed
-// root key) and the Temporal API key (setting it turns on TLS, which the
-// dev server does not speak).
+// secret (secret_env), an S3 credential of their own (a temporary MinIO
+// credential scoped to the bucket: its secret key and session token, in
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN) and a Temporal API key
+// (TEMPORAL_API_KEY, sent over TLS through a proxy in front of the dev
+// server) run a full eval, a batch eval, a board refresh that delivers its
+// webhook, runs publish and dataset publish. The provider checks that it
+// gets the key, the receiver that it gets the token and a signature, the
+// proxy that every request to Temporal carries the API key; then no
+// sentinel, URL-escaped or base64, is in the CLI's output, the worker's
+// log, any workflow history of the worker's queue (payloads decoded), any
+// object in the bucket, or the release folder. Not covered here: the OIDC
+// client secret and the session cookie key, which only `leaderboard serve`
+// holds and this flow does not run.
 func TestSecretsNeverLeak(t *testing.T) {
 	const (
 		modelKey   = "SENTINELmodelKey7q"
 		hookToken  = "SENTINELhookTok9w"
 		hookSecret = "SENTINELhookSec3e"
-		queue      = "it-sentinel"
+		// the Temporal API key; the S3 secret key and token are MinIO's
+		temporalKey = "SENTINELtemporalKey5r"
+		queue       = "it-sentinel"
 	)
-	sentinels := []string{modelKey, hookToken, hookSecret}
+	s3Access, s3Secret, s3Token := scopedS3Credential(t)
+	sentinels := []string{modelKey, hookToken, hookSecret, s3Secret, s3Token, temporalKey}
+	proxy := startTemporalTLSProxy(t, stack.Stack.Config.Temporal.Address)
 	bin := buildBinary(t)
 	if _, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded}); err != nil {
 		t.Fatal(err)
@@ -106,7 +130,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	env := workerEnv(queue, stack.BaselineURL, "BENCHLINE_PROVIDERS="+providers,
 		"IT_SENTINEL_MODEL_KEY="+modelKey, "IT_SENTINEL_HOOK_URL="+hook.URL+"/hook?token="+hookToken,
-		"IT_SENTINEL_HOOK_SECRET="+hookSecret)
+		"IT_SENTINEL_HOOK_SECRET="+hookSecret,
+		"AWS_ACCESS_KEY_ID="+s3Access, "AWS_SECRET_ACCESS_KEY="+s3Secret, "AWS_SESSION_TOKEN="+s3Token,
+		"TEMPORAL_ADDRESS="+proxy.Addr, "TEMPORAL_API_KEY="+temporalKey, "TEMPORAL_TLS_CA="+proxy.CAFile)
 
 	var workerLog lockedBuffer
 	w := exec.Command(bin, "worker", "--queues", "main")
@@ -161,6 +187,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the provider refused %d calls for their key; the hook got %d calls with its token, %d signed: want 0, 1, 1", badAuth, hookCalls, signed)
 	}
 	mu.Unlock()
+	if with, without := proxy.requests("Bearer " + temporalKey); with == 0 || without != 0 {
+		t.Errorf("Temporal got %d requests through the TLS proxy with the API key and %d without: want some, and 0", with, without)
+	}
 
 	// Every workflow of the queue: its history, payloads decoded.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -242,4 +271,173 @@ func TestSecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
+}
+
+// scopedS3Credential asks the stack's MinIO (STS AssumeRole, signed with
+// its root key) for a temporary credential limited to the stack's bucket:
+// an access key, a secret key and a session token that exist nowhere but
+// in this test and the processes it gives them to. MinIO draws the secret
+// key and token at random, so they serve as sentinels as they are.
+func scopedS3Credential(t *testing.T) (access, secretKey, token string) {
+	t.Helper()
+	cfg := stack.Stack.Config.S3
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := sts.New(sts.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(cfg.Endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider(config.DevAccessKey, config.DevSecretKey, ""),
+	})
+	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:*"],`+
+		`"Resource":["arn:aws:s3:::%s","arn:aws:s3:::%s/*"]}]}`, cfg.Bucket, cfg.Bucket)
+	out, err := client.AssumeRole(ctx, &sts.AssumeRoleInput{
+		RoleArn:         aws.String("arn:minio:iam:::role/benchline-it-sentinel"),
+		RoleSessionName: aws.String("it-sentinel"),
+		Policy:          aws.String(policy),
+		DurationSeconds: aws.Int32(4 * 3600), // outlives a slow run of the test
+	})
+	if err != nil {
+		t.Fatalf("MinIO STS AssumeRole: %v", err)
+	}
+	c := out.Credentials
+	if c == nil || aws.ToString(c.SecretAccessKey) == "" || aws.ToString(c.SessionToken) == "" {
+		t.Fatalf("MinIO STS AssumeRole gave no credential: %+v", out)
+	}
+	return aws.ToString(c.AccessKeyId), aws.ToString(c.SecretAccessKey), aws.ToString(c.SessionToken)
+}
+
+// A temporalTLSProxy stands in front of the stack's Temporal dev server,
+// which speaks plain gRPC: it ends TLS (HTTP/2 by ALPN, as gRPC requires)
+// with a certificate for 127.0.0.1 of its own CA, forwards the bytes, and
+// reads the headers of every request on the way to note the value of its
+// authorization header. A client given an API key turns TLS on (the SDK
+// and config.Temporal.ClientTLS both do), so this is how the CLI and a
+// worker can send the dev server one: with the proxy's CA as
+// temporal.tls_ca_file.
+type temporalTLSProxy struct {
+	Addr   string // host:port of the TLS listener
+	CAFile string // its CA, PEM
+
+	mu   sync.Mutex
+	auth map[string]int // authorization value ("" when none) -> requests
+}
+
+func startTemporalTLSProxy(t *testing.T, upstream string) *temporalTLSProxy {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(3701), Subject: pkix.Name{CommonName: "benchline it temporal proxy"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &temporalTLSProxy{CAFile: filepath.Join(t.TempDir(), "temporal-ca.pem"), auth: map[string]int{}}
+	if err := os.WriteFile(p.CAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+		NextProtos:   []string{"h2"}, MinVersion: tls.VersionTLS12,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Addr = ln.Addr().String()
+	var conns sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); conns.Wait() })
+	var open sync.Map // live connections, closed at cleanup
+	t.Cleanup(func() {
+		open.Range(func(c, _ any) bool { c.(net.Conn).Close(); return true })
+	})
+	go func() {
+		for {
+			down, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				p.serve(down, upstream, &open)
+			}()
+		}
+	}()
+	return p
+}
+
+// serve forwards one client connection to upstream until either side ends.
+func (p *temporalTLSProxy) serve(down net.Conn, upstream string, open *sync.Map) {
+	defer down.Close()
+	up, err := net.DialTimeout("tcp", upstream, 30*time.Second)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	open.Store(down, true)
+	open.Store(up, true)
+	defer open.Delete(down)
+	defer open.Delete(up)
+	pr, pw := io.Pipe()
+	go p.sniff(pr)
+	done := make(chan struct{}, 2)
+	go func() {
+		_, _ = io.Copy(up, io.TeeReader(down, pw))
+		pw.Close()
+		done <- struct{}{}
+	}()
+	go func() { _, _ = io.Copy(down, up); done <- struct{}{} }()
+	<-done
+}
+
+// sniff reads the client's side of an HTTP/2 connection (preface, then
+// frames) and counts the authorization header of each request. It drains
+// r to the end whatever it meets, so the copy it hangs off never blocks.
+func (p *temporalTLSProxy) sniff(r *io.PipeReader) {
+	defer func() { _, _ = io.Copy(io.Discard, r) }()
+	if _, err := io.ReadFull(r, make([]byte, len(http2.ClientPreface))); err != nil {
+		return
+	}
+	fr := http2.NewFramer(nil, r)
+	fr.SetMaxReadFrameSize(1 << 24)
+	fr.ReadMetaHeaders = hpack.NewDecoder(64<<10, nil)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		if h, ok := f.(*http2.MetaHeadersFrame); ok && h.PseudoValue("path") != "" {
+			var auth string
+			for _, hf := range h.RegularFields() {
+				if hf.Name == "authorization" {
+					auth = hf.Value
+				}
+			}
+			p.mu.Lock()
+			p.auth[auth]++
+			p.mu.Unlock()
+		}
+	}
+}
+
+// requests reports how many requests carried want as their authorization
+// header, and how many carried another value or none.
+func (p *temporalTLSProxy) requests(want string) (with, without int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for v, n := range p.auth {
+		if v == want {
+			with += n
+		} else {
+			without += n
+		}
+	}
+	return with, without
 }
