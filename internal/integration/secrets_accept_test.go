@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,10 +38,12 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/benchline/benchline/datasets"
 	"github.com/benchline/benchline/datasets/bfcl"
 	"github.com/benchline/benchline/internal/blob"
-	"github.com/benchline/benchline/internal/config"
+	"github.com/benchline/benchline/internal/blob/s3blob"
+	"github.com/benchline/benchline/internal/childproc"
+	"github.com/benchline/benchline/internal/devstack"
+	"github.com/benchline/benchline/internal/secret"
 )
 
 // sentinelForms is every way a sentinel may be written down: itself, URL
@@ -66,35 +69,40 @@ func sentinelForms(s string) []string {
 // TestSecretsNeverLeak is issue 37's secrets acceptance: a worker and the
 // CLI with sentinel values for a model's API key (a providers-file entry
 // with api_key_env), a board webhook's URL token (url_env) and signing
-// secret (secret_env), an S3 credential of their own (a temporary MinIO
-// credential scoped to the bucket: its secret key and session token, in
-// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN) and a Temporal API key
+// secret (secret_env), S3 credentials and a Temporal API key
 // (TEMPORAL_API_KEY, sent over TLS through a proxy in front of the dev
-// server) run a full eval, a batch eval, a board refresh that delivers its
-// webhook, runs publish and dataset publish. The provider checks that it
-// gets the key, the receiver that it gets the token and a signature, the
-// proxy that every request to Temporal carries the API key; then no
-// sentinel, URL-escaped or base64, is in the CLI's output, the worker's
-// log, any workflow history of the worker's queue (payloads decoded), any
-// object in the bucket, or the release folder. Not covered here: the OIDC
-// client secret and the session cookie key, which only `leaderboard serve`
-// holds and this flow does not run.
+// server) build a dataset, run a full eval, a batch eval, a board refresh
+// that delivers its webhook, runs publish and dataset publish. The bucket
+// is on a MinIO of the test's own whose root secret key is a sentinel: the
+// worker has it as s3.secret_access_key in its configuration file; the CLI
+// has a temporary credential of that MinIO scoped to the bucket (its
+// secret key and session token, in AWS_SECRET_ACCESS_KEY and
+// AWS_SESSION_TOKEN, for the AWS credential chain). The provider checks
+// that it gets the key, the receiver that it gets the token and a
+// signature, the proxy that every request to Temporal carries the API key;
+// then no sentinel, URL-escaped or base64, is in the CLI's output, the
+// worker's log, any workflow history of the worker's queue (payloads
+// decoded), any object in the bucket, or the release folder. Not covered
+// here: the OIDC client secret and the session cookie key, which only
+// `leaderboard serve` holds and this flow does not run.
 func TestSecretsNeverLeak(t *testing.T) {
 	const (
-		modelKey   = "SENTINELmodelKey7q"
-		hookToken  = "SENTINELhookTok9w"
-		hookSecret = "SENTINELhookSec3e"
-		// the Temporal API key; the S3 secret key and token are MinIO's
+		modelKey    = "SENTINELmodelKey7q"
+		hookToken   = "SENTINELhookTok9w"
+		hookSecret  = "SENTINELhookSec3e"
 		temporalKey = "SENTINELtemporalKey5r"
-		queue       = "it-sentinel"
+		// the own MinIO's root key: the worker's; the CLI's temporary
+		// secret key and token are MinIO's
+		s3User, s3RootKey = "itsentinel", "SENTINELs3RootKey2u"
+		queue             = "it-sentinel"
 	)
-	s3Access, s3Secret, s3Token := scopedS3Credential(t)
-	sentinels := []string{modelKey, hookToken, hookSecret, s3Secret, s3Token, temporalKey}
+	bucket := startSentinelMinIO(t, s3User, s3RootKey)
+	s3Access, s3Secret, s3Token := scopedS3Credential(t, bucket.Config, s3User, s3RootKey)
+	sentinels := []struct{ name, value string }{{"the model key", modelKey}, {"the webhook URL token", hookToken},
+		{"the webhook secret", hookSecret}, {"the S3 root secret key", s3RootKey}, {"the S3 temporary secret key", s3Secret},
+		{"the S3 session token", s3Token}, {"the Temporal API key", temporalKey}}
 	proxy := startTemporalTLSProxy(t, stack.Stack.Config.Temporal.Address)
 	bin := buildBinary(t)
-	if _, err := buildVia(t, bfcl.Name, datasets.Request{Source: bfcl.Embedded}); err != nil {
-		t.Fatal(err)
-	}
 
 	var mu sync.Mutex
 	var badAuth, hookCalls, signed int
@@ -128,15 +136,27 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"/v1\n    api_key_env: IT_SENTINEL_MODEL_KEY\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := workerEnv(queue, stack.BaselineURL, "BENCHLINE_PROVIDERS="+providers,
-		"IT_SENTINEL_MODEL_KEY="+modelKey, "IT_SENTINEL_HOOK_URL="+hook.URL+"/hook?token="+hookToken,
-		"IT_SENTINEL_HOOK_SECRET="+hookSecret,
-		"AWS_ACCESS_KEY_ID="+s3Access, "AWS_SECRET_ACCESS_KEY="+s3Secret, "AWS_SESSION_TOKEN="+s3Token,
-		"TEMPORAL_ADDRESS="+proxy.Addr, "TEMPORAL_API_KEY="+temporalKey, "TEMPORAL_TLS_CA="+proxy.CAFile)
+	// The worker's S3 settings are in its configuration file (the
+	// variables that would win over it are emptied); the CLI's are in the
+	// environment.
+	workerConfig := filepath.Join(dir, "benchline.yaml")
+	if err := os.WriteFile(workerConfig, []byte(fmt.Sprintf("s3:\n  endpoint: %s\n  bucket: %s\n  path_style: true\n"+
+		"  access_key_id: %s\n  secret_access_key: %s\n", bucket.Config.Endpoint, bucket.Config.Bucket, s3User, s3RootKey)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"BENCHLINE_PROVIDERS=" + providers,
+		"IT_SENTINEL_MODEL_KEY=" + modelKey, "IT_SENTINEL_HOOK_URL=" + hook.URL + "/hook?token=" + hookToken,
+		"IT_SENTINEL_HOOK_SECRET=" + hookSecret,
+		"TEMPORAL_ADDRESS=" + proxy.Addr, "TEMPORAL_API_KEY=" + temporalKey, "TEMPORAL_TLS_CA=" + proxy.CAFile}
+	workerEnvs := workerEnv(queue, stack.BaselineURL, slices.Concat(common, []string{"BENCHLINE_CONFIG=" + workerConfig,
+		"BENCHLINE_S3_ENDPOINT=", "BENCHLINE_S3_BUCKET=", "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN="})...)
+	env := workerEnv(queue, stack.BaselineURL, slices.Concat(common, []string{
+		"BENCHLINE_S3_ENDPOINT=" + bucket.Config.Endpoint, "BENCHLINE_S3_BUCKET=" + bucket.Config.Bucket,
+		"AWS_ACCESS_KEY_ID=" + s3Access, "AWS_SECRET_ACCESS_KEY=" + s3Secret, "AWS_SESSION_TOKEN=" + s3Token})...)
 
 	var workerLog lockedBuffer
 	w := exec.Command(bin, "worker", "--queues", "main")
-	w.Env, w.Stdout, w.Stderr = env, &workerLog, &workerLog
+	w.Env, w.Stdout, w.Stderr = workerEnvs, &workerLog, &workerLog
 	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -168,6 +188,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	var run struct {
 		RunID string `json:"run_id"`
 	}
+	cli("dataset", "build", bfcl.Name)
 	out := cli("eval", "--dataset", bfcl.Name, "--model", "sentinel/m", "--limit", "3", "--seed", "3701", "--json")
 	if err := json.Unmarshal(out, &run); err != nil || run.RunID == "" {
 		t.Fatalf("eval printed %q: %v", out, err)
@@ -225,7 +246,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	// Every object of the bucket.
 	var stored strings.Builder
-	infos, err := stack.Store.List(ctx, "")
+	infos, err := bucket.Store.List(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +254,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		if in.Size > 16<<20 {
 			continue
 		}
-		b, err := blob.GetBytes(ctx, stack.Store, in.Key)
+		b, err := blob.GetBytes(ctx, bucket.Store, in.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,9 +284,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 	for name, text := range map[string]string{"the CLI's output": cliOut.String(), "the worker's log": workerLog.String(),
 		"the histories": decodedPayloads(t, history.String()), "the bucket": stored.String(), "the release folder": released.String()} {
 		for _, s := range sentinels {
-			for _, form := range sentinelForms(s) {
+			for _, form := range sentinelForms(s.value) {
 				if i := strings.Index(text, form); i >= 0 {
-					t.Errorf("%s holds sentinel %s as %q: ...%s...", name, s, form, excerpt(text[max(0, i-200):], 400))
+					t.Errorf("%s holds %s as %q: ...%s...", name, s.name, excerpt(form, 60), excerpt(text[max(0, i-200):], 400))
 					break
 				}
 			}
@@ -273,20 +294,84 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 }
 
-// scopedS3Credential asks the stack's MinIO (STS AssumeRole, signed with
-// its root key) for a temporary credential limited to the stack's bucket:
-// an access key, a secret key and a session token that exist nowhere but
-// in this test and the processes it gives them to. MinIO draws the secret
-// key and token at random, so they serve as sentinels as they are.
-func scopedS3Credential(t *testing.T) (access, secretKey, token string) {
+// A sentinelBucket is the bucket of a MinIO of a test's own: its
+// settings (with the root credential) and a store on it.
+type sentinelBucket struct {
+	Config s3blob.Config
+	Store  *s3blob.Store
+}
+
+// startSentinelMinIO starts a MinIO of the test's own on loopback whose
+// root credential is user and rootKey, with an empty bucket; it is killed
+// when the test ends.
+func startSentinelMinIO(t *testing.T, user, rootKey string) sentinelBucket {
 	t.Helper()
-	cfg := stack.Stack.Config.S3
+	bin, err := devstack.FindTool("minio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := devstack.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cport, err := devstack.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	var out lockedBuffer
+	cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr,
+		"--console-address", net.JoinHostPort("127.0.0.1", fmt.Sprint(cport)), "--quiet")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+user, "MINIO_ROOT_PASSWORD="+rootKey,
+		"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	p, err := childproc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/minio/health/ready", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && !p.Exited() {
+				break
+			}
+		}
+		if p.Exited() || ctx.Err() != nil {
+			t.Fatalf("the test's MinIO on %s did not start: %v\n%s", addr, p.Wait(), out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cfg := s3blob.Config{Endpoint: "http://" + addr, Bucket: "it-sentinel", Region: "us-east-1", PathStyle: true,
+		AccessKeyID: user, SecretAccessKey: secret.New(rootKey)}
+	st, err := s3blob.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return sentinelBucket{Config: cfg, Store: st}
+}
+
+// scopedS3Credential asks a MinIO (STS AssumeRole, signed with its root
+// credential user and rootKey) for a temporary credential limited to
+// cfg's bucket: an access key, a secret key and a session token that
+// exist nowhere but in this test and the processes it gives them to.
+// MinIO draws the secret key and token at random, so they serve as
+// sentinels as they are.
+func scopedS3Credential(t *testing.T, cfg s3blob.Config, user, rootKey string) (access, secretKey, token string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := sts.New(sts.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(cfg.Endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(config.DevAccessKey, config.DevSecretKey, ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(user, rootKey, ""),
 	})
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:*"],`+
 		`"Resource":["arn:aws:s3:::%s","arn:aws:s3:::%s/*"]}]}`, cfg.Bucket, cfg.Bucket)
