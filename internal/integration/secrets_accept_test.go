@@ -14,9 +14,11 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -32,6 +34,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"golang.org/x/net/http2"
@@ -72,25 +78,29 @@ func sentinelForms(s string) []string {
 // secret (secret_env), S3 credentials and a Temporal API key
 // (TEMPORAL_API_KEY, sent over TLS through a proxy in front of the dev
 // server) build a dataset, run a full eval, a batch eval, a board refresh
-// that delivers its webhook, runs publish and dataset publish. The bucket
-// is on a MinIO of the test's own whose root secret key is a sentinel: the
+// that delivers its webhook, runs publish and dataset publish; then
+// `leaderboard serve`, with a sentinel OIDC client secret and session
+// cookie key, serves the board to a person who logs in. The bucket is on
+// a MinIO of the test's own whose root secret key is a sentinel: the
 // worker has it as s3.secret_access_key in its configuration file; the CLI
-// has a temporary credential of that MinIO scoped to the bucket (its
-// secret key and session token, in AWS_SECRET_ACCESS_KEY and
+// and serve have a temporary credential of that MinIO scoped to the bucket
+// (its secret key and session token, in AWS_SECRET_ACCESS_KEY and
 // AWS_SESSION_TOKEN, for the AWS credential chain). The provider checks
 // that it gets the key, the receiver that it gets the token and a
-// signature, the proxy that every request to Temporal carries the API key;
-// then no sentinel, URL-escaped or base64, is in the CLI's output, the
-// worker's log, any workflow history of the worker's queue (payloads
-// decoded), any object in the bucket, or the release folder. Not covered
-// here: the OIDC client secret and the session cookie key, which only
-// `leaderboard serve` holds and this flow does not run.
+// signature, the proxy that every request to Temporal carries the API key,
+// the OIDC provider the client secret (the login fails without it); then
+// no sentinel, URL-escaped or base64, is in the CLI's output, the worker's
+// or serve's log, any workflow history of the worker's queue (payloads
+// decoded), any object in the bucket, the release folder, or any answer of
+// the site (status, headers, cookies, body).
 func TestSecretsNeverLeak(t *testing.T) {
 	const (
 		modelKey    = "SENTINELmodelKey7q"
 		hookToken   = "SENTINELhookTok9w"
 		hookSecret  = "SENTINELhookSec3e"
 		temporalKey = "SENTINELtemporalKey5r"
+		oidcSecret  = "SENTINELoidcSecret4k"
+		sessionKey  = "SENTINELsessionKey6p-at-least-32-bytes"
 		// the own MinIO's root key: the worker's; the CLI's temporary
 		// secret key and token are MinIO's
 		s3User, s3RootKey = "itsentinel", "SENTINELs3RootKey2u"
@@ -100,7 +110,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	s3Access, s3Secret, s3Token := scopedS3Credential(t, bucket.Config, s3User, s3RootKey)
 	sentinels := []struct{ name, value string }{{"the model key", modelKey}, {"the webhook URL token", hookToken},
 		{"the webhook secret", hookSecret}, {"the S3 root secret key", s3RootKey}, {"the S3 temporary secret key", s3Secret},
-		{"the S3 session token", s3Token}, {"the Temporal API key", temporalKey}}
+		{"the S3 session token", s3Token}, {"the Temporal API key", temporalKey},
+		{"the OIDC client secret", oidcSecret}, {"the session cookie key", sessionKey}}
 	proxy := startTemporalTLSProxy(t, stack.Stack.Config.Temporal.Address)
 	bin := buildBinary(t)
 
@@ -196,8 +207,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 	cli("eval", "--dataset", bfcl.Name, "--model", "baseline/reference", "--limit", "3", "--seed", "3702", "--batch", "--json")
 	// A board of its own each time: a refresh of an unchanged board
 	// delivers no webhook (go test -count=2 on one stack).
-	board := writeBoard(t, fmt.Sprintf("name: it-sentinel-%d\n", time.Now().UnixNano()%1_000_000_000)+"benchmarks: [{dataset: bfcl}]\nmodels: [sentinel/m]\n"+
-		"settings: {seed: 3703, limit: 3}\nwebhook: {url_env: IT_SENTINEL_HOOK_URL, secret_env: IT_SENTINEL_HOOK_SECRET}\n")
+	boardName := fmt.Sprintf("it-sentinel-%d", time.Now().UnixNano()%1_000_000_000)
+	board := writeBoard(t, "name: "+boardName+"\nbenchmarks: [{dataset: bfcl}]\nmodels: [sentinel/m]\n"+
+		"settings: {seed: 3703, limit: 3}\nwebhook: {url_env: IT_SENTINEL_HOOK_URL, secret_env: IT_SENTINEL_HOOK_SECRET}\n"+
+		"access: {groups: [it-sentinel-readers]}\n")
 	cli("leaderboard", "refresh", board, "--json")
 	release := filepath.Join(dir, "release")
 	cli("runs", "publish", run.RunID, "--to", filepath.Join(release, "run"), "--json")
@@ -208,6 +221,13 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("the provider refused %d calls for their key; the hook got %d calls with its token, %d signed: want 0, 1, 1", badAuth, hookCalls, signed)
 	}
 	mu.Unlock()
+
+	// The site: `leaderboard serve` with OpenID Connect login through a
+	// real provider (zitadel/oidc's example OP, in this process, which
+	// checks the client secret), a person logging in and reading the
+	// board's pages and scores.
+	serveLog, site := serveAndReadBoard(t, bin, env, board, boardName, oidcSecret, sessionKey)
+
 	if with, without := proxy.requests("Bearer " + temporalKey); with == 0 || without != 0 {
 		t.Errorf("Temporal got %d requests through the TLS proxy with the API key and %d without: want some, and 0", with, without)
 	}
@@ -282,6 +302,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 
 	for name, text := range map[string]string{"the CLI's output": cliOut.String(), "the worker's log": workerLog.String(),
+		"leaderboard serve's log": serveLog.String(), "the site": site,
 		"the histories": decodedPayloads(t, history.String()), "the bucket": stored.String(), "the release folder": released.String()} {
 		for _, s := range sentinels {
 			for _, form := range sentinelForms(s.value) {
@@ -366,7 +387,7 @@ func startSentinelMinIO(t *testing.T, user, rootKey string) sentinelBucket {
 // sentinels as they are.
 func scopedS3Credential(t *testing.T, cfg s3blob.Config, user, rootKey string) (access, secretKey, token string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client := sts.New(sts.Options{
 		Region:       "us-east-1",
@@ -375,12 +396,19 @@ func scopedS3Credential(t *testing.T, cfg s3blob.Config, user, rootKey string) (
 	})
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:*"],`+
 		`"Resource":["arn:aws:s3:::%s","arn:aws:s3:::%s/*"]}]}`, cfg.Bucket, cfg.Bucket)
-	out, err := client.AssumeRole(ctx, &sts.AssumeRoleInput{
+	in := &sts.AssumeRoleInput{
 		RoleArn:         aws.String("arn:minio:iam:::role/benchline-it-sentinel"),
 		RoleSessionName: aws.String("it-sentinel"),
 		Policy:          aws.String(policy),
 		DurationSeconds: aws.Int32(4 * 3600), // outlives a slow run of the test
-	})
+	}
+	// A MinIO that just became ready may not have loaded its identities
+	// yet: it says so, and is asked again.
+	out, err := client.AssumeRole(ctx, in)
+	for err != nil && strings.Contains(err.Error(), "Server not initialized") && ctx.Err() == nil {
+		time.Sleep(200 * time.Millisecond)
+		out, err = client.AssumeRole(ctx, in)
+	}
 	if err != nil {
 		t.Fatalf("MinIO STS AssumeRole: %v", err)
 	}
@@ -525,4 +553,102 @@ func (p *temporalTLSProxy) requests(want string) (with, without int) {
 		}
 	}
 	return with, without
+}
+
+// readerStorage is zitadel's example OP storage whose ID tokens put every
+// user in the group it-sentinel-readers.
+type readerStorage struct{ *storage.Storage }
+
+func (s readerStorage) SetUserinfoFromRequest(ctx context.Context, ui *oidc.UserInfo, tok op.IDTokenRequest, scopes []string) error {
+	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, tok, scopes); err != nil {
+		return err
+	}
+	ui.AppendClaims("groups", []string{"it-sentinel-readers"})
+	return nil
+}
+
+// serveAndReadBoard runs `leaderboard serve` (env, the board file board)
+// with OpenID Connect login: its client secret and session cookie key are
+// oidcSecret and sessionKey, its provider zitadel/oidc's example OP in
+// this process with that client. A person of the board's group logs in and reads /, the board's page and scores.json. It returns
+// serve's log and every answer (status, headers, body) it read; it fails
+// the test when the login or a read did not succeed.
+func serveAndReadBoard(t *testing.T, bin string, env []string, board, boardName, oidcSecret, sessionKey string) (*lockedBuffer, string) {
+	t.Helper()
+	port, err := devstack.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveURL := "http://" + net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	opMux := http.NewServeMux()
+	opSrv := httptest.NewServer(opMux)
+	t.Cleanup(opSrv.Close)
+	st := readerStorage{storage.NewStorageWithClients(storage.NewUserStore(opSrv.URL),
+		map[string]*storage.Client{"benchline": storage.WebClient("benchline", oidcSecret, serveURL+"/callback")})}
+	opMux.Handle("/", exampleop.SetupServer(opSrv.URL, st, slog.New(slog.DiscardHandler), false))
+
+	var out lockedBuffer
+	cmd := exec.Command(bin, "leaderboard", "serve", "--addr", strings.TrimPrefix(serveURL, "http://"), "--board", board,
+		"--oidc-issuer", opSrv.URL, "--oidc-client-id", "benchline", "--oidc-redirect-url", serveURL+"/callback")
+	cmd.Env = slices.Concat(env, []string{"BENCHLINE_OIDC_CLIENT_SECRET=" + oidcSecret, "BENCHLINE_SESSION_KEY=" + sessionKey})
+	cmd.Stdout, cmd.Stderr = &out, &out
+	p, err := childproc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for !strings.Contains(out.String(), "serving leaderboards on") {
+		if p.Exited() || ctx.Err() != nil {
+			t.Fatalf("leaderboard serve did not start: %v\n%s", p.Wait(), out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	var site strings.Builder
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: time.Minute}
+	read := func(resp *http.Response, err error) (*http.Response, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&site, "%s %d\n", resp.Request.URL, resp.StatusCode)
+		_ = resp.Header.Write(&site)
+		site.Write(b)
+		return resp, string(b)
+	}
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, serveURL+path, nil)
+		req.Header.Set("Accept", "text/html")
+		return read(c.Do(req))
+	}
+	// Logged out: to /login, the provider, and its login page.
+	resp, _ := get("/" + boardName + "/")
+	id := resp.Request.URL.Query().Get("authRequestID")
+	if !strings.HasPrefix(resp.Request.URL.String(), opSrv.URL+"/login/username") || id == "" {
+		t.Fatalf("a logged-out browser ends at %s, want the provider's login page", resp.Request.URL)
+	}
+	host, _ := url.Parse(opSrv.URL)
+	resp, body := read(c.PostForm(opSrv.URL+"/login/username", url.Values{"id": {id},
+		"username": {"test-user@" + host.Hostname()}, "password": {"verysecure"}}))
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.String() != serveURL+"/"+boardName+"/" {
+		t.Fatalf("logged in, the browser ends at %s with %d %s, want the board's page; leaderboard serve:\n%s", resp.Request.URL, resp.StatusCode, excerpt(body, 300), out.String())
+	}
+	for _, path := range []string{"/", "/" + boardName + "/scores.json"} {
+		if resp, body := get(path); resp.StatusCode != http.StatusOK || !strings.Contains(body, boardName) {
+			t.Errorf("GET %s logged in: %d %s, want 200 naming the board", path, resp.StatusCode, excerpt(body, 300))
+		}
+	}
+	for _, ck := range jar.Cookies(resp.Request.URL) {
+		fmt.Fprintf(&site, "cookie %s=%s\n", ck.Name, ck.Value)
+	}
+	return &out, site.String()
 }
