@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,23 +180,16 @@ func decodedPayloads(t *testing.T, text string) string {
 	t.Helper()
 	var sb strings.Builder
 	sb.WriteString(text)
-	rest := text
-	for {
-		i := strings.Index(rest, `"data":"`)
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len(`"data":"`):]
-		j := strings.IndexByte(rest, '"')
-		if j < 0 {
-			break
-		}
+	// protojson writes "data":"..." and the temporal CLI "data": "..."
+	for _, m := range payloadData.FindAllStringSubmatch(text, -1) {
 		var b []byte
-		if err := json.Unmarshal([]byte(`"`+rest[:j]+`"`), &b); err == nil {
+		if err := json.Unmarshal([]byte(`"`+m[1]+`"`), &b); err == nil {
 			sb.WriteString("\n")
 			sb.Write(b)
 		}
-		rest = rest[j:]
 	}
 	return sb.String()
 }
+
+// payloadData matches a payload's base64 data in a history as JSON.
+var payloadData = regexp.MustCompile(`"data":\s*"([^"]*)"`)

@@ -232,10 +232,16 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("Temporal got %d requests through the TLS proxy with the API key and %d without: want some, and 0", with, without)
 	}
 
-	// Every workflow of the queue: its history, payloads decoded.
+	// Every workflow of the queue: its history, payloads decoded, and what
+	// the temporal CLI's `workflow show` prints of it (as an operator
+	// would look at it).
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var history strings.Builder
+	temporalBin, err := devstack.FindTool("temporal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history, shown strings.Builder
 	var token []byte
 	workflows := 0
 	for {
@@ -255,10 +261,24 @@ func TestSecretsNeverLeak(t *testing.T) {
 				b, _ := protojson.Marshal(ev)
 				history.Write(b)
 			}
+			show := exec.CommandContext(ctx, temporalBin, "workflow", "show", "--workflow-id", ex.Execution.WorkflowId,
+				"--run-id", ex.Execution.RunId, "--address", stack.Stack.Config.Temporal.Address,
+				"--namespace", stack.Stack.Config.Temporal.Namespace, "--output", "json")
+			out, err := show.CombinedOutput()
+			if err != nil {
+				t.Fatalf("temporal workflow show %s: %v\n%s", ex.Execution.WorkflowId, err, out)
+			}
+			shown.Write(out)
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			break
 		}
+	}
+	// what the search reads of it: the events and their payloads decoded
+	// (a workflow's input names the model only inside a payload)
+	showText := decodedPayloads(t, shown.String())
+	if !strings.Contains(showText, queue) || !strings.Contains(showText, `"model":"sentinel/m"`) {
+		t.Errorf("temporal workflow show printed no history of queue %s with its payloads:\n%s", queue, excerpt(shown.String(), 400))
 	}
 	if workflows < 3 {
 		t.Errorf("%d workflows on queue %s, want the evals' and the refresh's", workflows, queue)
@@ -303,7 +323,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 	for name, text := range map[string]string{"the CLI's output": cliOut.String(), "the worker's log": workerLog.String(),
 		"leaderboard serve's log": serveLog.String(), "the site": site,
-		"the histories": decodedPayloads(t, history.String()), "the bucket": stored.String(), "the release folder": released.String()} {
+		"the histories": decodedPayloads(t, history.String()), "temporal workflow show": showText, "the bucket": stored.String(), "the release folder": released.String()} {
 		for _, s := range sentinels {
 			for _, form := range sentinelForms(s.value) {
 				if i := strings.Index(text, form); i >= 0 {
