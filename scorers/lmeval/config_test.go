@@ -47,7 +47,8 @@ func TestRefusals(t *testing.T) {
 		{"process_results", base + "process_results: !function utils.p\n", "process_results", "no Python"},
 		{"process_docs", base + "process_docs: !function utils.p\n", "process_docs", "no Python"},
 		{"unknown", base + "doc_to_magic: x\n", "doc_to_magic", "not a key"},
-		{"gen kwargs", base + "generation_kwargs: {top_p: 0.5}\n", "generation_kwargs.top_p", "not supported"},
+		{"gen kwargs", base + "generation_kwargs: {num_beams: 2}\n", "generation_kwargs.num_beams", "not supported"},
+		{"top_p", base + "generation_kwargs: {top_p: 1.5}\n", "generation_kwargs.top_p", "at most 1"},
 		{"filter", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "multi_choice_regex"},
 		{"filter param", base + "filter_list: [{name: f, filter: [{function: regex, group: 1}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "group is not a parameter"},
 		{"no reducer", base + "filter_list: [{name: f, filter: [{function: lowercase}]}]\n", "filter_list[0].filter", "must end with take_first"},
@@ -58,8 +59,6 @@ func TestRefusals(t *testing.T) {
 		{"repeats", base + "repeats: 65\n", "repeats", "want 1 to 64"},
 		{"take_first_k past repeats", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: take_first_k, k: 8}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "more than repeats"},
 		{"ends with majority_vote", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: majority_vote}]}]\n", "filter_list[0].filter", "must end with take_first"},
-		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "no fewshot_split"},
-		{"fewshot from the evaluated split", base + "num_fewshot: 5\nfewshot_split: test\n", "fewshot_split", "the evaluated split"},
 		{"fewshot sampler", base + "num_fewshot: 5\nfewshot_split: train\nfewshot_config: {sampler: balanced}\n", "fewshot_config.sampler", "balanced"},
 		{"dataset_kwargs", base + "dataset_kwargs: {revision: main}\n", "dataset_kwargs.revision", "only data_files"},
 		{"no split", strings.Replace(base, "test_split: test\n", "", 1), "test_split", "required"},
@@ -202,7 +201,7 @@ func TestConvertedFileFitsTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"gsm8k", "gsm8k-cot", "boolq-seq2seq", "babi", "triviaqa"} {
+	for _, name := range []string{"gsm8k", "gsm8k-cot", "boolq-seq2seq", "babi", "triviaqa", "gsm8k-platinum", "gsm8k-sampling"} {
 		file := filepath.Join("testdata", "tasks", name+".yaml")
 		out, err := Translate(file, os.ReadFile, map[string]string{"openai/gsm8k": "/d", "aps/super_glue": "/d", "Muennighoff/babi": "/d", "mandarjoshi/trivia_qa": "/d"}, "")
 		if err != nil {

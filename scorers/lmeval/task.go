@@ -47,8 +47,9 @@ type Task struct {
 	// DataFiles are dataset_kwargs.data_files by split (a string or a list
 	// given as a list).
 	DataFiles map[string][]string
-	// EvalSplit is test_split, else validation_split.
-	EvalSplit string
+	// EvalSplit is test_split, else validation_split; TestSplit is
+	// test_split as given.
+	EvalSplit, TestSplit string
 	// TrainSplit and ValSplit are training_split and validation_split.
 	TrainSplit, ValSplit string
 	DocToText            string
@@ -59,7 +60,9 @@ type Task struct {
 	Description  string
 	Until        []string
 	Temperature  float64
-	MaxGenToks   int
+	// TopP is generation_kwargs.top_p, nil when not given.
+	TopP       *float64
+	MaxGenToks int
 	// Repeats is repeats: how many replies a row gets (generation.repeats).
 	Repeats   int
 	Pipelines []Pipeline
@@ -82,6 +85,9 @@ type SplitShots struct {
 	Sampler string
 	// User and Assistant are the examples' turns as task-file templates.
 	User, Assistant string
+	// DropSame leaves out the examples equal to the evaluated document
+	// (lm-eval's rm_eval_doc, when fewshot_split is test_split).
+	DropSame bool
 }
 
 // Shot is one few-shot example as lm-eval's chat prompt has it: the
@@ -152,7 +158,7 @@ func Parse(c *Config) (*Task, error) {
 	if err := str("training_split", &t.TrainSplit); err != nil {
 		return nil, err
 	}
-	t.EvalSplit = test
+	t.EvalSplit, t.TestSplit = test, test
 	if t.EvalSplit == "" {
 		t.EvalSplit = val
 	}
@@ -335,10 +341,25 @@ func (t *Task) parseGeneration(c *Config) error {
 			}
 		case "max_tokens":
 			err = v.Decode(&t.MaxGenToks)
+		case "max_new_tokens":
+			// lm-eval's chat API models do not read it for max_tokens
+			// (max_tokens, else max_gen_toks, else 256): they put it in
+			// the request's body as it is, an extra key that
+			// OpenAI-compatible servers such as vLLM ignore.
+			var n int
+			err = v.Decode(&n)
+		case "top_p":
+			var p float64
+			if err = v.Decode(&p); err == nil {
+				if p <= 0 || p > 1 {
+					return c.fail(key, fmt.Sprintf("%g: want more than 0, at most 1", p))
+				}
+				t.TopP = &p
+			}
 		case "do_sample":
 			err = v.Decode(&doSample)
 		default:
-			return c.fail(key, "is not supported: until, temperature, max_gen_toks (or max_tokens) and do_sample are")
+			return c.fail(key, "is not supported: until, temperature, top_p, max_gen_toks (or max_tokens, or max_new_tokens, which lm-eval's API models do not read) and do_sample are")
 		}
 		if err != nil {
 			return c.fail(key, "has the wrong type")
@@ -646,18 +667,19 @@ func sortedKeys[V any](m map[string]V) []string {
 // (its fewshot_docs), the default sampler's random.Random(1234) or
 // first_n.
 func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sampler, split string) error {
-	key := "fewshot_split"
+	// lm-eval's fewshot_docs: fewshot_split, else training_split, else
+	// validation_split, else test_split; its sampler is handed the
+	// document to leave out when fewshot_split equals test_split (None
+	// equal to None: neither set), whichever split the examples come from.
+	dropSame := split == t.TestSplit
 	switch {
 	case split != "":
 	case t.TrainSplit != "":
-		split, key = t.TrainSplit, "training_split"
-	case t.ValSplit != "" && t.ValSplit != t.EvalSplit:
-		split, key = t.ValSplit, "validation_split"
+		split = t.TrainSplit
+	case t.ValSplit != "":
+		split = t.ValSplit
 	default:
-		return c.fail("num_fewshot", fmt.Sprintf("%d: no fewshot_split, training_split or validation_split besides the evaluated split: lm-eval would draw the examples from the evaluated split itself, which is not supported; give fewshot_split", n))
-	}
-	if split == t.EvalSplit {
-		return c.fail(key, fmt.Sprintf("%q is the evaluated split: examples drawn from the rows evaluated (lm-eval draws n+1 and drops the row) are not supported", split))
+		split = t.TestSplit
 	}
 	if c.has("doc_to_choice") {
 		return c.fail("num_fewshot", "examples drawn from a split with doc_to_choice are not supported")
@@ -671,7 +693,7 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 		}
 		return s
 	}
-	ss := &SplitShots{Split: split, N: n, Sampler: taskfile.SamplerPython, User: asTemplate(t.DocToText)}
+	ss := &SplitShots{Split: split, N: n, Sampler: taskfile.SamplerPython, User: asTemplate(t.DocToText), DropSame: dropSame}
 	if sampler == "first_n" {
 		ss.Sampler = taskfile.SamplerFirst
 	}

@@ -121,7 +121,11 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		splits[from] = shotSources
 		// lm-eval's evaluator seeds the sampler with --fewshot_random_seed
 		// (1234 by default).
-		prompt["fewshot"] = map[string]any{"from": from, "n": ss.N, "seed": 1234, "sampler": ss.Sampler, "user": ss.User, "assistant": ss.Assistant}
+		fs := map[string]any{"from": from, "n": ss.N, "seed": 1234, "sampler": ss.Sampler, "user": ss.User, "assistant": ss.Assistant}
+		if ss.DropSame {
+			fs["drop_same"] = true
+		}
+		prompt["fewshot"] = fs
 	}
 	var msgs []map[string]string
 	if t.Description != "" {
@@ -146,6 +150,9 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 	msgs = append(msgs, map[string]string{"role": "user", "content": user})
 	prompt["messages"] = msgs
 	gen := map[string]any{"temperature": t.Temperature, "max_tokens": t.MaxGenToks}
+	if t.TopP != nil {
+		gen["top_p"] = *t.TopP // lm-eval's chat API models send it as given
+	}
 	if len(t.Until) > 0 {
 		gen["stop"] = t.Until
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/benchline/benchline/internal/pyrandom"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -273,17 +274,43 @@ const (
 // ShotDrawer draws each row's few-shot examples from pool (the few-shot
 // split's rows in the data's order): call it once per row, in the test
 // split's order, since the python sampler's state runs on from row to row
-// as lm-eval's does (a row skipped by the build draws nothing).
+// as lm-eval's does (a row skipped by the build draws nothing). With
+// drop_same, pool rows whose columns all equal the row's are left out as
+// lm-eval's rm_eval_doc leaves them: python draws n+1 and keeps the first
+// n others, first keeps the first n others; a row that leaves fewer than
+// n is an error naming it (lm-eval's assertion).
 func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 	f := c.Spec.Prompt.Fewshot
 	if f == nil {
 		return func(Row) ([]Row, error) { return nil, nil }
 	}
+	keep := func(r Row, rows []Row) ([]Row, error) {
+		if !f.DropSame {
+			return rows, nil
+		}
+		out := make([]Row, 0, f.N)
+		for _, s := range rows {
+			if len(out) == f.N {
+				break
+			}
+			if !sameRow(s, r) {
+				out = append(out, s)
+			}
+		}
+		if len(out) < f.N {
+			return nil, fmt.Errorf("taskfile: prompt.fewshot: row %s: %d examples of split %q are left once the rows equal to it are dropped (drop_same), fewer than n (%d)", r.ID, len(out), f.From, f.N)
+		}
+		return out, nil
+	}
 	switch f.Sampler {
 	case SamplerPython:
 		rnd := pyrandom.New(f.Seed)
-		return func(Row) ([]Row, error) {
-			idx, err := rnd.Sample(len(pool), f.N)
+		k := f.N
+		if f.DropSame {
+			k++ // lm-eval's sample(n+1), then rm_eval_doc
+		}
+		return func(r Row) ([]Row, error) {
+			idx, err := rnd.Sample(len(pool), k)
 			if err != nil {
 				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q: %w", f.From, err)
 			}
@@ -291,18 +318,28 @@ func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 			for i, j := range idx {
 				out[i] = pool[j]
 			}
-			return out, nil
+			if !f.DropSame {
+				return out, nil
+			}
+			return keep(r, out)
 		}
 	case SamplerFirst:
-		return func(Row) ([]Row, error) {
+		return func(r Row) ([]Row, error) {
 			if len(pool) < f.N {
 				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N)
 			}
-			return pool[:f.N], nil
+			if !f.DropSame {
+				return pool[:f.N], nil
+			}
+			return keep(r, pool)
 		}
 	}
 	return func(r Row) ([]Row, error) { return c.Shots(pool, r), nil }
 }
+
+// sameRow says whether two rows' columns are all equal, as Python's ==
+// compares two documents (a NaN equals nothing).
+func sameRow(a, b Row) bool { return reflect.DeepEqual(a.Fields, b.Fields) }
 
 // ShotOrder is the order in which few-shot examples are drawn from a pool
 // of n: a permutation by seed (PCG), stable across platforms and Go

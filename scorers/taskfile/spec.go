@@ -134,13 +134,20 @@ type Fewshot struct {
 	// message's template and the target column.
 	User      string `yaml:"user" json:"user,omitempty"`
 	Assistant string `yaml:"assistant" json:"assistant,omitempty"`
+	// DropSame leaves out of a row's examples every row of the split whose
+	// columns all equal the row's (lm-eval's rm_eval_doc, for examples
+	// drawn from the evaluated split itself): sampler python draws n+1 and
+	// keeps the first n others, first the first n others.
+	DropSame bool `yaml:"drop_same" json:"drop_same,omitempty"`
 }
 
 // Generation are the settings sent with every request.
 type Generation struct {
 	Temperature *float64 `yaml:"temperature" json:"temperature,omitempty"`
 	MaxTokens   int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
-	Stop        []string `yaml:"stop" json:"stop,omitempty"`
+	// TopP is nucleus sampling's top_p (0 < top_p <= 1), sent as given.
+	TopP *float64 `yaml:"top_p" json:"top_p,omitempty"`
+	Stop []string `yaml:"stop" json:"stop,omitempty"`
 	// Repeats asks the model this many times per row (1 to MaxRepeats;
 	// 1 when 0): every scorer scores each reply and a sample's metric is
 	// the mean over its replies (lm-evaluation-harness's repeats).
@@ -311,6 +318,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 			return nil, nil, bad(fmt.Sprintf("%d: want 1 to 64 examples", f.N), "prompt", "fewshot", "n")
 		case f.Sampler != "" && f.Sampler != SamplerShuffle && f.Sampler != SamplerPython && f.Sampler != SamplerFirst:
 			return nil, nil, bad(fmt.Sprintf("%q: want shuffle, python or first", f.Sampler), "prompt", "fewshot", "sampler")
+		case f.DropSame && f.Sampler != SamplerPython && f.Sampler != SamplerFirst:
+			return nil, nil, bad("is for sampler python or first (shuffle never gives a row itself)", "prompt", "fewshot", "drop_same")
 		}
 		if _, ok := s.Data[f.From]; !ok {
 			return nil, nil, bad(fmt.Sprintf("%q is not a split under data", f.From), "prompt", "fewshot", "from")
@@ -321,6 +330,9 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 	}
 	if g := s.Generation; g.MaxTokens < 0 || len(g.Stop) > 4 || (g.Temperature != nil && (*g.Temperature < 0 || *g.Temperature > 2)) {
 		return nil, nil, bad("max_tokens must be 0 or more, stop at most 4 sequences (the OpenAI API's limit), temperature in [0, 2]", "generation")
+	}
+	if p := s.Generation.TopP; p != nil && (*p <= 0 || *p > 1) {
+		return nil, nil, bad(fmt.Sprintf("%g: want more than 0, at most 1", *p), "generation", "top_p")
 	}
 	if r := s.Generation.Repeats; r < 0 || r > MaxRepeats {
 		return nil, nil, bad(fmt.Sprintf("%d: want 1 to %d", r, MaxRepeats), "generation", "repeats")

@@ -189,13 +189,21 @@ def chat(cfg, doc, fewshot_rows=None, rnd=None):
             if fc.get(k) is not None:
                 shot_cfg[k] = fc[k]
         if fewshot_rows is not None:
-            # lm-eval's ContextSampler.sample with no eval_doc (the
-            # few-shot split is not the test split): rnd.sample(docs, n),
-            # or FirstNSampler's docs[:n].
+            # lm-eval's fewshot_context hands the sampler the document when
+            # the few-shot split is test_split (None == None when neither is
+            # set); ContextSampler.sample then draws n+1 and rm_eval_doc
+            # keeps the first n not equal to it, FirstNSampler the first n
+            # of the pool without it; else rnd.sample(docs, n), docs[:n].
+            split = fc.get("split", cfg.get("fewshot_split"))
+            eval_doc = doc if split == cfg.get("test_split") else None
+            docs = list(fewshot_rows)
             if fc.get("sampler", "default") == "first_n":
-                shots = list(fewshot_rows)[:n]
+                pool = [x for x in docs if x != eval_doc] if eval_doc is not None else docs
+                assert n <= len(pool)
+                shots = pool[:n]
             else:
-                shots = rnd.sample(list(fewshot_rows), n)
+                shots = rnd.sample(docs, n) if not eval_doc else [x for x in rnd.sample(docs, n + 1) if x != eval_doc][:n]
+                assert len(shots) == n
         else:
             assert fc.get("sampler") == "first_n"
             shots = fc["samples"][:n]
@@ -208,6 +216,38 @@ def chat(cfg, doc, fewshot_rows=None, rnd=None):
             messages.append({"role": "assistant", "content": answer})
     messages.append({"role": "user", "content": doc_to_text(cfg, doc)})
     return messages
+
+
+def payload(cfg):
+    """The generation settings of lm-eval's local-chat-completions request
+    (LocalChatCompletion._create_payload, no eos_string and no tokenizer so
+    no eos is added; messages, model and seed left out): do_sample dropped,
+    max_tokens else max_gen_toks else 256, temperature else 0, until as
+    stop (its first 4), every other key sent as it is. TaskConfig's
+    __post_init__ makes the temperature a float and until the
+    fewshot_delimiter when not given; with no generation_kwargs,
+    default_gen_kwargs."""
+    delim = cfg.get("fewshot_delimiter", "\n\n")
+    gen = cfg.get("generation_kwargs")
+    if gen is None:
+        gen = {"temperature": 0.0, "do_sample": False, "max_gen_toks": 256, "until": [delim]}
+    gen = dict(gen)
+    if "temperature" in gen:
+        gen["temperature"] = float(gen["temperature"])
+    if "until" not in gen:
+        gen["until"] = [delim]
+    gen.pop("do_sample", False)
+    if "max_tokens" in gen:
+        max_tokens = gen.pop("max_tokens")
+    else:
+        max_tokens = gen.pop("max_gen_toks", 256)
+    temperature = gen.pop("temperature", 0)
+    stop = gen.pop("until", None)
+    if isinstance(stop, str):
+        stop = [stop]
+    elif stop is None:
+        stop = []
+    return {"max_tokens": max_tokens, "temperature": temperature, "stop": stop[:4], **gen}
 
 
 def run(case):
@@ -224,6 +264,7 @@ def run(case):
     for doc, replies in zip(rows, case["replies"]):
         res = {"prompt": doc_to_text(cfg, doc), "description": apply_template(cfg["description"], doc) if cfg.get("description") else "", "scores": {}}
         res["messages"] = chat(cfg, doc, case.get("fewshot_rows"), rnd)
+        res["params"] = payload(cfg)
         gold = doc_to_target(cfg, doc)
         for p in pipelines:
             resps = [list(replies)]
