@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,7 +18,6 @@ import (
 var refused = map[string]string{
 	"process_docs":         "is Python code run over the dataset; benchline runs no Python",
 	"process_results":      "is Python code that scores replies; benchline runs no Python: use filter_list and metric_list",
-	"gen_prefix":           "(a prefix of the assistant's reply) is not supported: an API chat model is not continued from a prefix",
 	"custom_dataset":       "is Python code that makes the dataset",
 	"class":                "names a Python task class",
 	"unsafe_code":          "marks a task that runs model-written code, which benchline does not run",
@@ -35,7 +36,7 @@ var refused = map[string]string{
 var known = []string{"task", "task_alias", "tag", "dataset_path", "dataset_name", "dataset_kwargs",
 	"test_split", "validation_split", "fewshot_split", "training_split", "doc_to_text", "doc_to_target",
 	"doc_to_choice", "description", "target_delimiter", "fewshot_delimiter", "num_fewshot", "generation_kwargs",
-	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query"}
+	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query", "gen_prefix"}
 
 // Task is an lm-eval generate_until task, checked.
 type Task struct {
@@ -58,8 +59,11 @@ type Task struct {
 	Choices      []string
 	ChoiceColumn string
 	Description  string
-	Until        []string
-	Temperature  float64
+	// GenPrefix is gen_prefix: the start of the reply, a column or a
+	// template, sent as a last assistant message.
+	GenPrefix   string
+	Until       []string
+	Temperature float64
 	// TopP is generation_kwargs.top_p, nil when not given.
 	TopP       *float64
 	MaxGenToks int
@@ -123,7 +127,7 @@ func Parse(c *Config) (*Task, error) {
 		return nil, fmt.Errorf("%w", &wrapped{c.fail("output_type", fmt.Sprintf("%s: needs the model's log-probabilities of given text, which a chat API does not give; only generate_until runs on an API model", outType)), ErrNotGenerate})
 	}
 	str := func(key string, dst *string) error { _, err := c.decode(key, dst); return err }
-	for key, dst := range map[string]*string{"task": &t.Name, "dataset_path": &t.DatasetPath, "dataset_name": &t.DatasetName, "doc_to_text": &t.DocToText, "description": &t.Description} {
+	for key, dst := range map[string]*string{"task": &t.Name, "dataset_path": &t.DatasetPath, "dataset_name": &t.DatasetName, "doc_to_text": &t.DocToText, "description": &t.Description, "gen_prefix": &t.GenPrefix} {
 		if err := str(key, dst); err != nil {
 			return nil, err
 		}
@@ -631,6 +635,15 @@ func (t *Task) parseShots(c *Config, n int) error {
 		if err != nil {
 			return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), err.Error())
 		}
+		if t.GenPrefix != "" {
+			// lm-eval's build_qa_turn: maybe_delimit(gen_prefix, answer)
+			// with the prefix resolved over the example.
+			p, err := resolveField(t.GenPrefix, sm)
+			if err != nil {
+				return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), "gen_prefix: "+err.Error())
+			}
+			a[0] = maybeDelimit(p, a[0])
+		}
 		t.Shots = append(t.Shots, Shot{User: q, Assistant: a[0]})
 	}
 	return nil
@@ -687,6 +700,9 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 	if t.DocToTarget.Int != nil {
 		return c.fail("doc_to_target", "an int with examples drawn from a split is not supported")
 	}
+	if t.GenPrefix != "" {
+		return c.fail("gen_prefix", "with examples drawn from a split is not supported: lm-eval writes each example's answer after the prefix (joined by a space when neither side has one), which a task file's few-shot template does not do")
+	}
 	asTemplate := func(s string) string {
 		if identifier(s) {
 			return "{{ __row__['" + s + "'] }}"
@@ -719,3 +735,33 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 	t.SplitShots = ss
 	return nil
 }
+
+// resolveField is lm-eval's resolve_field for a string: a column's value
+// when the row has a column of that name, else the template rendered.
+func resolveField(src string, row map[string]any) (string, error) {
+	if v, ok := row[src]; ok {
+		return pyStr(v), nil
+	}
+	return renderWith(src, row)
+}
+
+// maybeDelimit is lm-eval's maybe_delimit: prefix and suffix joined by a
+// space unless either is empty or has whitespace where they meet.
+func maybeDelimit(prefix, suffix string) string {
+	switch {
+	case prefix == "":
+		return suffix
+	case suffix == "":
+		return prefix
+	}
+	last, _ := utf8.DecodeLastRuneInString(prefix)
+	first, _ := utf8.DecodeRuneInString(suffix)
+	if pyIsSpace(last) || pyIsSpace(first) {
+		return prefix + suffix
+	}
+	return prefix + " " + suffix
+}
+
+// pyIsSpace is Python's str.isspace for one character: Go's white space
+// and the separators U+001C to U+001F.
+func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }

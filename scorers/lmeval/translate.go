@@ -148,6 +148,16 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		user = "{{ __row__['" + user + "'] }}" // lm-eval reads a column by its name
 	}
 	msgs = append(msgs, map[string]string{"role": "user", "content": user})
+	if p := t.GenPrefix; p != "" {
+		// lm-eval's chat API models send gen_prefix as the chat's last
+		// message, the assistant's (add_generation_prompt off), and score
+		// the reply as it comes, without the prefix. A column of that
+		// name is read; else it is a template.
+		if identifier(p) {
+			p = "{% if " + quotePy(p) + " in __row__ %}{{ __row__[" + quotePy(p) + "] }}{% else %}" + p + "{% endif %}"
+		}
+		msgs = append(msgs, map[string]string{"role": "assistant", "content": p})
+	}
 	prompt["messages"] = msgs
 	gen := map[string]any{"temperature": t.Temperature, "max_tokens": t.MaxGenToks}
 	if t.TopP != nil {
@@ -417,3 +427,5 @@ func seqNode[T any](xs []T) (*yaml.Node, error) {
 	}
 	return n, nil
 }
+
+func quotePy(s string) string { return "'" + s + "'" } // s is an identifier

@@ -59,7 +59,7 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 	if f := spec.Prompt.Fewshot; f != nil {
 		user := f.User
 		if user == "" {
-			user = spec.Prompt.Messages[len(spec.Prompt.Messages)-1].Content
+			user = spec.Prompt.Messages[spec.Prompt.Question()].Content
 		}
 		reply := f.Assistant
 		if reply == "" {
@@ -70,7 +70,7 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 		}
 		c.userPath, c.replyPath = []any{"prompt", "fewshot", "user"}, []any{"prompt", "fewshot", "assistant"}
 		if f.User == "" {
-			c.userPath = []any{"prompt", "messages", len(spec.Prompt.Messages) - 1, "content"}
+			c.userPath = []any{"prompt", "messages", spec.Prompt.Question(), "content"}
 		}
 		if f.Assistant == "" {
 			c.replyPath = []any{"columns", "target"}
@@ -179,15 +179,15 @@ func (e *RenderError) Error() string {
 }
 
 // Messages renders the chat for r, with shots (rows of the few-shot split)
-// as user and assistant turns before the last message.
+// as user and assistant turns before the user's last message.
 func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage, error) {
 	fail := func(err error, row string, path ...any) error {
 		return &RenderError{File: c.File, Line: lineOf(c.doc, path...), Key: keyName(path...), Row: row, Msg: err.Error()}
 	}
 	v := vars(r)
-	n := len(c.messages)
-	out := make([]openai.ChatCompletionMessage, 0, n+2*len(shots))
-	for i, t := range c.messages[:n-1] {
+	q := c.Spec.Prompt.Question()
+	out := make([]openai.ChatCompletionMessage, 0, len(c.messages)+2*len(shots))
+	for i, t := range c.messages[:q] {
 		text, err := t.render(v)
 		if err != nil {
 			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
@@ -208,11 +208,17 @@ func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: q},
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a})
 	}
-	last, err := c.messages[n-1].render(v)
-	if err != nil {
-		return nil, fail(err, r.ID, "prompt", "messages", n-1, "content")
+	for i := q; i < len(c.messages); i++ {
+		text, err := c.messages[i].render(v)
+		if err != nil {
+			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
+		}
+		if i > q && text == "" {
+			continue // a start of the reply that renders empty is not sent
+		}
+		out = append(out, openai.ChatCompletionMessage{Role: c.Spec.Prompt.Messages[i].Role, Content: text})
 	}
-	return append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: last}), nil
+	return out, nil
 }
 
 // Verdict is one scorer's result on a reply.

@@ -100,13 +100,27 @@ type Columns struct {
 // Prompt is the chat sent for a row.
 type Prompt struct {
 	// Messages are templates over the row's columns (role system, user or
-	// assistant); the last is the user's.
+	// assistant); the last is the user's, or an assistant's after the
+	// user's last one: the start of the reply, sent as the last message
+	// (left out for a row where it renders empty).
 	Messages []Message `yaml:"messages" json:"messages"`
-	// Fewshot, when set, puts examples before the last message.
+	// Fewshot, when set, puts examples before the user's last message.
 	Fewshot *Fewshot `yaml:"fewshot" json:"fewshot,omitempty"`
 	// Tools is a column holding the function definitions offered (a JSON
 	// array of OpenAI tools or of bare function definitions).
 	Tools string `yaml:"tools" json:"tools,omitempty"`
+}
+
+// Question is the index of the user's last message, the one the model
+// answers: the last message, or the one before it when the last is an
+// assistant's, the start of the reply (a prefill: lm-evaluation-harness's
+// gen_prefix as its chat API models send it). Messages is not empty.
+func (p Prompt) Question() int {
+	n := len(p.Messages)
+	if n >= 2 && p.Messages[n-1].Role == "assistant" && p.Messages[n-2].Role == "user" {
+		return n - 2
+	}
+	return n - 1
 }
 
 // Message is one chat message's template.
@@ -307,8 +321,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 			return nil, nil, bad("is empty", "prompt", "messages", i, "content")
 		}
 	}
-	if last := s.Prompt.Messages[len(s.Prompt.Messages)-1]; last.Role != "user" {
-		return nil, nil, bad(fmt.Sprintf("the last message is %s's: the model answers the user's last message", last.Role), "prompt", "messages", len(s.Prompt.Messages)-1, "role")
+	if q := s.Prompt.Question(); s.Prompt.Messages[q].Role != "user" {
+		return nil, nil, bad(fmt.Sprintf("the last message is %s's: the model answers the user's last message (an assistant message after it is the start of the reply)", s.Prompt.Messages[q].Role), "prompt", "messages", q, "role")
 	}
 	if f := s.Prompt.Fewshot; f != nil {
 		switch {

@@ -174,6 +174,19 @@ def exact_match(predictions, references, regexes_to_ignore=None, ignore_case=Fal
     return sum(scores) / len(scores)
 
 
+def resolve_field(doc, field):
+    if field:
+        return doc[field] if field in doc else apply_template(field, doc)
+
+
+def maybe_delimit(prefix, suffix, delimiter=" "):
+    if not prefix:
+        return suffix or ""
+    if not suffix:
+        return prefix or ""
+    return prefix + delimiter + suffix if not (prefix[-1].isspace() or suffix[0].isspace()) else prefix + suffix
+
+
 def chat(cfg, doc, fewshot_rows=None, rnd=None):
     """fewshot_context under --apply_chat_template (fewshot_as_multiturn on):
     the description as the system message, each example a user and an
@@ -212,9 +225,20 @@ def chat(cfg, doc, fewshot_rows=None, rnd=None):
             a = doc_to_target(shot_cfg, fs_doc)
             c = doc_to_choice(cfg, fs_doc) if cfg.get("doc_to_choice") is not None else None
             answer = c[a] if (c and isinstance(a, int)) else a[0] if isinstance(a, list) else a
+            # build_qa_turn: the answer after the example's gen_prefix
+            # (fewshot_config's, inherited from the task's).
+            answer = maybe_delimit(resolve_field(fs_doc, fc.get("gen_prefix", cfg.get("gen_prefix"))), answer, delimiter=" ")
             messages.append({"role": "user", "content": q})
             messages.append({"role": "assistant", "content": answer})
     messages.append({"role": "user", "content": doc_to_text(cfg, doc)})
+    # doc_to_prefix, then build_qa_turn's last message: the prefix as the
+    # assistant's (the chat template's add_generation_prompt off); the chat
+    # API model sends the messages as they are.
+    prefix = cfg.get("gen_prefix")
+    if prefix is not None:
+        prefix = doc[prefix] if prefix in doc else apply_template(prefix, doc)
+    if prefix:
+        messages.append({"role": "assistant", "content": prefix})
     return messages
 
 
