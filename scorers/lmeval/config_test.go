@@ -59,7 +59,6 @@ func TestRefusals(t *testing.T) {
 		{"repeats", base + "repeats: 65\n", "repeats", "want 1 to 64"},
 		{"take_first_k past repeats", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: take_first_k, k: 8}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "more than repeats"},
 		{"ends with majority_vote", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: majority_vote}]}]\n", "filter_list[0].filter", "must end with take_first"},
-		{"gen_prefix with examples from a split", base + "num_fewshot: 2\nfewshot_split: train\ngen_prefix: 'A:'\n", "gen_prefix", "drawn from a split"},
 		{"gen_prefix function", base + "gen_prefix: !function utils.p\n", "gen_prefix", "no Python"},
 		{"fewshot sampler", base + "num_fewshot: 5\nfewshot_split: train\nfewshot_config: {sampler: balanced}\n", "fewshot_config.sampler", "balanced"},
 		{"dataset_kwargs", base + "dataset_kwargs: {revision: main}\n", "dataset_kwargs.revision", "only data_files"},

@@ -700,9 +700,6 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 	if t.DocToTarget.Int != nil {
 		return c.fail("doc_to_target", "an int with examples drawn from a split is not supported")
 	}
-	if t.GenPrefix != "" {
-		return c.fail("gen_prefix", "with examples drawn from a split is not supported: lm-eval writes each example's answer after the prefix (joined by a space when neither side has one), which a task file's few-shot template does not do")
-	}
 	asTemplate := func(s string) string {
 		if identifier(s) {
 			return "{{ __row__['" + s + "'] }}"
@@ -730,6 +727,13 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 				ss.Assistant = asTemplate(s)
 			}
 		}
+	}
+	if t.GenPrefix != "" {
+		// lm-eval's build_qa_turn: each example's answer after the prefix
+		// resolved over the example, joined by maybe_delimit.
+		ss.Assistant = "{% set lmeval_prefix %}" + prefixTemplate(t.GenPrefix) + "{% endset %}{% set lmeval_answer %}" + ss.Assistant +
+			"{% endset %}{{ lmeval_prefix }}{% if lmeval_prefix and lmeval_answer and lmeval_prefix[-1:] not in '" + pyWhitespace +
+			"' and lmeval_answer[:1] not in '" + pyWhitespace + "' %} {% endif %}{{ lmeval_answer }}"
 	}
 	// With fewshot_split and samples both, lm-eval takes the split.
 	t.SplitShots = ss
@@ -760,6 +764,20 @@ func maybeDelimit(prefix, suffix string) string {
 		return prefix + suffix
 	}
 	return prefix + " " + suffix
+}
+
+// pyWhitespace are the characters Python's str.isspace says are white
+// space, as a Jinja string literal's escapes.
+const pyWhitespace = `\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000`
+
+// prefixTemplate is gen_prefix as a task-file template: lm-eval's
+// resolve_field reads a column of that name when the row has one, else
+// renders it as a template.
+func prefixTemplate(p string) string {
+	if !identifier(p) {
+		return p
+	}
+	return "{% if '" + p + "' in __row__ %}{{ __row__['" + p + "'] }}{% else %}" + p + "{% endif %}"
 }
 
 // pyIsSpace is Python's str.isspace for one character: Go's white space

@@ -153,10 +153,7 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		// message, the assistant's (add_generation_prompt off), and score
 		// the reply as it comes, without the prefix. A column of that
 		// name is read; else it is a template.
-		if identifier(p) {
-			p = "{% if " + quotePy(p) + " in __row__ %}{{ __row__[" + quotePy(p) + "] }}{% else %}" + p + "{% endif %}"
-		}
-		msgs = append(msgs, map[string]string{"role": "assistant", "content": p})
+		msgs = append(msgs, map[string]string{"role": "assistant", "content": prefixTemplate(p)})
 	}
 	prompt["messages"] = msgs
 	gen := map[string]any{"temperature": t.Temperature, "max_tokens": t.MaxGenToks}
@@ -427,5 +424,3 @@ func seqNode[T any](xs []T) (*yaml.Node, error) {
 	}
 	return n, nil
 }
-
-func quotePy(s string) string { return "'" + s + "'" } // s is an identifier
