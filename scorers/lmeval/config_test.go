@@ -49,7 +49,8 @@ func TestRefusals(t *testing.T) {
 		{"unknown", base + "doc_to_magic: x\n", "doc_to_magic", "not a key"},
 		{"gen kwargs", base + "generation_kwargs: {num_beams: 2}\n", "generation_kwargs.num_beams", "not supported"},
 		{"top_p", base + "generation_kwargs: {top_p: 1.5}\n", "generation_kwargs.top_p", "at most 1"},
-		{"filter", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "multi_choice_regex"},
+		{"filter", base + "filter_list: [{name: f, filter: [{function: format_span}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "format_span"},
+		{"multi_choice_regex param", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex, ignore_spaces: true}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "ignore_spaces is not a parameter"},
 		{"filter param", base + "filter_list: [{name: f, filter: [{function: regex, group: 1}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "group is not a parameter"},
 		{"no reducer", base + "filter_list: [{name: f, filter: [{function: lowercase}]}]\n", "filter_list[0].filter", "must end with take_first"},
 		{"bad regex", base + "filter_list: [{name: f, filter: [{function: regex, regex_pattern: '(a'}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "regex_pattern"},
@@ -288,5 +289,25 @@ func TestScorerConcurrent(t *testing.T) {
 	close(bad)
 	for b := range bad {
 		t.Errorf("row %s scored 0", b)
+	}
+}
+
+// TestMultiChoiceNeedsChoices: multi_choice_regex reads the row's choices
+// column; a row without one, or with a choice that is not a string, is an
+// error naming the column, not a score.
+func TestMultiChoiceNeedsChoices(t *testing.T) {
+	fs := files{"t.yaml": base + "filter_list: [{name: f, filter: [{function: multi_choice_regex, regex_pattern: 'x(y)'}, {function: take_first}]}]\n"}
+	task, err := Check("t.yaml", fs.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := task.Pipelines[0]
+	for _, doc := range []map[string]any{{"q": "1"}, {"choices": []any{"a", int64(2)}}} {
+		if _, err := p.Apply([]string{"no match"}, doc); err == nil || !strings.Contains(err.Error(), "choices") {
+			t.Errorf("row %v: %v, want an error naming the choices column", doc, err)
+		}
+	}
+	if got, err := p.Apply([]string{"it is B: b"}, map[string]any{"choices": []any{"a", "b"}}); err != nil || got != "(B)" {
+		t.Errorf("a choice's text: %q, %v; want (B)", got, err)
 	}
 }

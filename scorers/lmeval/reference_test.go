@@ -98,7 +98,7 @@ func readOS(p string) ([]byte, error) { return os.ReadFile(p) }
 // Python reference that follows lm-eval's template, filter and metric code
 // step by step with real Jinja2, on every row of the test tasks.
 func TestSameAsLMEval(t *testing.T) {
-	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency", "gsm8k-5shot", "gsm8k-first-n", "gsm8k-platinum", "gsm8k-val-first-n", "gsm8k-val-train", "gsm8k-sampling", "arc-challenge-chat", "gsm8k-cot-prefix", "mmlu-llama", "gsm8k-5shot-prefix", "kmmlu-cot-hard"}
+	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency", "gsm8k-5shot", "gsm8k-first-n", "gsm8k-platinum", "gsm8k-val-first-n", "gsm8k-val-train", "gsm8k-sampling", "arc-challenge-chat", "gsm8k-cot-prefix", "mmlu-llama", "gsm8k-5shot-prefix", "kmmlu-cot-hard", "mmlu-flan-cot"}
 	type input struct {
 		Task    string           `json:"task"`
 		Rows    []map[string]any `json:"rows"`

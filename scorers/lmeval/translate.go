@@ -388,7 +388,7 @@ func (t *Task) ScoreOne(p Pipeline, m Metric, replies []string, fields map[strin
 	if gold, err = t.Targets(fields, render); err != nil {
 		return 0, "", nil, fmt.Errorf("doc_to_target: %w", err)
 	}
-	if pred, err = p.Apply(replies); err != nil {
+	if pred, err = p.Apply(replies, fields); err != nil {
 		return 0, "", gold, err
 	}
 	for _, g := range gold {

@@ -147,6 +147,76 @@ def f_map(resps, mapping_dict=None, default_value=None):
     return [[mapping_dict.get(x, default_value) for x in r] for r in resps]
 
 
+PUNCT_TBL = None
+
+
+def f_multi_choice_regex(resps, docs, regex_pattern=r"#### (\-?[0-9\.\,]+)", group_select=0, fallback="[invalid]",
+                         ignore_case=False, ignore_punctuation=False, regexes_to_ignore=None):
+    # lm_eval/filters/extraction.py's MultiChoiceRegexFilter.apply
+    import unicodedata
+    regex = re.compile(regex_pattern)
+
+    def find_match(regex, resp, convert_dict={}):
+        if not isinstance(resp, str):
+            resp = ""
+        match = regex.findall(resp)
+        if match:
+            match = match[group_select]
+            if isinstance(match, tuple):
+                non_empty = [m for m in match if m]
+                if not non_empty:
+                    return ""
+                match = non_empty[0]
+            match = match.strip()
+            if match and match in convert_dict:
+                match = convert_dict[match]
+        return match
+
+    global PUNCT_TBL
+    if PUNCT_TBL is None:  # the same table each call: built once
+        PUNCT_TBL = dict.fromkeys(i for i in range(sys.maxunicode) if unicodedata.category(chr(i)).startswith("P"))
+    punct_tbl = PUNCT_TBL
+
+    def filter_ignores(st):
+        if regexes_to_ignore is not None:
+            for s in regexes_to_ignore:
+                st = re.sub(s, "", st)
+        if ignore_case:
+            st = st.lower()
+        if ignore_punctuation:
+            st = st.translate(punct_tbl)
+        return st
+
+    filtered_resps = []
+    for r, doc in zip(resps, docs):
+        fallback_regexes = []
+        choice_to_alpha = {}
+        next_alpha = "A"
+        without_paren_fallback_regexes = []
+        without_paren_to_target = {}
+        for c in doc["choices"]:
+            m = filter_ignores(c.strip())
+            fallback_regexes.append(f"{re.escape(m)}")
+            choice_to_alpha[m] = f"({next_alpha})"
+            without_paren_fallback_regexes.append(next_alpha)
+            without_paren_to_target[next_alpha] = f"({next_alpha})"
+            next_alpha = chr(ord(next_alpha) + 1)
+        fallback_regex = re.compile("|".join(fallback_regexes))
+        without_paren_fallback_regex = re.compile(rf":[\s]*({'|'.join(without_paren_fallback_regexes)})")
+        filtered = []
+        for resp in r:
+            match = find_match(regex, resp)
+            if not match:
+                match = find_match(fallback_regex, filter_ignores(resp), choice_to_alpha)
+                if not match:
+                    match = find_match(without_paren_fallback_regex, resp, without_paren_to_target)
+            if not match:
+                match = fallback
+            filtered.append(match)
+        filtered_resps.append(filtered)
+    return filtered_resps
+
+
 FILTERS = {
     "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote, "take_first_k": f_take_first_k,
     "lowercase": f_lowercase, "uppercase": f_uppercase, "remove_whitespace": f_remove_whitespace, "map": f_map,
@@ -294,7 +364,10 @@ def run(case):
             resps = [list(replies)]
             for step in p["filter"]:
                 kw = {k: v for k, v in step.items() if k != "function"}
-                resps = list(FILTERS[step["function"]](resps, **kw))
+                if step["function"] == "multi_choice_regex":
+                    resps = list(f_multi_choice_regex(resps, [doc], **kw))
+                else:
+                    resps = list(FILTERS[step["function"]](resps, **kw))
             result = resps[0]
             g = gold
             if cfg.get("doc_to_choice") is not None:
