@@ -290,6 +290,11 @@ func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 	if f == nil {
 		return func(Row) ([]Row, error) { return nil, nil }
 	}
+	// A draw that cannot be made is the data's fault: an *Error naming
+	// prompt.fewshot (a build ends at once, not retried).
+	bad := func(msg string) error {
+		return &Error{File: c.File, Line: lineOf(c.doc, "prompt", "fewshot"), Key: "prompt.fewshot", Msg: msg}
+	}
 	keep := func(r Row, rows []Row) ([]Row, error) {
 		if !f.DropSame {
 			return rows, nil
@@ -304,7 +309,7 @@ func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 			}
 		}
 		if len(out) < f.N {
-			return nil, fmt.Errorf("taskfile: prompt.fewshot: row %s: %d examples of split %q are left once the rows equal to it are dropped (drop_same), fewer than n (%d)", r.ID, len(out), f.From, f.N)
+			return nil, bad(fmt.Sprintf("row %s: %d examples of split %q are left once the rows equal to it are dropped (drop_same), fewer than n (%d)", r.ID, len(out), f.From, f.N))
 		}
 		return out, nil
 	}
@@ -318,7 +323,7 @@ func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 		return func(r Row) ([]Row, error) {
 			idx, err := rnd.Sample(len(pool), k)
 			if err != nil {
-				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q: %w", f.From, err)
+				return nil, bad(fmt.Sprintf("split %q: %v", f.From, err))
 			}
 			out := make([]Row, len(idx))
 			for i, j := range idx {
@@ -332,7 +337,7 @@ func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 	case SamplerFirst:
 		return func(r Row) ([]Row, error) {
 			if len(pool) < f.N {
-				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N)
+				return nil, bad(fmt.Sprintf("split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N))
 			}
 			if !f.DropSame {
 				return pool[:f.N], nil
