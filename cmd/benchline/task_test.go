@@ -117,6 +117,57 @@ filter_list:
 	}
 }
 
+// TestTaskCheckLMEvalSameSplit: an lm-eval task whose examples come from
+// the evaluated split (fewshot_split is test_split, gsm8k_platinum's
+// shape) leaves each row out of its own examples when read through the
+// data reader (first_n: the first 2 others), and its gen_prefix closes the
+// chat as the assistant's message.
+func TestTaskCheckLMEvalSameSplit(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "test.jsonl")
+	task := filepath.Join(dir, "plat.yaml")
+	for p, body := range map[string]string{
+		data: `{"question": "a?", "answer": "#### 1", "n": 1.5}
+{"question": "b?", "answer": "#### 2", "n": 2.5}
+{"question": "c?", "answer": "#### 3", "n": 3.5}
+`,
+		task: `task: plat
+dataset_path: madrylab/gsm8k-platinum
+training_split: test
+fewshot_split: test
+test_split: test
+num_fewshot: 2
+fewshot_config: {sampler: first_n}
+doc_to_text: "Q: {{question}}"
+doc_to_target: "{{answer}}"
+gen_prefix: "The answer is"
+generation_kwargs: {until: ["Q:"], top_p: 0.9}
+`,
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := checkTask(task, 3, "", map[string]string{"madrylab/gsm8k-platinum": data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a?": "b? c?", "b?": "a? c?", "c?": "a? b?"}
+	for _, s := range rep.Samples {
+		m := s.Messages
+		if len(m) != 6 || m[5]["role"] != "assistant" || m[5]["content"] != "The answer is" {
+			t.Fatalf("the chat %v: want 2 examples, the question and the prefix last", m)
+		}
+		q := strings.TrimPrefix(m[4]["content"], "Q: ")
+		if got := strings.TrimPrefix(m[0]["content"], "Q: ") + " " + strings.TrimPrefix(m[2]["content"], "Q: "); got != want[q] {
+			t.Errorf("row %s: examples %s, want %s (the row itself left out)", q, got, want[q])
+		}
+		if !strings.HasPrefix(m[1]["content"], "The answer is #### ") {
+			t.Errorf("row %s: an example's answer %q does not follow the prefix", q, m[1]["content"])
+		}
+	}
+}
+
 // TestConvertBeside: dataset build --task with --data writes the lm-eval
 // task as a task file in the data's parent folder, its data relative.
 func TestConvertBeside(t *testing.T) {

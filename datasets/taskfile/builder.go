@@ -314,8 +314,12 @@ func eachRow(ctx context.Context, env datasets.Env, plan datasets.Plan, c *task.
 		if err != nil {
 			return err
 		}
-		if len(pool) < f.N {
-			return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("prompt.fewshot: split %q has %d usable rows, fewer than n (%d)", f.From, len(pool), f.N)}
+		need := f.N
+		if f.DropSame && f.Sampler == task.SamplerPython {
+			need++ // lm-eval's sampler draws n+1 before it drops the row
+		}
+		if len(pool) < need {
+			return &datasets.InputError{File: c.File, Msg: fmt.Sprintf("prompt.fewshot: split %q has %d usable rows, fewer than the %d drawn for each row", f.From, len(pool), need)}
 		}
 	}
 	var i int64

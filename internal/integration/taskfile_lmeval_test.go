@@ -73,6 +73,69 @@ filter_list:
 	}
 }
 
+// TestTaskFileLMEvalSameSplit converts an lm-eval task in gsm8k_platinum's
+// shape (2 examples drawn from the evaluated split itself, the row left
+// out: drop_same) with arc_challenge_chat's gen_prefix (the chat's last
+// message, the assistant's) and a top_p, builds it and evaluates it on the
+// real stack: the gateway sends the prefixed chat and baseline/reference
+// answers each row's target, 1 on both pipelines.
+func TestTaskFileLMEvalSameSplit(t *testing.T) {
+	dir := t.TempDir()
+	var test strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&test, `{"id": "p%02d", "question": "What is %d plus %d?", "answer": "%d + %d = %d\n#### %d"}`+"\n", i, i, 2000, i, 2000, i+2000, i+2000)
+	}
+	writeFiles(t, dir, map[string]string{
+		"plat/test.jsonl": test.String(),
+		"lm/plat.yaml": `task: gsm8k_platinum_it
+dataset_path: madrylab/gsm8k-platinum
+output_type: generate_until
+training_split: test
+fewshot_split: test
+test_split: test
+num_fewshot: 2
+doc_to_text: "Question: {{question}}\nAnswer:"
+doc_to_target: answer
+gen_prefix: "The answer is"
+generation_kwargs: {until: ["Question:"], do_sample: false, temperature: 0.0, top_p: 0.9}
+metric_list:
+  - {metric: exact_match, aggregation: mean, higher_is_better: true, ignore_case: true, regexes_to_ignore: [",", "\\$", "(?s).*#### ", "\\.$"]}
+filter_list:
+  - name: strict-match
+    filter: [{function: regex, regex_pattern: "#### (\\-?[0-9\\.\\,]+)"}, {function: take_first}]
+  - name: flexible-extract
+    filter: [{function: regex, group_select: -1, regex_pattern: "(-?[$0-9.,]{2,})|(-?[0-9]+)"}, {function: take_first}]
+`,
+	})
+	raw, err := lmeval.Translate(filepath.Join(dir, "lm", "plat.yaml"), os.ReadFile, map[string]string{"madrylab/gsm8k-platinum": filepath.Join(dir, "plat", "test.jsonl")}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "drop_same: true") || !strings.Contains(string(raw), "top_p: 0.9") {
+		t.Fatalf("the translation has no drop_same or top_p:\n%s", raw)
+	}
+	file := filepath.Join(dir, "task.yaml")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	built, err := buildVia(t, "gsm8k-platinum-it", datasets.Request{Source: file, Task: true})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, raw)
+	}
+	if built.Rows != 12 {
+		t.Fatalf("built %d rows, want 12", built.Rows)
+	}
+	ref, err := evalVia(t, "", workflows.EvaluateModelInput{Request: runs.Request{Dataset: "gsm8k-platinum-it@" + built.Version, Model: "baseline/reference"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"exact_match,strict-match", "exact_match,flexible-extract"} {
+		if got := metric(ref.Summary, m); got.Mean != 1 || got.N != 12 {
+			t.Errorf("baseline/reference: %s %+v, want 1 over 12", m, got)
+		}
+	}
+}
+
 // TestTaskFileLMEvalSelfConsistency converts an lm-eval task in
 // gsm8k-cot-self-consistency's shape (repeats 5; score-first, maj@5 and
 // maj@3 pipelines; 2 examples drawn from the train split by lm-eval's

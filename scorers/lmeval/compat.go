@@ -35,7 +35,7 @@ func Check(file string, read func(string) ([]byte, error)) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	for key, src := range map[string]string{"doc_to_text": t.DocToText, "doc_to_target": t.DocToTarget.Template, "description": t.Description} {
+	for key, src := range map[string]string{"doc_to_text": t.DocToText, "doc_to_target": t.DocToTarget.Template, "description": t.Description, "gen_prefix": t.GenPrefix} {
 		if src == "" {
 			continue
 		}

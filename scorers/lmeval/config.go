@@ -105,6 +105,7 @@ func (c *Config) load(file string, read func(string) ([]byte, error), depth int,
 		return &Error{File: file, Msg: "is not a YAML mapping"}
 	}
 	m := doc.Content[0]
+	lastWins(m)
 	own := map[string]entry{}
 	var ownOrder []string
 	var includes []string
@@ -193,3 +194,30 @@ func (c *Config) fail(key, msg string) error {
 // ErrNotGenerate is wrapped by the error for a task whose output_type an
 // API model cannot answer.
 var ErrNotGenerate = errors.New("lmeval: not a generate_until task")
+
+// lastWins drops, in every mapping under n, each key but its last
+// occurrence, whose value is kept at the first one's place: PyYAML's
+// safe_load, which lm-eval reads task files with, keeps the last value of
+// a repeated key (kmmlu's filters repeat regex_pattern), where yaml.v3
+// refuses the mapping.
+func lastWins(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		at := map[string]int{}
+		var out []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				if j, ok := at[k.Value]; ok {
+					out[j+1] = n.Content[i+1]
+					continue
+				}
+				at[k.Value] = len(out)
+			}
+			out = append(out, k, n.Content[i+1])
+		}
+		n.Content = out
+	}
+	for _, c := range n.Content {
+		lastWins(c)
+	}
+}

@@ -47,8 +47,10 @@ func TestRefusals(t *testing.T) {
 		{"process_results", base + "process_results: !function utils.p\n", "process_results", "no Python"},
 		{"process_docs", base + "process_docs: !function utils.p\n", "process_docs", "no Python"},
 		{"unknown", base + "doc_to_magic: x\n", "doc_to_magic", "not a key"},
-		{"gen kwargs", base + "generation_kwargs: {top_p: 0.5}\n", "generation_kwargs.top_p", "not supported"},
-		{"filter", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "multi_choice_regex"},
+		{"gen kwargs", base + "generation_kwargs: {num_beams: 2}\n", "generation_kwargs.num_beams", "not supported"},
+		{"top_p", base + "generation_kwargs: {top_p: 1.5}\n", "generation_kwargs.top_p", "at most 1"},
+		{"filter", base + "filter_list: [{name: f, filter: [{function: format_span}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "format_span"},
+		{"multi_choice_regex param", base + "filter_list: [{name: f, filter: [{function: multi_choice_regex, ignore_spaces: true}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "ignore_spaces is not a parameter"},
 		{"filter param", base + "filter_list: [{name: f, filter: [{function: regex, group: 1}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "group is not a parameter"},
 		{"no reducer", base + "filter_list: [{name: f, filter: [{function: lowercase}]}]\n", "filter_list[0].filter", "must end with take_first"},
 		{"bad regex", base + "filter_list: [{name: f, filter: [{function: regex, regex_pattern: '(a'}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "regex_pattern"},
@@ -58,8 +60,7 @@ func TestRefusals(t *testing.T) {
 		{"repeats", base + "repeats: 65\n", "repeats", "want 1 to 64"},
 		{"take_first_k past repeats", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: take_first_k, k: 8}, {function: take_first}]}]\n", "filter_list[0].filter[0]", "more than repeats"},
 		{"ends with majority_vote", base + "repeats: 4\nfilter_list: [{name: f, filter: [{function: majority_vote}]}]\n", "filter_list[0].filter", "must end with take_first"},
-		{"fewshot", base + "num_fewshot: 5\n", "num_fewshot", "no fewshot_split"},
-		{"fewshot from the evaluated split", base + "num_fewshot: 5\nfewshot_split: test\n", "fewshot_split", "the evaluated split"},
+		{"gen_prefix function", base + "gen_prefix: !function utils.p\n", "gen_prefix", "no Python"},
 		{"fewshot sampler", base + "num_fewshot: 5\nfewshot_split: train\nfewshot_config: {sampler: balanced}\n", "fewshot_config.sampler", "balanced"},
 		{"dataset_kwargs", base + "dataset_kwargs: {revision: main}\n", "dataset_kwargs.revision", "only data_files"},
 		{"no split", strings.Replace(base, "test_split: test\n", "", 1), "test_split", "required"},
@@ -202,9 +203,9 @@ func TestConvertedFileFitsTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"gsm8k", "gsm8k-cot", "boolq-seq2seq", "babi", "triviaqa"} {
+	for _, name := range []string{"gsm8k", "gsm8k-cot", "boolq-seq2seq", "babi", "triviaqa", "gsm8k-platinum", "gsm8k-sampling", "arc-challenge-chat"} {
 		file := filepath.Join("testdata", "tasks", name+".yaml")
-		out, err := Translate(file, os.ReadFile, map[string]string{"openai/gsm8k": "/d", "aps/super_glue": "/d", "Muennighoff/babi": "/d", "mandarjoshi/trivia_qa": "/d"}, "")
+		out, err := Translate(file, os.ReadFile, map[string]string{"openai/gsm8k": "/d", "aps/super_glue": "/d", "Muennighoff/babi": "/d", "mandarjoshi/trivia_qa": "/d", "allenai/ai2_arc": "/d"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,5 +289,25 @@ func TestScorerConcurrent(t *testing.T) {
 	close(bad)
 	for b := range bad {
 		t.Errorf("row %s scored 0", b)
+	}
+}
+
+// TestMultiChoiceNeedsChoices: multi_choice_regex reads the row's choices
+// column; a row without one, or with a choice that is not a string, is an
+// error naming the column, not a score.
+func TestMultiChoiceNeedsChoices(t *testing.T) {
+	fs := files{"t.yaml": base + "filter_list: [{name: f, filter: [{function: multi_choice_regex, regex_pattern: 'x(y)'}, {function: take_first}]}]\n"}
+	task, err := Check("t.yaml", fs.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := task.Pipelines[0]
+	for _, doc := range []map[string]any{{"q": "1"}, {"choices": []any{"a", int64(2)}}} {
+		if _, err := p.Apply([]string{"no match"}, doc); err == nil || !strings.Contains(err.Error(), "choices") {
+			t.Errorf("row %v: %v, want an error naming the choices column", doc, err)
+		}
+	}
+	if got, err := p.Apply([]string{"it is B: b"}, map[string]any{"choices": []any{"a", "b"}}); err != nil || got != "(B)" {
+		t.Errorf("a choice's text: %q, %v; want (B)", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/benchline/benchline/scorers/taskfile"
 	"github.com/dlclark/regexp2"
@@ -38,6 +39,9 @@ type Filter struct {
 	// map
 	mapping map[string]string
 	deflt   string
+	// multi_choice_regex's step 1 (besides re, group and fallback)
+	ignoreCase, ignorePunct bool
+	ignore                  []*regexp2.Regexp
 }
 
 // Metric is one metric_list entry (exact_match).
@@ -112,11 +116,12 @@ func parseFilter(n yaml.Node) (Filter, error) {
 	allowed := map[string][]string{
 		"regex": {"regex_pattern", "group_select", "fallback"}, "take_first": nil, "lowercase": nil,
 		"uppercase": nil, "remove_whitespace": nil, "majority_vote": nil, "map": {"mapping_dict", "default_value"},
-		"take_first_k": {"k"},
+		"take_first_k":       {"k"},
+		"multi_choice_regex": {"regex_pattern", "group_select", "fallback", "ignore_case", "ignore_punctuation", "regexes_to_ignore"},
 	}
 	params, ok := allowed[f.Function]
 	if !ok {
-		return f, fmt.Errorf("function %q is not supported: regex, take_first, take_first_k, lowercase, uppercase, remove_whitespace, majority_vote and map are", f.Function)
+		return f, fmt.Errorf("function %q is not supported: regex, multi_choice_regex, take_first, take_first_k, lowercase, uppercase, remove_whitespace, majority_vote and map are", f.Function)
 	}
 	for k, v := range raw {
 		if v.Tag == "!function" {
@@ -127,7 +132,7 @@ func parseFilter(n yaml.Node) (Filter, error) {
 		}
 	}
 	switch f.Function {
-	case "regex":
+	case "regex", "multi_choice_regex":
 		pattern := `#### (\-?[0-9\.\,]+)` // lm-eval's default
 		f.fallback = "[invalid]"
 		if v, ok := raw["regex_pattern"]; ok {
@@ -150,6 +155,27 @@ func parseFilter(n yaml.Node) (Filter, error) {
 			return f, fmt.Errorf("regex_pattern %q: %v", pattern, err)
 		}
 		f.re = re
+		if f.Function == "regex" {
+			break
+		}
+		for k, dst := range map[string]*bool{"ignore_case": &f.ignoreCase, "ignore_punctuation": &f.ignorePunct} {
+			if v, ok := raw[k]; ok && v.Decode(dst) != nil {
+				return f, fmt.Errorf("%s: want true or false", k)
+			}
+		}
+		if v, ok := raw["regexes_to_ignore"]; ok && v.Tag != "!!null" {
+			var res []string
+			if err := v.Decode(&res); err != nil {
+				return f, fmt.Errorf("regexes_to_ignore: want a list of patterns")
+			}
+			for _, p := range res {
+				re, err := compileRE(p)
+				if err != nil {
+					return f, fmt.Errorf("regexes_to_ignore %q: %v", p, err)
+				}
+				f.ignore = append(f.ignore, re)
+			}
+		}
 	case "take_first_k":
 		v, ok := raw["k"]
 		if !ok || v.Decode(&f.k) != nil || f.k < 1 {
@@ -178,8 +204,9 @@ func contains(list []string, s string) bool {
 }
 
 // Apply runs the pipeline over one row's replies (one per repeat) and
-// gives its answer, as lm-eval's filters do.
-func (p Pipeline) Apply(replies []string) (string, error) {
+// gives its answer, as lm-eval's filters do; doc is the row
+// (multi_choice_regex reads its choices).
+func (p Pipeline) Apply(replies []string, doc map[string]any) (string, error) {
 	resps := append([]string(nil), replies...)
 	for _, f := range p.Filters {
 		switch f.Function {
@@ -212,6 +239,18 @@ func (p Pipeline) Apply(replies []string) (string, error) {
 				}
 				resps[i] = v
 			}
+		case "multi_choice_regex":
+			mc, err := f.choiceRegexes(doc)
+			if err != nil {
+				return "", err
+			}
+			for i := range resps {
+				out, err := f.multiChoice(mc, resps[i])
+				if err != nil {
+					return "", err
+				}
+				resps[i] = out
+			}
 		case "regex":
 			for i := range resps {
 				out, err := f.extract(resps[i])
@@ -241,16 +280,14 @@ func majority(resps []string) string {
 	return best
 }
 
-// extract is lm-eval's regex filter: re.findall, the group_select'th
-// match (negative from the end); of a match with several groups the first
-// non-empty one; stripped; fallback when nothing matches.
-func (f Filter) extract(s string) (string, error) {
+// findAll is re.findall's matches of re in s, bounded.
+func findAll(re *regexp2.Regexp, s string) ([]*regexp2.Match, error) {
 	var found []*regexp2.Match
 	tooMany := false
 	err := taskfile.MatchWithin(MatchTimeout, func() error {
 		found, tooMany = found[:0], false
-		m, err := f.re.FindStringMatch(s)
-		for ; err == nil && m != nil; m, err = f.re.FindNextMatch(m) {
+		m, err := re.FindStringMatch(s)
+		for ; err == nil && m != nil; m, err = re.FindNextMatch(m) {
 			found = append(found, m)
 			if len(found) > MaxMatches {
 				tooMany = true
@@ -260,10 +297,21 @@ func (f Filter) extract(s string) (string, error) {
 		return err
 	})
 	if tooMany {
-		return "", fmt.Errorf("lmeval: regex %s: the reply has more than %d matches, the limit", f.re.String(), MaxMatches)
+		return nil, fmt.Errorf("lmeval: regex %s: the reply has more than %d matches, the limit", re.String(), MaxMatches)
 	}
 	if err != nil {
-		return "", fmt.Errorf("lmeval: regex %s: %w", f.re.String(), err)
+		return nil, fmt.Errorf("lmeval: regex %s: %w", re.String(), err)
+	}
+	return found, nil
+}
+
+// extract is lm-eval's regex filter: re.findall, the group_select'th
+// match (negative from the end); of a match with several groups the first
+// non-empty one; stripped; fallback when nothing matches.
+func (f Filter) extract(s string) (string, error) {
+	found, err := findAll(f.re, s)
+	if err != nil {
+		return "", err
 	}
 	if len(found) == 0 {
 		return f.fallback, nil
@@ -299,6 +347,10 @@ func (f Filter) extract(s string) (string, error) {
 func pyStrip(s string) string {
 	return strings.TrimFunc(s, pySpace)
 }
+
+// pySpaceClass is Python's \s in a str pattern (the characters
+// str.isspace says are white space) as a regexp2 class's contents.
+const pySpaceClass = `\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`
 
 func pySpace(r rune) bool {
 	switch r {
@@ -417,4 +469,140 @@ func (m Metric) Score(pred, ref string) (float64, error) {
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// choiceSet is multi_choice_regex's regexes for one document: its choices
+// (filtered as the replies are, escaped, one alternation) to their letters
+// in parentheses, and ":" then a letter.
+type choiceSet struct {
+	choices, letters *regexp2.Regexp
+	toLetter         map[string]string
+	parenthesised    map[string]string
+}
+
+// choiceRegexes builds lm-eval's MultiChoiceRegexFilter's fallback
+// regexes from the document's choices column.
+func (f Filter) choiceRegexes(doc map[string]any) (*choiceSet, error) {
+	list, ok := doc["choices"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("lmeval: multi_choice_regex reads the row's choices column, a list of strings: the row has %s", describe(doc["choices"]))
+	}
+	cs := &choiceSet{toLetter: map[string]string{}, parenthesised: map[string]string{}}
+	var alts, letters []string
+	next := 'A'
+	for _, x := range list {
+		c, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("lmeval: multi_choice_regex: the row's choices hold %s, not a string", describe(x))
+		}
+		m, err := f.ignores(pyStrip(c))
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, regexp2.Escape(m))
+		cs.toLetter[m] = "(" + string(next) + ")"
+		letters = append(letters, string(next))
+		cs.parenthesised[string(next)] = "(" + string(next) + ")"
+		next++
+	}
+	var err error
+	if cs.choices, err = compileRE(strings.Join(alts, "|")); err != nil {
+		return nil, fmt.Errorf("lmeval: multi_choice_regex: the row's choices: %v", err)
+	}
+	if cs.letters, err = compileRE(`:[` + pySpaceClass + `]*(` + strings.Join(letters, "|") + `)`); err != nil {
+		return nil, fmt.Errorf("lmeval: multi_choice_regex: %d choices: %v", len(list), err)
+	}
+	return cs, nil
+}
+
+func describe(v any) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// ignores is MultiChoiceRegexFilter's filter_ignores: regexes_to_ignore
+// removed, then lower case, then Unicode punctuation (category P) removed.
+func (f Filter) ignores(s string) (string, error) {
+	var err error
+	for _, re := range f.ignore {
+		if s, err = replaceWithin(re, s); err != nil {
+			return "", fmt.Errorf("lmeval: regexes_to_ignore %s: %w", re.String(), err)
+		}
+	}
+	if f.ignoreCase {
+		s = strings.ToLower(s)
+	}
+	if f.ignorePunct {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsPunct(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return s, nil
+}
+
+// findMatch is MultiChoiceRegexFilter's find_match: the group_select'th
+// of re.findall's matches, of a match with several groups the first
+// non-empty one ("" when none is), stripped and converted; "" when
+// nothing matches.
+func (f Filter) findMatch(re *regexp2.Regexp, s string, convert map[string]string) (string, error) {
+	found, err := findAll(re, s)
+	if err != nil || len(found) == 0 {
+		return "", err
+	}
+	i := f.group
+	if i < 0 {
+		i += len(found)
+	}
+	if i < 0 || i >= len(found) {
+		return "", fmt.Errorf("lmeval: group_select %d: the reply has %d matches (lm-eval fails with IndexError here)", f.group, len(found))
+	}
+	g := found[i].Groups()
+	var m string
+	switch len(g) {
+	case 1:
+		m = g[0].String()
+	case 2:
+		m = g[1].String()
+	default:
+		for _, x := range g[1:] {
+			if x.String() != "" {
+				m = x.String()
+				break
+			}
+		}
+		if m == "" {
+			return "", nil
+		}
+	}
+	m = pyStrip(m)
+	if v, ok := convert[m]; ok && m != "" {
+		m = v
+	}
+	return m, nil
+}
+
+// multiChoice is MultiChoiceRegexFilter on one reply: regex_pattern; else
+// the choices' text in the filtered reply, as its letter in parentheses;
+// else ":" and a letter; else the fallback.
+func (f Filter) multiChoice(cs *choiceSet, s string) (string, error) {
+	m, err := f.findMatch(f.re, s, nil)
+	if err != nil || m != "" {
+		return m, err
+	}
+	filtered, err := f.ignores(s)
+	if err != nil {
+		return "", err
+	}
+	if m, err = f.findMatch(cs.choices, filtered, cs.toLetter); err != nil || m != "" {
+		return m, err
+	}
+	if m, err = f.findMatch(cs.letters, s, cs.parenthesised); err != nil || m != "" {
+		return m, err
+	}
+	return f.fallback, nil
 }

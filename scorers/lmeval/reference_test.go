@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,31 @@ type refResult struct {
 	Targets     []string            `json:"targets"`
 	Scores      map[string]float64  `json:"scores"`
 	Messages    []map[string]string `json:"messages"`
+	// Params are the generation settings of lm-eval's chat request.
+	Params map[string]any `json:"params"`
+}
+
+// notSent are the keys lm-eval's chat request carries that benchline's
+// does not: max_new_tokens, an extra body key OpenAI-compatible servers
+// ignore (lm-eval's max_tokens does not read it).
+var notSent = []string{"max_new_tokens"}
+
+// requestParams are the generation settings the translated task file asks
+// with, keyed as lm-eval's request body keys them.
+func requestParams(g taskfile.Generation) map[string]any {
+	out := map[string]any{"max_tokens": float64(g.MaxTokens), "temperature": 0.0, "stop": []any{}}
+	if g.Temperature != nil {
+		out["temperature"] = *g.Temperature
+	}
+	stop := []any{}
+	for _, s := range g.Stop {
+		stop = append(stop, s)
+	}
+	out["stop"] = stop
+	if g.TopP != nil {
+		out["top_p"] = *g.TopP
+	}
+	return out
 }
 
 func readCases(t *testing.T, file string) []refCase {
@@ -71,7 +98,7 @@ func readOS(p string) ([]byte, error) { return os.ReadFile(p) }
 // Python reference that follows lm-eval's template, filter and metric code
 // step by step with real Jinja2, on every row of the test tasks.
 func TestSameAsLMEval(t *testing.T) {
-	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency", "gsm8k-5shot", "gsm8k-first-n"}
+	tasks := []string{"gsm8k", "gsm8k-exprs", "gsm8k-cot", "gsm8k-cot-zeroshot", "triviaqa", "boolq-seq2seq", "anagrams1", "babi", "gsm8k-cot-self-consistency", "gsm8k-5shot", "gsm8k-first-n", "gsm8k-platinum", "gsm8k-val-first-n", "gsm8k-val-train", "gsm8k-sampling", "arc-challenge-chat", "gsm8k-cot-prefix", "mmlu-llama", "gsm8k-5shot-prefix", "kmmlu-cot-hard", "mmlu-flan-cot"}
 	type input struct {
 		Task    string           `json:"task"`
 		Rows    []map[string]any `json:"rows"`
@@ -88,11 +115,17 @@ func TestSameAsLMEval(t *testing.T) {
 		cs := readCases(t, filepath.Join("testdata", "cases", name+".jsonl"))
 		all[name] = cs
 		in := input{Task: filepath.Join("testdata", "tasks", name+".yaml")}
+		shotRows := cs
 		if train := filepath.Join("testdata", "cases", name+".train.jsonl"); fileExists(train) {
-			for i, c := range readCases(t, train) {
-				in.FewshotRows = append(in.FewshotRows, c.Doc)
-				pools[name] = append(pools[name], taskfile.Row{ID: fmt.Sprint(i), Fields: c.Doc})
-			}
+			shotRows = readCases(t, train)
+		} else if task, err := Check(in.Task, readOS); err != nil || task.SplitShots == nil || task.SplitShots.Split != task.EvalSplit {
+			shotRows = nil // no examples from a split, or from one with no file here
+		}
+		// Without a .train.jsonl file, the examples come from the
+		// evaluated split: its rows are the pool.
+		for i, c := range shotRows {
+			in.FewshotRows = append(in.FewshotRows, c.Doc)
+			pools[name] = append(pools[name], taskfile.Row{ID: fmt.Sprint(i), Fields: c.Doc})
 		}
 		for _, c := range cs {
 			in.Rows = append(in.Rows, c.Doc)
@@ -145,6 +178,13 @@ func TestSameAsLMEval(t *testing.T) {
 		}
 		for j, c := range all[name] {
 			w := want[i][j]
+			sent := maps.Clone(w.Params)
+			for _, k := range notSent {
+				delete(sent, k)
+			}
+			if got := requestParams(compiled.Spec.Generation); !reflect.DeepEqual(got, sent) {
+				t.Errorf("%s row %d: the task file asks with %v, lm-eval's chat request with %v", name, j+1, got, w.Params)
+			}
 			// The translated task file scores the sample's replies as the
 			// worker does (generation.repeats' list of replies).
 			replies := make([]taskfile.Reply, len(c.Replies))

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,7 +18,6 @@ import (
 var refused = map[string]string{
 	"process_docs":         "is Python code run over the dataset; benchline runs no Python",
 	"process_results":      "is Python code that scores replies; benchline runs no Python: use filter_list and metric_list",
-	"gen_prefix":           "(a prefix of the assistant's reply) is not supported: an API chat model is not continued from a prefix",
 	"custom_dataset":       "is Python code that makes the dataset",
 	"class":                "names a Python task class",
 	"unsafe_code":          "marks a task that runs model-written code, which benchline does not run",
@@ -35,7 +36,7 @@ var refused = map[string]string{
 var known = []string{"task", "task_alias", "tag", "dataset_path", "dataset_name", "dataset_kwargs",
 	"test_split", "validation_split", "fewshot_split", "training_split", "doc_to_text", "doc_to_target",
 	"doc_to_choice", "description", "target_delimiter", "fewshot_delimiter", "num_fewshot", "generation_kwargs",
-	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query"}
+	"filter_list", "metric_list", "output_type", "fewshot_config", "repeats", "metadata", "should_decontaminate", "doc_to_decontamination_query", "gen_prefix"}
 
 // Task is an lm-eval generate_until task, checked.
 type Task struct {
@@ -47,8 +48,9 @@ type Task struct {
 	// DataFiles are dataset_kwargs.data_files by split (a string or a list
 	// given as a list).
 	DataFiles map[string][]string
-	// EvalSplit is test_split, else validation_split.
-	EvalSplit string
+	// EvalSplit is test_split, else validation_split; TestSplit is
+	// test_split as given.
+	EvalSplit, TestSplit string
 	// TrainSplit and ValSplit are training_split and validation_split.
 	TrainSplit, ValSplit string
 	DocToText            string
@@ -57,9 +59,14 @@ type Task struct {
 	Choices      []string
 	ChoiceColumn string
 	Description  string
-	Until        []string
-	Temperature  float64
-	MaxGenToks   int
+	// GenPrefix is gen_prefix: the start of the reply, a column or a
+	// template, sent as a last assistant message.
+	GenPrefix   string
+	Until       []string
+	Temperature float64
+	// TopP is generation_kwargs.top_p, nil when not given.
+	TopP       *float64
+	MaxGenToks int
 	// Repeats is repeats: how many replies a row gets (generation.repeats).
 	Repeats   int
 	Pipelines []Pipeline
@@ -82,6 +89,9 @@ type SplitShots struct {
 	Sampler string
 	// User and Assistant are the examples' turns as task-file templates.
 	User, Assistant string
+	// DropSame leaves out the examples equal to the evaluated document
+	// (lm-eval's rm_eval_doc, when fewshot_split is test_split).
+	DropSame bool
 }
 
 // Shot is one few-shot example as lm-eval's chat prompt has it: the
@@ -117,7 +127,7 @@ func Parse(c *Config) (*Task, error) {
 		return nil, fmt.Errorf("%w", &wrapped{c.fail("output_type", fmt.Sprintf("%s: needs the model's log-probabilities of given text, which a chat API does not give; only generate_until runs on an API model", outType)), ErrNotGenerate})
 	}
 	str := func(key string, dst *string) error { _, err := c.decode(key, dst); return err }
-	for key, dst := range map[string]*string{"task": &t.Name, "dataset_path": &t.DatasetPath, "dataset_name": &t.DatasetName, "doc_to_text": &t.DocToText, "description": &t.Description} {
+	for key, dst := range map[string]*string{"task": &t.Name, "dataset_path": &t.DatasetPath, "dataset_name": &t.DatasetName, "doc_to_text": &t.DocToText, "description": &t.Description, "gen_prefix": &t.GenPrefix} {
 		if err := str(key, dst); err != nil {
 			return nil, err
 		}
@@ -152,7 +162,7 @@ func Parse(c *Config) (*Task, error) {
 	if err := str("training_split", &t.TrainSplit); err != nil {
 		return nil, err
 	}
-	t.EvalSplit = test
+	t.EvalSplit, t.TestSplit = test, test
 	if t.EvalSplit == "" {
 		t.EvalSplit = val
 	}
@@ -335,10 +345,25 @@ func (t *Task) parseGeneration(c *Config) error {
 			}
 		case "max_tokens":
 			err = v.Decode(&t.MaxGenToks)
+		case "max_new_tokens":
+			// lm-eval's chat API models do not read it for max_tokens
+			// (max_tokens, else max_gen_toks, else 256): they put it in
+			// the request's body as it is, an extra key that
+			// OpenAI-compatible servers such as vLLM ignore.
+			var n int
+			err = v.Decode(&n)
+		case "top_p":
+			var p float64
+			if err = v.Decode(&p); err == nil {
+				if p <= 0 || p > 1 {
+					return c.fail(key, fmt.Sprintf("%g: want more than 0, at most 1", p))
+				}
+				t.TopP = &p
+			}
 		case "do_sample":
 			err = v.Decode(&doSample)
 		default:
-			return c.fail(key, "is not supported: until, temperature, max_gen_toks (or max_tokens) and do_sample are")
+			return c.fail(key, "is not supported: until, temperature, top_p, max_gen_toks (or max_tokens, or max_new_tokens, which lm-eval's API models do not read) and do_sample are")
 		}
 		if err != nil {
 			return c.fail(key, "has the wrong type")
@@ -610,6 +635,15 @@ func (t *Task) parseShots(c *Config, n int) error {
 		if err != nil {
 			return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), err.Error())
 		}
+		if t.GenPrefix != "" {
+			// lm-eval's build_qa_turn: maybe_delimit(gen_prefix, answer)
+			// with the prefix resolved over the example.
+			p, err := resolveField(t.GenPrefix, sm)
+			if err != nil {
+				return c.fail(fmt.Sprintf("fewshot_config.samples[%d]", i), "gen_prefix: "+err.Error())
+			}
+			a[0] = maybeDelimit(p, a[0])
+		}
 		t.Shots = append(t.Shots, Shot{User: q, Assistant: a[0]})
 	}
 	return nil
@@ -646,18 +680,19 @@ func sortedKeys[V any](m map[string]V) []string {
 // (its fewshot_docs), the default sampler's random.Random(1234) or
 // first_n.
 func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sampler, split string) error {
-	key := "fewshot_split"
+	// lm-eval's fewshot_docs: fewshot_split, else training_split, else
+	// validation_split, else test_split; its sampler is handed the
+	// document to leave out when fewshot_split equals test_split (None
+	// equal to None: neither set), whichever split the examples come from.
+	dropSame := split == t.TestSplit
 	switch {
 	case split != "":
 	case t.TrainSplit != "":
-		split, key = t.TrainSplit, "training_split"
-	case t.ValSplit != "" && t.ValSplit != t.EvalSplit:
-		split, key = t.ValSplit, "validation_split"
+		split = t.TrainSplit
+	case t.ValSplit != "":
+		split = t.ValSplit
 	default:
-		return c.fail("num_fewshot", fmt.Sprintf("%d: no fewshot_split, training_split or validation_split besides the evaluated split: lm-eval would draw the examples from the evaluated split itself, which is not supported; give fewshot_split", n))
-	}
-	if split == t.EvalSplit {
-		return c.fail(key, fmt.Sprintf("%q is the evaluated split: examples drawn from the rows evaluated (lm-eval draws n+1 and drops the row) are not supported", split))
+		split = t.TestSplit
 	}
 	if c.has("doc_to_choice") {
 		return c.fail("num_fewshot", "examples drawn from a split with doc_to_choice are not supported")
@@ -671,7 +706,7 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 		}
 		return s
 	}
-	ss := &SplitShots{Split: split, N: n, Sampler: taskfile.SamplerPython, User: asTemplate(t.DocToText)}
+	ss := &SplitShots{Split: split, N: n, Sampler: taskfile.SamplerPython, User: asTemplate(t.DocToText), DropSame: dropSame}
 	if sampler == "first_n" {
 		ss.Sampler = taskfile.SamplerFirst
 	}
@@ -693,7 +728,58 @@ func (t *Task) parseSplitShots(c *Config, fc map[string]yaml.Node, n int, sample
 			}
 		}
 	}
+	if t.GenPrefix != "" {
+		// lm-eval's build_qa_turn: each example's answer after the prefix
+		// resolved over the example, joined by maybe_delimit.
+		ss.Assistant = "{% set lmeval_prefix %}" + prefixTemplate(t.GenPrefix) + "{% endset %}{% set lmeval_answer %}" + ss.Assistant +
+			"{% endset %}{{ lmeval_prefix }}{% if lmeval_prefix and lmeval_answer and lmeval_prefix[-1:] not in '" + pyWhitespace +
+			"' and lmeval_answer[:1] not in '" + pyWhitespace + "' %} {% endif %}{{ lmeval_answer }}"
+	}
 	// With fewshot_split and samples both, lm-eval takes the split.
 	t.SplitShots = ss
 	return nil
 }
+
+// resolveField is lm-eval's resolve_field for a string: a column's value
+// when the row has a column of that name, else the template rendered.
+func resolveField(src string, row map[string]any) (string, error) {
+	if v, ok := row[src]; ok {
+		return pyStr(v), nil
+	}
+	return renderWith(src, row)
+}
+
+// maybeDelimit is lm-eval's maybe_delimit: prefix and suffix joined by a
+// space unless either is empty or has whitespace where they meet.
+func maybeDelimit(prefix, suffix string) string {
+	switch {
+	case prefix == "":
+		return suffix
+	case suffix == "":
+		return prefix
+	}
+	last, _ := utf8.DecodeLastRuneInString(prefix)
+	first, _ := utf8.DecodeRuneInString(suffix)
+	if pyIsSpace(last) || pyIsSpace(first) {
+		return prefix + suffix
+	}
+	return prefix + " " + suffix
+}
+
+// pyWhitespace are the characters Python's str.isspace says are white
+// space, as a Jinja string literal's escapes.
+const pyWhitespace = `\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000`
+
+// prefixTemplate is gen_prefix as a task-file template: lm-eval's
+// resolve_field reads a column of that name when the row has one, else
+// renders it as a template.
+func prefixTemplate(p string) string {
+	if !identifier(p) {
+		return p
+	}
+	return "{% if '" + p + "' in __row__ %}{{ __row__['" + p + "'] }}{% else %}" + p + "{% endif %}"
+}
+
+// pyIsSpace is Python's str.isspace for one character: Go's white space
+// and the separators U+001C to U+001F.
+func pyIsSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }

@@ -121,7 +121,11 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		splits[from] = shotSources
 		// lm-eval's evaluator seeds the sampler with --fewshot_random_seed
 		// (1234 by default).
-		prompt["fewshot"] = map[string]any{"from": from, "n": ss.N, "seed": 1234, "sampler": ss.Sampler, "user": ss.User, "assistant": ss.Assistant}
+		fs := map[string]any{"from": from, "n": ss.N, "seed": 1234, "sampler": ss.Sampler, "user": ss.User, "assistant": ss.Assistant}
+		if ss.DropSame {
+			fs["drop_same"] = true
+		}
+		prompt["fewshot"] = fs
 	}
 	var msgs []map[string]string
 	if t.Description != "" {
@@ -144,8 +148,18 @@ func ToYAML(t *Task, c *Config, data map[string]string, base string) ([]byte, er
 		user = "{{ __row__['" + user + "'] }}" // lm-eval reads a column by its name
 	}
 	msgs = append(msgs, map[string]string{"role": "user", "content": user})
+	if p := t.GenPrefix; p != "" {
+		// lm-eval's chat API models send gen_prefix as the chat's last
+		// message, the assistant's (add_generation_prompt off), and score
+		// the reply as it comes, without the prefix. A column of that
+		// name is read; else it is a template.
+		msgs = append(msgs, map[string]string{"role": "assistant", "content": prefixTemplate(p)})
+	}
 	prompt["messages"] = msgs
 	gen := map[string]any{"temperature": t.Temperature, "max_tokens": t.MaxGenToks}
+	if t.TopP != nil {
+		gen["top_p"] = *t.TopP // lm-eval's chat API models send it as given
+	}
 	if len(t.Until) > 0 {
 		gen["stop"] = t.Until
 	}
@@ -374,7 +388,7 @@ func (t *Task) ScoreOne(p Pipeline, m Metric, replies []string, fields map[strin
 	if gold, err = t.Targets(fields, render); err != nil {
 		return 0, "", nil, fmt.Errorf("doc_to_target: %w", err)
 	}
-	if pred, err = p.Apply(replies); err != nil {
+	if pred, err = p.Apply(replies, fields); err != nil {
 		return 0, "", gold, err
 	}
 	for _, g := range gold {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/benchline/benchline/internal/pyrandom"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 	if f := spec.Prompt.Fewshot; f != nil {
 		user := f.User
 		if user == "" {
-			user = spec.Prompt.Messages[len(spec.Prompt.Messages)-1].Content
+			user = spec.Prompt.Messages[spec.Prompt.Question()].Content
 		}
 		reply := f.Assistant
 		if reply == "" {
@@ -69,7 +70,7 @@ func Compile(file string, spec *Spec, doc *yaml.Node) (*Compiled, error) {
 		}
 		c.userPath, c.replyPath = []any{"prompt", "fewshot", "user"}, []any{"prompt", "fewshot", "assistant"}
 		if f.User == "" {
-			c.userPath = []any{"prompt", "messages", len(spec.Prompt.Messages) - 1, "content"}
+			c.userPath = []any{"prompt", "messages", spec.Prompt.Question(), "content"}
 		}
 		if f.Assistant == "" {
 			c.replyPath = []any{"columns", "target"}
@@ -178,15 +179,15 @@ func (e *RenderError) Error() string {
 }
 
 // Messages renders the chat for r, with shots (rows of the few-shot split)
-// as user and assistant turns before the last message.
+// as user and assistant turns before the user's last message.
 func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage, error) {
 	fail := func(err error, row string, path ...any) error {
 		return &RenderError{File: c.File, Line: lineOf(c.doc, path...), Key: keyName(path...), Row: row, Msg: err.Error()}
 	}
 	v := vars(r)
-	n := len(c.messages)
-	out := make([]openai.ChatCompletionMessage, 0, n+2*len(shots))
-	for i, t := range c.messages[:n-1] {
+	q := c.Spec.Prompt.Question()
+	out := make([]openai.ChatCompletionMessage, 0, len(c.messages)+2*len(shots))
+	for i, t := range c.messages[:q] {
 		text, err := t.render(v)
 		if err != nil {
 			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
@@ -207,11 +208,17 @@ func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage,
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: q},
 			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a})
 	}
-	last, err := c.messages[n-1].render(v)
-	if err != nil {
-		return nil, fail(err, r.ID, "prompt", "messages", n-1, "content")
+	for i := q; i < len(c.messages); i++ {
+		text, err := c.messages[i].render(v)
+		if err != nil {
+			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
+		}
+		if i > q && text == "" {
+			continue // a start of the reply that renders empty is not sent
+		}
+		out = append(out, openai.ChatCompletionMessage{Role: c.Spec.Prompt.Messages[i].Role, Content: text})
 	}
-	return append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: last}), nil
+	return out, nil
 }
 
 // Verdict is one scorer's result on a reply.
@@ -273,36 +280,77 @@ const (
 // ShotDrawer draws each row's few-shot examples from pool (the few-shot
 // split's rows in the data's order): call it once per row, in the test
 // split's order, since the python sampler's state runs on from row to row
-// as lm-eval's does (a row skipped by the build draws nothing).
+// as lm-eval's does (a row skipped by the build draws nothing). With
+// drop_same, pool rows whose columns all equal the row's are left out as
+// lm-eval's rm_eval_doc leaves them: python draws n+1 and keeps the first
+// n others, first keeps the first n others; a row that leaves fewer than
+// n is an error naming it (lm-eval's assertion).
 func (c *Compiled) ShotDrawer(pool []Row) func(Row) ([]Row, error) {
 	f := c.Spec.Prompt.Fewshot
 	if f == nil {
 		return func(Row) ([]Row, error) { return nil, nil }
 	}
+	// A draw that cannot be made is the data's fault: an *Error naming
+	// prompt.fewshot (a build ends at once, not retried).
+	bad := func(msg string) error {
+		return &Error{File: c.File, Line: lineOf(c.doc, "prompt", "fewshot"), Key: "prompt.fewshot", Msg: msg}
+	}
+	keep := func(r Row, rows []Row) ([]Row, error) {
+		if !f.DropSame {
+			return rows, nil
+		}
+		out := make([]Row, 0, f.N)
+		for _, s := range rows {
+			if len(out) == f.N {
+				break
+			}
+			if !sameRow(s, r) {
+				out = append(out, s)
+			}
+		}
+		if len(out) < f.N {
+			return nil, bad(fmt.Sprintf("row %s: %d examples of split %q are left once the rows equal to it are dropped (drop_same), fewer than n (%d)", r.ID, len(out), f.From, f.N))
+		}
+		return out, nil
+	}
 	switch f.Sampler {
 	case SamplerPython:
 		rnd := pyrandom.New(f.Seed)
-		return func(Row) ([]Row, error) {
-			idx, err := rnd.Sample(len(pool), f.N)
+		k := f.N
+		if f.DropSame {
+			k++ // lm-eval's sample(n+1), then rm_eval_doc
+		}
+		return func(r Row) ([]Row, error) {
+			idx, err := rnd.Sample(len(pool), k)
 			if err != nil {
-				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q: %w", f.From, err)
+				return nil, bad(fmt.Sprintf("split %q: %v", f.From, err))
 			}
 			out := make([]Row, len(idx))
 			for i, j := range idx {
 				out[i] = pool[j]
 			}
-			return out, nil
+			if !f.DropSame {
+				return out, nil
+			}
+			return keep(r, out)
 		}
 	case SamplerFirst:
-		return func(Row) ([]Row, error) {
+		return func(r Row) ([]Row, error) {
 			if len(pool) < f.N {
-				return nil, fmt.Errorf("taskfile: prompt.fewshot: split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N)
+				return nil, bad(fmt.Sprintf("split %q has %d rows, fewer than n (%d)", f.From, len(pool), f.N))
 			}
-			return pool[:f.N], nil
+			if !f.DropSame {
+				return pool[:f.N], nil
+			}
+			return keep(r, pool)
 		}
 	}
 	return func(r Row) ([]Row, error) { return c.Shots(pool, r), nil }
 }
+
+// sameRow says whether two rows' columns are all equal, as Python's ==
+// compares two documents (a NaN equals nothing).
+func sameRow(a, b Row) bool { return reflect.DeepEqual(a.Fields, b.Fields) }
 
 // ShotOrder is the order in which few-shot examples are drawn from a pool
 // of n: a permutation by seed (PCG), stable across platforms and Go

@@ -61,6 +61,8 @@ func TestEditorSchema(t *testing.T) {
 		base + "scorers: [{type: code, name: pass, language: python, tests: t, prelude: p, timeout: 10s, memory_mb: 256}]\n",
 		base + "scorers: [{type: code, language_column: l, tests: t}]\n",
 		base + "generation: {repeats: 5, temperature: 0.8}\nscorers: [{type: exact_match}]\n",
+		base + "generation: {top_p: 0.9}\nscorers: [{type: exact_match}]\n",
+		strings.Replace(base, "  test:", "  train: {path: b.jsonl}\n  test:", 1) + "  fewshot: {from: train, n: 2, sampler: python, drop_same: true}\nscorers: [{type: exact_match}]\n",
 		base + "scorers: [{type: rubric, breaker: cap, cap: 0.3, judges: [baseline/judge, baseline/judge-yes], criteria: [{id: a, category: essential, text: t, weight: 2, keywords: [k]}]}]\n",
 		base + "scorers: [{type: rubric, criteria_column: rubric}]\n",
 		base + "scorers: [{type: scale, prompt: 'Rate {{ reply }}', min: 0, max: 10}]\n",

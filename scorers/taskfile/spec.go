@@ -100,13 +100,27 @@ type Columns struct {
 // Prompt is the chat sent for a row.
 type Prompt struct {
 	// Messages are templates over the row's columns (role system, user or
-	// assistant); the last is the user's.
+	// assistant); the last is the user's, or an assistant's after the
+	// user's last one: the start of the reply, sent as the last message
+	// (left out for a row where it renders empty).
 	Messages []Message `yaml:"messages" json:"messages"`
-	// Fewshot, when set, puts examples before the last message.
+	// Fewshot, when set, puts examples before the user's last message.
 	Fewshot *Fewshot `yaml:"fewshot" json:"fewshot,omitempty"`
 	// Tools is a column holding the function definitions offered (a JSON
 	// array of OpenAI tools or of bare function definitions).
 	Tools string `yaml:"tools" json:"tools,omitempty"`
+}
+
+// Question is the index of the user's last message, the one the model
+// answers: the last message, or the one before it when the last is an
+// assistant's, the start of the reply (a prefill: lm-evaluation-harness's
+// gen_prefix as its chat API models send it). Messages is not empty.
+func (p Prompt) Question() int {
+	n := len(p.Messages)
+	if n >= 2 && p.Messages[n-1].Role == "assistant" && p.Messages[n-2].Role == "user" {
+		return n - 2
+	}
+	return n - 1
 }
 
 // Message is one chat message's template.
@@ -134,13 +148,20 @@ type Fewshot struct {
 	// message's template and the target column.
 	User      string `yaml:"user" json:"user,omitempty"`
 	Assistant string `yaml:"assistant" json:"assistant,omitempty"`
+	// DropSame leaves out of a row's examples every row of the split whose
+	// columns all equal the row's (lm-eval's rm_eval_doc, for examples
+	// drawn from the evaluated split itself): sampler python draws n+1 and
+	// keeps the first n others, first the first n others.
+	DropSame bool `yaml:"drop_same" json:"drop_same,omitempty"`
 }
 
 // Generation are the settings sent with every request.
 type Generation struct {
 	Temperature *float64 `yaml:"temperature" json:"temperature,omitempty"`
 	MaxTokens   int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
-	Stop        []string `yaml:"stop" json:"stop,omitempty"`
+	// TopP is nucleus sampling's top_p (0 < top_p <= 1), sent as given.
+	TopP *float64 `yaml:"top_p" json:"top_p,omitempty"`
+	Stop []string `yaml:"stop" json:"stop,omitempty"`
 	// Repeats asks the model this many times per row (1 to MaxRepeats;
 	// 1 when 0): every scorer scores each reply and a sample's metric is
 	// the mean over its replies (lm-evaluation-harness's repeats).
@@ -300,8 +321,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 			return nil, nil, bad("is empty", "prompt", "messages", i, "content")
 		}
 	}
-	if last := s.Prompt.Messages[len(s.Prompt.Messages)-1]; last.Role != "user" {
-		return nil, nil, bad(fmt.Sprintf("the last message is %s's: the model answers the user's last message", last.Role), "prompt", "messages", len(s.Prompt.Messages)-1, "role")
+	if q := s.Prompt.Question(); s.Prompt.Messages[q].Role != "user" {
+		return nil, nil, bad(fmt.Sprintf("the last message is %s's: the model answers the user's last message (an assistant message after it is the start of the reply)", s.Prompt.Messages[q].Role), "prompt", "messages", q, "role")
 	}
 	if f := s.Prompt.Fewshot; f != nil {
 		switch {
@@ -311,6 +332,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 			return nil, nil, bad(fmt.Sprintf("%d: want 1 to 64 examples", f.N), "prompt", "fewshot", "n")
 		case f.Sampler != "" && f.Sampler != SamplerShuffle && f.Sampler != SamplerPython && f.Sampler != SamplerFirst:
 			return nil, nil, bad(fmt.Sprintf("%q: want shuffle, python or first", f.Sampler), "prompt", "fewshot", "sampler")
+		case f.DropSame && f.Sampler != SamplerPython && f.Sampler != SamplerFirst:
+			return nil, nil, bad("is for sampler python or first (shuffle never gives a row itself)", "prompt", "fewshot", "drop_same")
 		}
 		if _, ok := s.Data[f.From]; !ok {
 			return nil, nil, bad(fmt.Sprintf("%q is not a split under data", f.From), "prompt", "fewshot", "from")
@@ -321,6 +344,9 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 	}
 	if g := s.Generation; g.MaxTokens < 0 || len(g.Stop) > 4 || (g.Temperature != nil && (*g.Temperature < 0 || *g.Temperature > 2)) {
 		return nil, nil, bad("max_tokens must be 0 or more, stop at most 4 sequences (the OpenAI API's limit), temperature in [0, 2]", "generation")
+	}
+	if p := s.Generation.TopP; p != nil && (*p <= 0 || *p > 1) {
+		return nil, nil, bad(fmt.Sprintf("%g: want more than 0, at most 1", *p), "generation", "top_p")
 	}
 	if r := s.Generation.Repeats; r < 0 || r > MaxRepeats {
 		return nil, nil, bad(fmt.Sprintf("%d: want 1 to %d", r, MaxRepeats), "generation", "repeats")

@@ -224,6 +224,9 @@ func (t *Task) params(p modelapi.Params) modelapi.Params {
 	if p.MaxTokens == 0 {
 		p.MaxTokens = g.MaxTokens
 	}
+	if p.TopP == 0 && g.TopP != nil {
+		p.TopP = float32(*g.TopP)
+	}
 	if len(p.Stop) == 0 {
 		p.Stop = g.Stop
 	}

@@ -288,3 +288,60 @@ func TestShotSamplers(t *testing.T) {
 		t.Errorf("sampler balanced: %v", err)
 	}
 }
+
+// TestShotDropSame: drop_same leaves out the pool rows equal to the row
+// evaluated, as lm-eval's rm_eval_doc does: python draws n+1 with one
+// state over the rows (CPython 3.11's Random(1234).sample(range(8), 4),
+// three times, was [7,0,6,5], [0,5,6,7], [1,6,2,7]) and keeps the first n
+// others; first keeps the split's first n others; a row that leaves fewer
+// than n is an error naming it; shuffle refuses the key.
+func TestShotDropSame(t *testing.T) {
+	load := func(n int, sampler string) (*Compiled, error) {
+		return Load("t.yaml", []byte(strings.Replace(base, "  test:", "  train: {path: b.jsonl}\n  test:", 1)+fmt.Sprintf("  fewshot: {from: train, n: %d, seed: 1234, sampler: %s, drop_same: true}\nscorers: [{type: exact_match}]\n", n, sampler)))
+	}
+	var pool []Row
+	for i := range 8 {
+		pool = append(pool, Row{ID: fmt.Sprint(i), Target: "t", Fields: map[string]any{"q": int64(i), "tags": []any{"a"}}})
+	}
+	ids := func(rs []Row) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		sampler string
+		want    []string
+	}{
+		{"python", []string{"7,6,5", "0,5,6", "1,6,7"}},
+		{"first", []string{"1,2,3", "0,2,3", "0,1,3"}},
+	} {
+		c, err := load(3, tc.sampler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draw := c.ShotDrawer(pool)
+		for i, w := range tc.want {
+			// the row evaluated is the pool's row i, under another id
+			shots, err := draw(Row{ID: "x" + fmt.Sprint(i), Fields: map[string]any{"q": int64(i), "tags": []any{"a"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(shots); got != w {
+				t.Errorf("%s, row %d: examples %s, want %s", tc.sampler, i+1, got, w)
+			}
+		}
+	}
+	c, err := load(8, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := append(append([]Row{}, pool...), Row{ID: "8", Fields: pool[0].Fields})
+	if _, err := c.ShotDrawer(dup)(Row{ID: "x0", Fields: pool[0].Fields}); err == nil || !strings.Contains(err.Error(), "row x0") {
+		t.Errorf("a row equal to two of the split's 9, n 8: %v, want an error naming the row", err)
+	}
+	if _, err := load(3, "shuffle"); err == nil || !strings.Contains(err.Error(), "prompt.fewshot.drop_same") {
+		t.Errorf("shuffle with drop_same: %v", err)
+	}
+}

@@ -147,6 +147,76 @@ def f_map(resps, mapping_dict=None, default_value=None):
     return [[mapping_dict.get(x, default_value) for x in r] for r in resps]
 
 
+PUNCT_TBL = None
+
+
+def f_multi_choice_regex(resps, docs, regex_pattern=r"#### (\-?[0-9\.\,]+)", group_select=0, fallback="[invalid]",
+                         ignore_case=False, ignore_punctuation=False, regexes_to_ignore=None):
+    # lm_eval/filters/extraction.py's MultiChoiceRegexFilter.apply
+    import unicodedata
+    regex = re.compile(regex_pattern)
+
+    def find_match(regex, resp, convert_dict={}):
+        if not isinstance(resp, str):
+            resp = ""
+        match = regex.findall(resp)
+        if match:
+            match = match[group_select]
+            if isinstance(match, tuple):
+                non_empty = [m for m in match if m]
+                if not non_empty:
+                    return ""
+                match = non_empty[0]
+            match = match.strip()
+            if match and match in convert_dict:
+                match = convert_dict[match]
+        return match
+
+    global PUNCT_TBL
+    if PUNCT_TBL is None:  # the same table each call: built once
+        PUNCT_TBL = dict.fromkeys(i for i in range(sys.maxunicode) if unicodedata.category(chr(i)).startswith("P"))
+    punct_tbl = PUNCT_TBL
+
+    def filter_ignores(st):
+        if regexes_to_ignore is not None:
+            for s in regexes_to_ignore:
+                st = re.sub(s, "", st)
+        if ignore_case:
+            st = st.lower()
+        if ignore_punctuation:
+            st = st.translate(punct_tbl)
+        return st
+
+    filtered_resps = []
+    for r, doc in zip(resps, docs):
+        fallback_regexes = []
+        choice_to_alpha = {}
+        next_alpha = "A"
+        without_paren_fallback_regexes = []
+        without_paren_to_target = {}
+        for c in doc["choices"]:
+            m = filter_ignores(c.strip())
+            fallback_regexes.append(f"{re.escape(m)}")
+            choice_to_alpha[m] = f"({next_alpha})"
+            without_paren_fallback_regexes.append(next_alpha)
+            without_paren_to_target[next_alpha] = f"({next_alpha})"
+            next_alpha = chr(ord(next_alpha) + 1)
+        fallback_regex = re.compile("|".join(fallback_regexes))
+        without_paren_fallback_regex = re.compile(rf":[\s]*({'|'.join(without_paren_fallback_regexes)})")
+        filtered = []
+        for resp in r:
+            match = find_match(regex, resp)
+            if not match:
+                match = find_match(fallback_regex, filter_ignores(resp), choice_to_alpha)
+                if not match:
+                    match = find_match(without_paren_fallback_regex, resp, without_paren_to_target)
+            if not match:
+                match = fallback
+            filtered.append(match)
+        filtered_resps.append(filtered)
+    return filtered_resps
+
+
 FILTERS = {
     "regex": f_regex, "take_first": f_take_first, "majority_vote": f_majority_vote, "take_first_k": f_take_first_k,
     "lowercase": f_lowercase, "uppercase": f_uppercase, "remove_whitespace": f_remove_whitespace, "map": f_map,
@@ -174,6 +244,19 @@ def exact_match(predictions, references, regexes_to_ignore=None, ignore_case=Fal
     return sum(scores) / len(scores)
 
 
+def resolve_field(doc, field):
+    if field:
+        return doc[field] if field in doc else apply_template(field, doc)
+
+
+def maybe_delimit(prefix, suffix, delimiter=" "):
+    if not prefix:
+        return suffix or ""
+    if not suffix:
+        return prefix or ""
+    return prefix + delimiter + suffix if not (prefix[-1].isspace() or suffix[0].isspace()) else prefix + suffix
+
+
 def chat(cfg, doc, fewshot_rows=None, rnd=None):
     """fewshot_context under --apply_chat_template (fewshot_as_multiturn on):
     the description as the system message, each example a user and an
@@ -189,13 +272,21 @@ def chat(cfg, doc, fewshot_rows=None, rnd=None):
             if fc.get(k) is not None:
                 shot_cfg[k] = fc[k]
         if fewshot_rows is not None:
-            # lm-eval's ContextSampler.sample with no eval_doc (the
-            # few-shot split is not the test split): rnd.sample(docs, n),
-            # or FirstNSampler's docs[:n].
+            # lm-eval's fewshot_context hands the sampler the document when
+            # the few-shot split is test_split (None == None when neither is
+            # set); ContextSampler.sample then draws n+1 and rm_eval_doc
+            # keeps the first n not equal to it, FirstNSampler the first n
+            # of the pool without it; else rnd.sample(docs, n), docs[:n].
+            split = fc.get("split", cfg.get("fewshot_split"))
+            eval_doc = doc if split == cfg.get("test_split") else None
+            docs = list(fewshot_rows)
             if fc.get("sampler", "default") == "first_n":
-                shots = list(fewshot_rows)[:n]
+                pool = [x for x in docs if x != eval_doc] if eval_doc is not None else docs
+                assert n <= len(pool)
+                shots = pool[:n]
             else:
-                shots = rnd.sample(list(fewshot_rows), n)
+                shots = rnd.sample(docs, n) if not eval_doc else [x for x in rnd.sample(docs, n + 1) if x != eval_doc][:n]
+                assert len(shots) == n
         else:
             assert fc.get("sampler") == "first_n"
             shots = fc["samples"][:n]
@@ -204,10 +295,53 @@ def chat(cfg, doc, fewshot_rows=None, rnd=None):
             a = doc_to_target(shot_cfg, fs_doc)
             c = doc_to_choice(cfg, fs_doc) if cfg.get("doc_to_choice") is not None else None
             answer = c[a] if (c and isinstance(a, int)) else a[0] if isinstance(a, list) else a
+            # build_qa_turn: the answer after the example's gen_prefix
+            # (fewshot_config's, inherited from the task's).
+            answer = maybe_delimit(resolve_field(fs_doc, fc.get("gen_prefix", cfg.get("gen_prefix"))), answer, delimiter=" ")
             messages.append({"role": "user", "content": q})
             messages.append({"role": "assistant", "content": answer})
     messages.append({"role": "user", "content": doc_to_text(cfg, doc)})
+    # doc_to_prefix, then build_qa_turn's last message: the prefix as the
+    # assistant's (the chat template's add_generation_prompt off); the chat
+    # API model sends the messages as they are.
+    prefix = cfg.get("gen_prefix")
+    if prefix is not None:
+        prefix = doc[prefix] if prefix in doc else apply_template(prefix, doc)
+    if prefix:
+        messages.append({"role": "assistant", "content": prefix})
     return messages
+
+
+def payload(cfg):
+    """The generation settings of lm-eval's local-chat-completions request
+    (LocalChatCompletion._create_payload, no eos_string and no tokenizer so
+    no eos is added; messages, model and seed left out): do_sample dropped,
+    max_tokens else max_gen_toks else 256, temperature else 0, until as
+    stop (its first 4), every other key sent as it is. TaskConfig's
+    __post_init__ makes the temperature a float and until the
+    fewshot_delimiter when not given; with no generation_kwargs,
+    default_gen_kwargs."""
+    delim = cfg.get("fewshot_delimiter", "\n\n")
+    gen = cfg.get("generation_kwargs")
+    if gen is None:
+        gen = {"temperature": 0.0, "do_sample": False, "max_gen_toks": 256, "until": [delim]}
+    gen = dict(gen)
+    if "temperature" in gen:
+        gen["temperature"] = float(gen["temperature"])
+    if "until" not in gen:
+        gen["until"] = [delim]
+    gen.pop("do_sample", False)
+    if "max_tokens" in gen:
+        max_tokens = gen.pop("max_tokens")
+    else:
+        max_tokens = gen.pop("max_gen_toks", 256)
+    temperature = gen.pop("temperature", 0)
+    stop = gen.pop("until", None)
+    if isinstance(stop, str):
+        stop = [stop]
+    elif stop is None:
+        stop = []
+    return {"max_tokens": max_tokens, "temperature": temperature, "stop": stop[:4], **gen}
 
 
 def run(case):
@@ -224,12 +358,16 @@ def run(case):
     for doc, replies in zip(rows, case["replies"]):
         res = {"prompt": doc_to_text(cfg, doc), "description": apply_template(cfg["description"], doc) if cfg.get("description") else "", "scores": {}}
         res["messages"] = chat(cfg, doc, case.get("fewshot_rows"), rnd)
+        res["params"] = payload(cfg)
         gold = doc_to_target(cfg, doc)
         for p in pipelines:
             resps = [list(replies)]
             for step in p["filter"]:
                 kw = {k: v for k, v in step.items() if k != "function"}
-                resps = list(FILTERS[step["function"]](resps, **kw))
+                if step["function"] == "multi_choice_regex":
+                    resps = list(f_multi_choice_regex(resps, [doc], **kw))
+                else:
+                    resps = list(FILTERS[step["function"]](resps, **kw))
             result = resps[0]
             g = gold
             if cfg.get("doc_to_choice") is not None:
