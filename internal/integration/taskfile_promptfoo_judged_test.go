@@ -135,6 +135,9 @@ func TestTaskFilePromptfooJudged(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.DetailsJSON), &d); err != nil {
 			t.Fatalf("row %s: details: %v", r.SampleID, err)
 		}
+		if len(d.Judgements) != 1 || len(d.Ratings) != 1 {
+			t.Errorf("row %s: %d judgements, %d ratings: want one of each (pass and score share one judging)", r.SampleID, len(d.Judgements), len(d.Ratings))
+		}
 		recs := 0
 		for _, jm := range d.Judgements {
 			for _, rec := range jm.Judges {
@@ -160,6 +163,9 @@ func TestTaskFilePromptfooJudged(t *testing.T) {
 	}
 
 	batch := eval("baseline/judge", true)
+	if !batch.Summary.Batch {
+		t.Error("the batch run's summary does not say batch")
+	}
 	for _, m := range []string{"pass", "score", taskfile.MetricJudgeErrorRate} {
 		if a, b := metric(direct.Summary, m), metric(batch.Summary, m); a.Mean != b.Mean || a.N != b.N {
 			t.Errorf("%s: direct %+v, batch %+v", m, a, b)

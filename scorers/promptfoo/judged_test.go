@@ -169,6 +169,9 @@ func TestJudgedRecords(t *testing.T) {
 	if len(g.asked) != 3*(1+2) {
 		t.Fatalf("%d judge calls, want 9 (3 assertions; x/a once, x/b twice)", len(g.asked))
 	}
+	if len(j.Judgements) != 1 || len(j.Ratings) != 1 {
+		t.Errorf("%d judgements, %d ratings: want one of each (pass and score share one judging)", len(j.Judgements), len(j.Ratings))
+	}
 	var recs int
 	versions := map[string]bool{}
 	for _, jm := range j.Judgements {

@@ -322,6 +322,11 @@ func (c *Compiled) ScoreJudged(ctx context.Context, env scorers.Env, prompt []op
 			}
 		}
 		out.Verdicts = append(out.Verdicts, v)
+		if len(jm.Judges) == 0 && len(jm.Items) == 0 {
+			// No judge asked (a registered scorer reading a judging an
+			// earlier one kept): nothing to audit or to agree on.
+			continue
+		}
 		out.Judgements = append(out.Judgements, jm)
 		out.Ratings = append(out.Ratings, rt)
 	}
