@@ -459,14 +459,23 @@ func validates(schema any, parsed any) (bool, error) {
 // extractJSONObjects finds the JSON objects in s as promptfoo does: from
 // each "{", the shortest balanced span that parses (an unbalanced tail is
 // closed), skipping past an object once found.
-func extractJSONObjects(s string) []any {
+func extractJSONObjects(s string) []any { return extractJSONObjectsN(s, 0) }
+
+// extractJSONObjectsN is extractJSONObjects trying at most starts "{"
+// (0: every one) and stopping at the first object when starts is set.
+func extractJSONObjectsN(s string, starts int) []any {
 	const maxLen = 100_000
 	var out []any
 	u := utf16.Encode([]rune(s))
+	tried := 0
 	for i := 0; i < len(u); i++ {
 		if u[i] != '{' {
 			continue
 		}
+		if starts > 0 && (tried == starts || len(out) > 0) {
+			break
+		}
+		tried++
 		open, closed := 1, 0
 		for j := i + 1; j < min(i+maxLen, len(u)) && open > closed; {
 			if u[j] == '{' {

@@ -32,6 +32,11 @@ import (
 // no judge answered leaves its test without pass and score (the metrics
 // are absent for the sample).
 
+// MaxGraderStarts bounds the search for a JSON object in a judge's reply
+// (at most judge.MaxReplyBytes): the first this many "{" are tried as its
+// start, each span at most 100,000 characters, as promptfoo's.
+const MaxGraderStarts = 256
+
 // Prompt versions of the judged assertions.
 const (
 	RubricPromptVersion     = "promptfoo-llm-rubric/1"
@@ -53,9 +58,9 @@ var passWord = regexp.MustCompile(`(?i)^(true|yes|pass|y)$`)
 
 // DecodeReply implements judge.ReplyDecoder.
 func (r *RubricReply) DecodeReply(reply string) error {
-	objs := extractJSONObjects(reply)
+	objs := extractJSONObjectsN(reply, MaxGraderStarts)
 	if len(objs) == 0 {
-		return errors.New("no JSON object in the reply")
+		return fmt.Errorf("no JSON object in the reply (at its first %d \"{\")", MaxGraderStarts)
 	}
 	m, _ := objs[0].(map[string]any)
 	r.Pass = true
@@ -119,7 +124,7 @@ var legacyCategory = regexp.MustCompile(`\(?([a-eA-E])\)`)
 
 // DecodeReply implements judge.ReplyDecoder.
 func (r *FactualityReply) DecodeReply(reply string) error {
-	if objs := extractJSONObjects(reply); len(objs) > 0 {
+	if objs := extractJSONObjectsN(reply, MaxGraderStarts); len(objs) > 0 {
 		m, _ := objs[0].(map[string]any)
 		if c, ok := m["category"].(string); ok && c != "" {
 			c = strings.ToUpper(strings.TrimSpace(c))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -222,5 +223,29 @@ func TestOracles(t *testing.T) {
 		if err := f.DecodeReply(factualityOracle(tc.expert, tc.output)); err != nil || f.Category != tc.want {
 			t.Errorf("factuality oracle(%q, %q): %+v, %v; want %s", tc.expert, tc.output, f, err, tc.want)
 		}
+	}
+}
+
+// TestGraderReplyBound: a reply of braces costs bounded time: only the
+// first MaxGraderStarts "{" are tried, so an object after them is not
+// found (a judge error), one among them is.
+func TestGraderReplyBound(t *testing.T) {
+	obj := `{"pass": false, "score": 0.5}`
+	var r RubricReply
+	if err := r.DecodeReply(strings.Repeat("{", MaxGraderStarts-1) + " " + obj); err != nil || r.Pass || r.Score != 0.5 {
+		t.Errorf("an object at the last start tried: %+v, %v", r, err)
+	}
+	if err := r.DecodeReply(strings.Repeat("{", MaxGraderStarts) + " " + obj); err == nil {
+		t.Error("an object past the starts tried was found")
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.DecodeReply(strings.Repeat("{", 1<<20)) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a reply of braces parsed")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a 1 MiB reply of braces is still being searched after 2 minutes")
 	}
 }
