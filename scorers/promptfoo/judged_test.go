@@ -133,6 +133,7 @@ func TestJudgedAsPromptfoo(t *testing.T) {
 		{"factuality malformed", judgedHead + "tests: [{vars: {q: a}, assert: [{type: factuality, value: 'Paris'}]}]\n", one("It agrees."), "Paris", 0, 0, true, 1},
 		{"weights", judgedHead + "tests: [{vars: {q: a}, assert: [{type: contains, value: hi, weight: 2}, {type: llm-rubric, value: x, weight: 1}]}]\n", one(`{"pass": false, "score": 0.5}`), "hi", 0, (2*1 + 0.5*1) / 3.0, false, 0},
 		{"weight 0", judgedHead + "tests: [{vars: {q: a}, assert: [{type: contains, value: hi}, {type: llm-rubric, value: x, weight: 0}]}]\n", one(`{"pass": false, "score": 0}`), "hi", 1, 1, false, 0},
+		{"weight 0 judge error", judgedHead + "tests: [{vars: {q: a}, assert: [{type: contains, value: hi}, {type: llm-rubric, value: x, weight: 0}]}]\n", one("prose"), "hi", 1, 1, false, 1},
 		{"test threshold", judgedHead + "tests: [{vars: {q: a}, threshold: 0.5, assert: [{type: contains, value: hi}, {type: llm-rubric, value: x}]}]\n", one(`{"pass": false, "score": 0.2}`), "hi", 1, 0.6, false, 0},
 		{"rendered rubric", judgedHead + "tests: [{vars: {q: a, w: polite}, assert: [{type: llm-rubric, value: 'is {{w}}'}]}]\n", one(`{"pass": true, "score": 1}`), "hi", 1, 1, false, 0},
 		{"panel majority", rubric(""), map[string]string{"x/a": `{"pass": true, "score": 1}`, "x/b": `{"pass": true, "score": 0.6}`, "x/c": `{"pass": false, "score": 0}`}, "hi", 1, 0.6, false, 0},
