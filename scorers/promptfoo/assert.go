@@ -25,7 +25,8 @@ var Types = []string{"equals", "contains", "icontains", "contains-any", "contain
 // Judged are promptfoo's model-graded types benchline grades by asking
 // the run's judges (see judged.go); of their not- forms only
 // not-llm-rubric, as promptfoo's other two handlers ignore not-.
-var Judged = []string{"llm-rubric", "model-graded-closedqa", "factuality"}
+// model-graded-factuality is promptfoo's other name of factuality.
+var Judged = []string{"llm-rubric", "model-graded-closedqa", "factuality", "model-graded-factuality"}
 
 // Bounds of the JavaScript engine.
 var (

@@ -795,7 +795,7 @@ func assertionOf(v any) (Assertion, error) {
 	if !slices.Contains(Types, base) && !slices.Contains(Judged, base) {
 		return a, fmt.Errorf("type: %q is not supported (benchline grades %s and their not- forms, and the judged %s)", a.Type, strings.Join(Types, ", "), strings.Join(Judged, ", "))
 	}
-	if base != a.Type && (base == "model-graded-closedqa" || base == "factuality") {
+	if base != a.Type && base != "llm-rubric" && slices.Contains(Judged, base) {
 		return a, fmt.Errorf("type: %q is not supported (promptfoo's %s ignores not-, grading it as %s: write %s, or llm-rubric with a negated rubric)", a.Type, base, base, base)
 	}
 	a.Value = m["value"]

@@ -19,7 +19,7 @@ import (
 )
 
 // The judged assertions (llm-rubric, not-llm-rubric,
-// model-graded-closedqa, factuality) ask each judge of the run's panel
+// model-graded-closedqa, factuality or model-graded-factuality) ask each judge of the run's panel
 // once per assertion and sample, with benchline's own prompts (the
 // versions below), and read each reply as promptfoo's matchers read a
 // grader's (matchesLlmRubric, matchesClosedQa, matchesFactuality in
@@ -192,7 +192,7 @@ func questionOf(a Assertion, value string, t Test, s Sample, output string) ques
 				return m, b2f(m)
 			},
 		}
-	case "factuality":
+	case "factuality", "model-graded-factuality":
 		return question{
 			version: FactualityPromptVersion, msgs: FactualityMessages(s.Rendered, value, output),
 			oracle:   factualityOracle(value, output),

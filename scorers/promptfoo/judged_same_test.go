@@ -63,6 +63,7 @@ var judgedTests = []judgedTest{
 	{"", []judgedAssert{{"factuality", "Lyon", "", `{"category": "D", "reason": "no"}`}}},
 	{"", []judgedAssert{{"factuality", "Paris", "", "(A) The submission is a subset."}}},
 	{"", []judgedAssert{{"factuality", "Paris", "", "I pick e) since it differs harmlessly"}}},
+	{"", []judgedAssert{{"model-graded-factuality", "Paris", "", `{"category": "a"}`}}},
 	{"options: {factuality: {superset: 0.5, disagree: 0.25}}", []judgedAssert{{"factuality", "Paris", "", `{"category": "B"}`}}},
 	{"options: {factuality: {superset: 0.5, disagree: 0.25}}", []judgedAssert{{"factuality", "Lyon", "", `{"category": "D"}`}}},
 	{"options: {factuality: {agree: 0}}", []judgedAssert{{"factuality", "Paris", "", `{"category": "C"}`}}},
