@@ -431,6 +431,12 @@ func checkPromptfoo(file string, data []byte, rows int, repliesFile string) (che
 			}
 			shown := taskfile.Shown(reply)
 			cs.Reply = &shown
+			delete(given, s.ID)
+			if cfg.Tests[s.Test].Judged() {
+				cs.Verdicts = append(cs.Verdicts, taskfile.Verdict{Metric: "pass", Why: notJudgedHere})
+				rep.Samples = append(rep.Samples, cs)
+				continue
+			}
 			res := promptfoo.Grade(cfg.Tests[s.Test], prov, s, out)
 			pass := 0.0
 			if res.Pass {
@@ -444,7 +450,6 @@ func checkPromptfoo(file string, data []byte, rows int, repliesFile string) (che
 			rep.Means["pass"] += pass
 			rep.Means["score"] += res.Score
 			rep.Scored++
-			delete(given, s.ID)
 		}
 		rep.Samples = append(rep.Samples, cs)
 	}
@@ -461,3 +466,8 @@ func checkPromptfoo(file string, data []byte, rows int, repliesFile string) (che
 	}
 	return rep, nil
 }
+
+// notJudgedHere is task check's verdict on a promptfoo test with a judged
+// assertion (llm-rubric, model-graded-closedqa, factuality): it is left
+// out of the means, as judged task files' scorers are.
+const notJudgedHere = "not scored here: the test has a judged assertion, graded by the run's judges (benchline eval)"

@@ -231,6 +231,26 @@ tests:
 	if _, err := checkTask(cfg, 3, bad, nil); err == nil || !strings.Contains(err.Error(), "p3-t0") {
 		t.Fatalf("err = %v, want the unknown sample named", err)
 	}
+
+	// A test with a judged assertion is not graded here (no judges): it
+	// says so and stays out of the means, not a 0.
+	judged := write("judged.yaml", `prompts: ["Answer: {{ q }}"]
+tests:
+  - vars: {q: "2+2"}
+    assert: [{type: contains, value: "4"}]
+  - vars: {q: "3+3"}
+    assert: [{type: contains, value: "6"}, {type: llm-rubric, value: "is right"}]
+`)
+	two := write("two.jsonl", `{"id": "p0-t0", "reply": "4"}
+{"id": "p0-t1", "reply": "6"}
+`)
+	rep, err = checkTask(judged, 3, two, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scored != 1 || rep.Means["pass"] != 1 || len(rep.Samples) != 2 || !strings.Contains(rep.Samples[1].Verdicts[0].Why, "not scored here") {
+		t.Fatalf("report = %+v", rep)
+	}
 }
 
 // TestPromptfooBeside translates a promptfoo config (a file:// prompt,

@@ -74,6 +74,35 @@ type Verdict struct {
 	Usage modelapi.Totals `json:"-"`
 }
 
+// ReplyDecoder is implemented by a verdict read from a judge's reply text
+// by a rule of its own rather than as a JSON object (a reply that ends
+// with Y or N). Ask calls DecodeReply with the raw reply (<think> blocks
+// kept, at most MaxReplyBytes); an error makes
+// the reply unparseable (a judge error, asked again once, as for Decode).
+type ReplyDecoder interface {
+	DecodeReply(reply string) error
+}
+
+// decodeReply decodes reply into v: by v's own rule when it is a
+// ReplyDecoder, else with Decode.
+func decodeReply(reply string, v any) error {
+	d, ok := v.(ReplyDecoder)
+	if !ok {
+		return Decode(reply, v)
+	}
+	if len(reply) > MaxReplyBytes {
+		return &ParseError{Reason: fmt.Sprintf("reply is %d bytes, longer than %d", len(reply), MaxReplyBytes), Excerpt: excerpt(reply)}
+	}
+	if err := d.DecodeReply(reply); err != nil {
+		var perr *ParseError
+		if errors.As(err, &perr) {
+			return err
+		}
+		return &ParseError{Reason: err.Error(), Excerpt: excerpt(reply)}
+	}
+	return nil
+}
+
 // Failed reports whether the verdict is a judge error.
 func (v Verdict) Failed() bool { return v.Error != "" }
 
@@ -107,7 +136,7 @@ func Ask(ctx context.Context, c Completer, req Request, v any) (Verdict, error) 
 		out.Attempts++
 		out.Usage.Add(resp.Usage)
 		out.Reply = resp.Text()
-		err = Decode(out.Reply, v)
+		err = decodeReply(out.Reply, v)
 		var perr *ParseError
 		if errors.As(err, &perr) {
 			out.Error = perr.Error()

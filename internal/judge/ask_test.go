@@ -132,3 +132,55 @@ func TestAskRecordJSON(t *testing.T) {
 		t.Errorf("stored record\n%s\nwant\n%s", b, want)
 	}
 }
+
+// lastLetter is a verdict read by a rule of its own: the reply's last
+// character, Y or N.
+type lastLetter struct {
+	Yes bool `json:"yes"`
+}
+
+func (l *lastLetter) DecodeReply(reply string) error {
+	switch {
+	case strings.HasSuffix(reply, "Y"):
+		l.Yes = true
+	case strings.HasSuffix(reply, "N"):
+		l.Yes = false
+	default:
+		return errors.New("no Y or N at the end")
+	}
+	return nil
+}
+
+// TestAskReplyDecoder: a ReplyDecoder reads the raw reply (no JSON
+// object needed); its error is a parse error, asked again once and then
+// a judge error.
+func TestAskReplyDecoder(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		replies  []string
+		want     bool
+		failed   bool
+		attempts int
+	}{
+		{"reads the text", []string{"because...\nY"}, true, false, 1},
+		{"retried once", []string{"hmm", "no.\nN"}, false, false, 2},
+		{"a judge error", []string{"hmm", `{"yes": true}`}, false, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v lastLetter
+			verdict, err := Ask(context.Background(), &scripted{replies: tc.replies}, Request{Judge: "x/j", PromptVersion: "t/1"}, &v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if verdict.Failed() != tc.failed || verdict.Attempts != tc.attempts || (!tc.failed && v.Yes != tc.want) {
+				t.Fatalf("verdict %+v, value %+v; want failed %v after %d attempts, yes %v", verdict, v, tc.failed, tc.attempts, tc.want)
+			}
+			if tc.failed && !strings.Contains(verdict.Error, "no Y or N at the end") {
+				t.Errorf("error %q does not say why", verdict.Error)
+			}
+			if !tc.failed && string(verdict.Parsed) == "" {
+				t.Error("no parsed verdict recorded")
+			}
+		})
+	}
+}

@@ -16,15 +16,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Types are the assertion types benchline grades (each also as not-TYPE,
-// except the judged ones).
+// Types are the deterministic assertion types benchline grades (each
+// also as not-TYPE).
 var Types = []string{"equals", "contains", "icontains", "contains-any", "contains-all", "icontains-any",
 	"icontains-all", "starts-with", "regex", "is-json", "contains-json", "is-valid-openai-tools-call",
 	"levenshtein", "javascript"}
 
-// judged are promptfoo's model-graded types; benchline refuses them for
-// now (Types does not hold them).
-var judged = []string{"llm-rubric", "model-graded-closedqa", "factuality"}
+// Judged are promptfoo's model-graded types benchline grades by asking
+// the run's judges (see judged.go); of their not- forms only
+// not-llm-rubric, as promptfoo's other two handlers ignore not-.
+// model-graded-factuality is promptfoo's other name of factuality.
+var Judged = []string{"llm-rubric", "model-graded-closedqa", "factuality", "model-graded-factuality"}
 
 // Bounds of the JavaScript engine.
 var (
@@ -69,16 +71,43 @@ type ToolCall struct {
 }
 
 // Grade grades one reply to sample s of test t, as promptfoo's
-// runAssertions does.
+// runAssertions does. A judged assertion fails here (it needs the run's
+// judges: see gradeJudged).
 func Grade(t Test, p Provider, s Sample, out Output) Result {
+	res, _ := grade(t, p, s, out, nil)
+	return res
+}
+
+// judgeFunc grades judged assertion i of a test, whose value rendered to
+// value: ok is false when no judge gave a verdict.
+type judgeFunc func(i int, a Assertion, value string) (c Component, ok bool)
+
+// grade is Grade with jf grading the judged assertions; judged is false
+// when one of them got no verdict: the test then has no pass or score.
+func grade(t Test, p Provider, s Sample, out Output, jf judgeFunc) (res Result, judged bool) {
 	if len(t.Assert) == 0 {
-		return Result{Pass: true, Score: 1, Reason: "No assertions"}
+		return Result{Pass: true, Score: 1, Reason: "No assertions"}, true
 	}
 	var total, weight float64
 	var failed string
-	res := Result{}
-	for _, a := range t.Assert {
-		c := gradeOne(a, t, p, s, out)
+	judged = true
+	for i, a := range t.Assert {
+		var c Component
+		if base := strings.TrimPrefix(a.Type, "not-"); !slices.Contains(Judged, base) {
+			c = gradeOne(a, t, p, s, out)
+		} else {
+			c = Component{Type: a.Type, Reason: "a judged assertion: graded by the run's judges (benchline eval)"}
+			if v, err := renderValue(a.Value, t.Vars); err != nil {
+				c.Reason = fmt.Sprintf("the value does not render: %v", err)
+			} else if jf != nil {
+				var ok bool
+				// An assertion of weight 0 passes and counts for
+				// nothing: its judge errors leave the test graded.
+				if c, ok = jf(i, a, jsString(v)); !ok && a.Weight != 0 {
+					judged = false
+				}
+			}
+		}
 		if a.Weight == 0 {
 			c.Pass = true
 		}
@@ -100,7 +129,7 @@ func Grade(t Test, p Provider, s Sample, out Output) Result {
 		res.Pass = res.Score >= *t.Threshold
 		res.Reason = fmt.Sprintf("Aggregate score %.2f against the threshold %v", res.Score, *t.Threshold)
 	}
-	return res
+	return res, judged
 }
 
 func verdict(typ string, pass bool, reason string) Component {
@@ -433,14 +462,23 @@ func validates(schema any, parsed any) (bool, error) {
 // extractJSONObjects finds the JSON objects in s as promptfoo does: from
 // each "{", the shortest balanced span that parses (an unbalanced tail is
 // closed), skipping past an object once found.
-func extractJSONObjects(s string) []any {
+func extractJSONObjects(s string) []any { return extractJSONObjectsN(s, 0) }
+
+// extractJSONObjectsN is extractJSONObjects trying at most starts "{"
+// (0: every one) and stopping at the first object when starts is set.
+func extractJSONObjectsN(s string, starts int) []any {
 	const maxLen = 100_000
 	var out []any
 	u := utf16.Encode([]rune(s))
+	tried := 0
 	for i := 0; i < len(u); i++ {
 		if u[i] != '{' {
 			continue
 		}
+		if starts > 0 && (tried == starts || len(out) > 0) {
+			break
+		}
+		tried++
 		open, closed := 1, 0
 		for j := i + 1; j < min(i+maxLen, len(u)) && open > closed; {
 			if u[j] == '{' {

@@ -118,6 +118,10 @@ type Test struct {
 	Vars        map[string]any
 	Assert      []Assertion
 	Threshold   *float64
+	// Factuality is options.factuality: the score of each factuality
+	// category (subset, superset, agree, disagree, differButFactual);
+	// nil for promptfoo's defaults.
+	Factuality map[string]float64 `json:",omitempty"`
 }
 
 // Config is a promptfoo config as benchline runs it.
@@ -139,11 +143,23 @@ type Sample struct {
 	Vars     map[string]any
 }
 
+// Judged reports whether a test of c has a judged assertion.
+func (c *Config) Judged() bool {
+	return slices.ContainsFunc(c.Tests, Test.Judged)
+}
+
+// Judged reports whether t has a judged assertion.
+func (t Test) Judged() bool {
+	return slices.ContainsFunc(t.Assert, func(a Assertion) bool {
+		return slices.Contains(Judged, strings.TrimPrefix(a.Type, "not-"))
+	})
+}
+
 // ReadFile reads a file:// path relative to the config.
 type ReadFile func(rel string) ([]byte, error)
 
 var topKeys = []string{"description", "prompts", "providers", "tests", "defaultTest"}
-var testKeys = []string{"description", "vars", "assert", "threshold", "metadata"}
+var testKeys = []string{"description", "vars", "assert", "threshold", "metadata", "options"}
 var assertKeys = []string{"type", "value", "weight", "threshold", "metric"}
 
 // Parse reads a config; read opens its file:// references.
@@ -250,6 +266,9 @@ func Parse(file string, data []byte, read ReadFile) (*Config, error) {
 		t.Assert = append(slices.Clone(def.Assert), t.Assert...)
 		if t.Threshold == nil {
 			t.Threshold = def.Threshold
+		}
+		if t.Factuality == nil {
+			t.Factuality = def.Factuality
 		}
 		c.Tests = append(c.Tests, t)
 	}
@@ -652,8 +671,12 @@ func expectedAssertion(cell string) (map[string]any, error) {
 			return map[string]any{"type": "javascript", "value": strings.TrimSpace(v)}, nil
 		}
 	}
-	if strings.HasPrefix(cell, "grade:") || strings.HasPrefix(cell, "llm-rubric:") || strings.HasPrefix(cell, "python:") ||
-		strings.HasPrefix(cell, "file://") {
+	for _, p := range []string{"grade:", "llm-rubric:"} {
+		if v, ok := strings.CutPrefix(cell, p); ok {
+			return map[string]any{"type": "llm-rubric", "value": v}, nil
+		}
+	}
+	if strings.HasPrefix(cell, "python:") || strings.HasPrefix(cell, "file://") {
 		t, _, _ := strings.Cut(cell, ":")
 		return nil, fmt.Errorf("%q: %s assertions are not supported", cell, t)
 	}
@@ -730,6 +753,13 @@ func testOf(m map[string]any, where string) (Test, error) {
 		}
 		t.Threshold = &f
 	}
+	if v, ok := m["options"]; ok {
+		f, err := optionsOf(v, where+".options")
+		if err != nil {
+			return t, err
+		}
+		t.Factuality = f
+	}
 	if v, ok := m["assert"]; ok {
 		list, ok := v.([]any)
 		if !ok {
@@ -753,19 +783,27 @@ func assertionOf(v any) (Assertion, error) {
 		return a, errors.New("want a mapping with type")
 	}
 	for _, k := range sortedKeys(m) {
+		if k == "provider" || k == "rubricPrompt" {
+			return a, fmt.Errorf("%s: is not supported (a judged assertion is graded by the run's judge panel, --judge judge=MODEL, with benchline's prompts)", k)
+		}
 		if !slices.Contains(assertKeys, k) {
 			return a, fmt.Errorf("%s: is not supported (%s)", k, strings.Join(assertKeys, ", "))
 		}
 	}
 	a.Type, _ = m["type"].(string)
 	base := strings.TrimPrefix(a.Type, "not-")
-	if !slices.Contains(Types, base) {
-		return a, fmt.Errorf("type: %q is not supported (benchline grades %s and their not- forms)", a.Type, strings.Join(Types, ", "))
+	if !slices.Contains(Types, base) && !slices.Contains(Judged, base) {
+		return a, fmt.Errorf("type: %q is not supported (benchline grades %s and their not- forms, and the judged %s)", a.Type, strings.Join(Types, ", "), strings.Join(Judged, ", "))
 	}
-	if slices.Contains(judged, base) && base != a.Type {
-		return a, fmt.Errorf("type: %q is not supported (promptfoo has no not- form of %s)", a.Type, base)
+	if base != a.Type && base != "llm-rubric" && slices.Contains(Judged, base) {
+		return a, fmt.Errorf("type: %q is not supported (promptfoo's %s ignores not-, grading it as %s: write %s, or llm-rubric with a negated rubric)", a.Type, base, base, base)
 	}
 	a.Value = m["value"]
+	if slices.Contains(Judged, base) {
+		if _, ok := a.Value.(string); !ok {
+			return a, fmt.Errorf("value: %s wants a string (the rubric, criterion or expert answer)", base)
+		}
+	}
 	if w, ok := m["weight"]; ok {
 		f, ok := number(w)
 		if !ok || f < 0 {
@@ -782,6 +820,42 @@ func assertionOf(v any) (Assertion, error) {
 	}
 	a.Metric, _ = m["metric"].(string)
 	return a, nil
+}
+
+// factualityKeys are options.factuality's keys, in promptfoo's order of
+// the categories (A) to (E).
+var factualityKeys = []string{"subset", "superset", "agree", "disagree", "differButFactual"}
+
+// optionsOf reads a test's options: factuality's category scores only.
+// A grader (provider) or grading prompt (rubricPrompt) is refused: the
+// run's judge panel grades, with benchline's prompts.
+func optionsOf(v any, where string) (map[string]float64, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a mapping", where)
+	}
+	var out map[string]float64
+	for _, k := range sortedKeys(m) {
+		if k != "factuality" {
+			return nil, fmt.Errorf("%s.%s: is not supported (options reads factuality only; the run's judge panel grades, --judge judge=MODEL, with benchline's prompts)", where, k)
+		}
+		f, ok := m[k].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s.factuality: want a mapping of %s to scores", where, strings.Join(factualityKeys, ", "))
+		}
+		out = map[string]float64{}
+		for _, c := range sortedKeys(f) {
+			if !slices.Contains(factualityKeys, c) {
+				return nil, fmt.Errorf("%s.factuality.%s: is not a category (%s)", where, c, strings.Join(factualityKeys, ", "))
+			}
+			n, ok := number(f[c])
+			if !ok {
+				return nil, fmt.Errorf("%s.factuality.%s: want a number", where, c)
+			}
+			out[c] = n
+		}
+	}
+	return out, nil
 }
 
 func listOf(v any) ([]any, error) {

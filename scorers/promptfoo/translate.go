@@ -2,14 +2,18 @@ package promptfoo
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
+	openai "github.com/sashabaranov/go-openai"
 	"gopkg.in/yaml.v3"
 
+	"github.com/benchline/benchline/scorers"
 	"github.com/benchline/benchline/scorers/taskfile"
 )
 
@@ -29,7 +33,14 @@ const MaxRowsBytes = 256 << 20
 // maxRowsBytes is MaxRowsBytes, lowered by tests.
 var maxRowsBytes = MaxRowsBytes
 
-func init() { taskfile.RegisterScorer(ScorerType, newScorer) }
+// JudgedScorerType is ScorerType for a config with judged assertions: a
+// judged scorer, asking the run's judge panel (see judged.go).
+const JudgedScorerType = "promptfoo-judged"
+
+func init() {
+	taskfile.RegisterScorer(ScorerType, newScorer)
+	taskfile.RegisterJudgedScorer(JudgedScorerType, newJudgedScorer)
+}
 
 // stored is what a row carries for the scorer.
 type stored struct {
@@ -38,18 +49,28 @@ type stored struct {
 	Provider Provider `json:"provider"`
 }
 
-func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
+// metricParam reads a promptfoo scorer's metric: pass or score.
+func metricParam(params yaml.Node) (string, error) {
 	var p struct {
 		Type   string `yaml:"type"`
 		Name   string `yaml:"name"`
 		Metric string `yaml:"metric"`
 	}
 	if err := params.Decode(&p); err != nil {
-		return nil, fmt.Errorf("promptfoo scorer: %w", err)
+		return "", fmt.Errorf("promptfoo scorer: %w", err)
 	}
 	if p.Metric != "pass" && p.Metric != "score" {
-		return nil, fmt.Errorf("promptfoo scorer: metric: want pass or score, not %q", p.Metric)
+		return "", fmt.Errorf("promptfoo scorer: metric: want pass or score, not %q", p.Metric)
 	}
+	return p.Metric, nil
+}
+
+func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
+	metric, err := metricParam(params)
+	if err != nil {
+		return nil, err
+	}
+	p := struct{ Metric string }{metric}
 	// A translated config asks once per sample (promptfoo's repeat is not
 	// read), so replies is one reply; were there several, the score is
 	// their mean, as task files average repeats.
@@ -75,6 +96,56 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 			return 0, "no reply"
 		}
 		return sum / float64(len(replies)), strings.Join(reasons, "; ")
+	}, nil
+}
+
+// judgingMemo is the key under which a sample's judging is kept for its
+// other promptfoo-judged scorer (pass and score read one judging).
+const judgingMemo = "promptfoo-judging"
+
+// newJudgedScorer is the promptfoo-judged scorer: the row's test graded
+// with the run's judges answering its judged assertions. The judges are
+// asked once per sample (the pass and score scorers share the judging;
+// its audit records are stored with the first). A test with an assertion
+// no judge answered has no pass or score.
+func newJudgedScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.JudgedScoreFunc, error) {
+	metric, err := metricParam(params)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, j *taskfile.Judges, _ []openai.ChatCompletionMessage, reply taskfile.Reply, r taskfile.Row) (taskfile.Judgement, error) {
+		jm := taskfile.Judgement{Type: JudgedScorerType}
+		var g *judging
+		if v, ok := j.Memo(judgingMemo); ok {
+			g = v.(*judging)
+		} else {
+			raw, _ := r.Fields[SampleColumn].(string)
+			st, err := decodeStored(raw)
+			if err != nil {
+				return jm, fmt.Errorf("promptfoo: row %s: column %s: %v: %w", r.ID, SampleColumn, err, scorers.ErrBadSample)
+			}
+			if g, err = judgeSample(ctx, j, st, reply.Text); err != nil {
+				return jm, err
+			}
+			j.Keep(judgingMemo, g)
+			jm.Judges, jm.Items, jm.JudgeErrors = g.records, g.items, g.errors
+		}
+		if !g.judged {
+			return jm, nil
+		}
+		score := g.res.Score
+		if metric == "pass" {
+			score = b2f(g.res.Pass)
+		}
+		jm.Score = &score
+		var why []string
+		for _, c := range g.res.Components {
+			if slices.Contains(Judged, strings.TrimPrefix(c.Type, "not-")) {
+				why = append(why, c.Type+": "+c.Reason)
+			}
+		}
+		jm.Why = strings.Join(append([]string{g.res.Reason}, why...), "; ")
+		return jm, nil
 	}, nil
 }
 
@@ -255,6 +326,10 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 	for i, r := range roles {
 		msgs = append(msgs, map[string]string{"role": r, "content": fmt.Sprintf("{{ pf_m%d }}", i)})
 	}
+	typ := ScorerType
+	if c.Judged() {
+		typ = JudgedScorerType
+	}
 	desc := c.Description
 	if desc == "" {
 		desc = "promptfoo config " + filepath.Base(c.File)
@@ -267,8 +342,8 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		"columns":     map[string]any{"id": "id", "category": "prompt_label"},
 		"prompt":      map[string]any{"messages": msgs},
 		"scorers": []map[string]any{
-			{"type": ScorerType, "name": "pass", "metric": "pass"},
-			{"type": ScorerType, "name": "score", "metric": "score"},
+			{"type": typ, "name": "pass", "metric": "pass"},
+			{"type": typ, "name": "score", "metric": "score"},
 		},
 	}
 	if len(c.Providers) > 0 {

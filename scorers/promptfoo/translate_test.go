@@ -33,19 +33,23 @@ func TestTranslationFitsTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{File: "x.yaml", Prompts: []Prompt{{Raw: "Say {{ a }}"}}, Tests: []Test{{Vars: map[string]any{"a": "b"}, Assert: []Assertion{{Type: "contains", Value: "b", Weight: 1}}}}}
-	tr, err := cfg.Translate("x.rows.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := yaml.Unmarshal(tr.TaskFile, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(v)
-	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err := sch.Validate(inst); err != nil {
-		t.Errorf("the schema refuses the translated task file: %v\n%s", err, tr.TaskFile)
+	// A config with a judged assertion is translated to promptfoo-judged
+	// scorers.
+	for _, typ := range []string{"contains", "llm-rubric"} {
+		cfg := &Config{File: "x.yaml", Prompts: []Prompt{{Raw: "Say {{ a }}"}}, Tests: []Test{{Vars: map[string]any{"a": "b"}, Assert: []Assertion{{Type: typ, Value: "b", Weight: 1}}}}}
+		tr, err := cfg.Translate("x.rows.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := yaml.Unmarshal(tr.TaskFile, &v); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("the schema refuses the translated task file: %v\n%s", err, tr.TaskFile)
+		}
 	}
 }
 

@@ -74,6 +74,9 @@ type Judgement struct {
 	JudgeErrors int `json:"judge_errors"`
 	// Rubric holds a rubric's metrics (medrubric's formula).
 	Rubric *RubricMetrics `json:"rubric,omitempty"`
+	// Why, when set, is the scorer's reason for its score (a registered
+	// judged scorer's), shown as the verdict's why.
+	Why string `json:"-"`
 }
 
 // JudgedItem is one item's labels and the panel's resolution.
@@ -96,6 +99,8 @@ type asker struct {
 	noCache  bool
 	usage    modelapi.Totals
 	deferred judge.Deferred
+	// memo is what a sample's judged scorers share (Judges.Memo).
+	memo map[string]any
 }
 
 // judgeParams are the sampling parameters of every judge call: greedy.
@@ -305,7 +310,7 @@ func (c *Compiled) ScoreJudged(ctx context.Context, env scorers.Env, prompt []op
 		v := Verdict{Metric: name}
 		if jm.Score != nil {
 			out.Metrics[name] = *jm.Score
-			v.Score = *jm.Score
+			v.Score, v.Why = *jm.Score, jm.Why
 		} else {
 			v.Why = "no judge gave a verdict: every call a judge error (not scored)"
 		}
@@ -317,6 +322,11 @@ func (c *Compiled) ScoreJudged(ctx context.Context, env scorers.Env, prompt []op
 			}
 		}
 		out.Verdicts = append(out.Verdicts, v)
+		if len(jm.Judges) == 0 && len(jm.Items) == 0 {
+			// No judge asked (a registered scorer reading a judging an
+			// earlier one kept): nothing to audit or to agree on.
+			continue
+		}
 		out.Judgements = append(out.Judgements, jm)
 		out.Ratings = append(out.Ratings, rt)
 	}

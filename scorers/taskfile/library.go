@@ -243,6 +243,13 @@ func newScorer(s Scorer, spec *Spec) (scorer, error) {
 	case "qa_grade":
 		return newQAGrade(s, spec)
 	}
+	if f, ok := externJudgedScorer(s.Type); ok {
+		fn, err := f(s.Params, spec)
+		if err != nil {
+			return nil, &paramError{key: "type", line: s.line, msg: err.Error()}
+		}
+		return funcJudged(fn), nil
+	}
 	if f, ok := externScorer(s.Type); ok {
 		fn, err := f(s.Params, spec)
 		if err != nil {

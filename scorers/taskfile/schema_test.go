@@ -115,10 +115,11 @@ func TestEditorSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	// lmeval and promptfoo are registered by scorers/lmeval and
-	// scorers/promptfoo (RegisterScorer), which this package does not
-	// link; their tests validate translated files.
-	want := append(slices.Clone(Types), "lmeval", "promptfoo")
+	// lmeval, promptfoo and promptfoo-judged are registered by
+	// scorers/lmeval and scorers/promptfoo (RegisterScorer,
+	// RegisterJudgedScorer), which this package does not link; their
+	// tests validate translated files.
+	want := append(slices.Clone(Types), "lmeval", "promptfoo", "promptfoo-judged")
 	if got := s.Properties.Scorers.Items.Properties.Type.Enum; !slices.Equal(got, want) {
 		t.Errorf("the schema's scorer types %v, the library's and registered %v", got, want)
 	}
