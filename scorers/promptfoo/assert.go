@@ -241,7 +241,7 @@ func gradeOne(a Assertion, t Test, p Provider, s Sample, out Output) (c Componen
 		}
 		return verdict(a.Type, pass, fmt.Sprintf("expected output %sto be valid JSON", not(inverse)))
 	case "contains-json":
-		objs := extractJSONObjects(output)
+		objs, cut := extractJSONObjectsCut(output, MaxJSONStarts)
 		pass := (len(objs) > 0) != inverse
 		if truthy(value) {
 			for _, o := range objs {
@@ -255,7 +255,11 @@ func gradeOne(a Assertion, t Test, p Provider, s Sample, out Output) (c Componen
 				}
 			}
 		}
-		return verdict(a.Type, pass, fmt.Sprintf("expected output %sto contain valid JSON", not(inverse)))
+		why := fmt.Sprintf("expected output %sto contain valid JSON", not(inverse))
+		if cut {
+			why += fmt.Sprintf(" (the search stopped at the output's first %d \"{\" that begin no object)", MaxJSONStarts)
+		}
+		return verdict(a.Type, pass, why)
 	case "is-valid-openai-tools-call":
 		// promptfoo's handler ignores not-: the not- form grades the same.
 		return toolsCall(a.Type, p, out)
@@ -459,18 +463,39 @@ func validates(schema any, parsed any) (bool, error) {
 	return sch.Validate(jsonNumbers(parsed)) == nil, nil
 }
 
+// MaxJSONStarts bounds contains-json's search of an output: promptfoo
+// tries every "{" as the start of an object, each a scan of up to 100,000
+// characters and a parse, which is quadratic in a reply of braces; benchline
+// gives up after this many "{" that begin no object (objects found before
+// count; the reason says the search was cut).
+const MaxJSONStarts = 1000
+
 // extractJSONObjects finds the JSON objects in s as promptfoo does: from
 // each "{", the shortest balanced span that parses (an unbalanced tail is
 // closed), skipping past an object once found.
-func extractJSONObjects(s string) []any { return extractJSONObjectsN(s, 0) }
+func extractJSONObjects(s string) []any { objs, _ := extractJSONObjectsCut(s, 0); return objs }
 
 // extractJSONObjectsN is extractJSONObjects trying at most starts "{"
 // (0: every one) and stopping at the first object when starts is set.
 func extractJSONObjectsN(s string, starts int) []any {
+	objs, _ := extractJSONObjects3(s, starts, 0)
+	return objs
+}
+
+// extractJSONObjectsCut is extractJSONObjects giving up after failed "{"
+// that begin no object (0: never); cut says it gave up.
+func extractJSONObjectsCut(s string, failed int) ([]any, bool) {
+	return extractJSONObjects3(s, 0, failed)
+}
+
+// extractJSONObjects3 is the search: at most starts "{" tried, stopping
+// at the first object (starts 0: every one, every object), and at most
+// failed "{" that begin no object (0: no bound).
+func extractJSONObjects3(s string, starts, failed int) ([]any, bool) {
 	const maxLen = 100_000
 	var out []any
 	u := utf16.Encode([]rune(s))
-	tried := 0
+	tried, misses := 0, 0
 	for i := 0; i < len(u); i++ {
 		if u[i] != '{' {
 			continue
@@ -478,7 +503,11 @@ func extractJSONObjectsN(s string, starts int) []any {
 		if starts > 0 && (tried == starts || len(out) > 0) {
 			break
 		}
+		if failed > 0 && misses == failed {
+			return out, true
+		}
 		tried++
+		found := len(out)
 		open, closed := 1, 0
 		for j := i + 1; j < min(i+maxLen, len(u)) && open > closed; {
 			if u[j] == '{' {
@@ -502,8 +531,11 @@ func extractJSONObjectsN(s string, starts int) []any {
 				}
 			}
 		}
+		if len(out) == found {
+			misses++
+		}
 	}
-	return out
+	return out, false
 }
 
 // levenshtein is the edit distance over UTF-16 code units, as

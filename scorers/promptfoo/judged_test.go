@@ -250,3 +250,33 @@ func TestGraderReplyBound(t *testing.T) {
 		t.Fatal("a 1 MiB reply of braces is still being searched after 2 minutes")
 	}
 }
+
+// TestContainsJSONBound: contains-json on an output of braces costs
+// bounded time: after MaxJSONStarts "{" that begin no object the search
+// stops (an object after them is not found, and the reason says so); an
+// object before that bound is found.
+func TestContainsJSONBound(t *testing.T) {
+	obj := `{"a": 1}`
+	test := func(out string) Result {
+		return Grade(Test{Assert: []Assertion{{Type: "contains-json", Weight: 1}}}, Provider{}, Sample{}, Output{Text: out})
+	}
+	if r := test(strings.Repeat("{", MaxJSONStarts-1) + " " + obj); !r.Pass {
+		t.Errorf("an object after %d braces: %+v, want found", MaxJSONStarts-1, r)
+	}
+	if r := test(strings.Repeat("{", MaxJSONStarts) + " " + obj); r.Pass || !strings.Contains(r.Reason, "stopped") {
+		t.Errorf("an object after %d braces: %+v, want not found, the reason saying the search stopped", MaxJSONStarts, r)
+	}
+	if r := test(obj + strings.Repeat("{", 2*MaxJSONStarts)); !r.Pass {
+		t.Errorf("an object before the braces: %+v, want found", r)
+	}
+	done := make(chan Result, 1)
+	go func() { done <- test(strings.Repeat("{", 1<<20)) }()
+	select {
+	case r := <-done:
+		if r.Pass {
+			t.Error("an output of braces contains JSON")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("contains-json on a 1 MiB output of braces is still searching after 2 minutes")
+	}
+}
