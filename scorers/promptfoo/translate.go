@@ -249,9 +249,10 @@ type Translation struct {
 // relative to the task file): every sample a row carrying its rendered
 // chat, so file:// prompts and tests are in the rows (and so in the built
 // version), and two promptfoo scorers, pass (the headline) and score.
-// The samples must share one sequence of chat roles (the task file's
-// prompt is one list of messages); a provider's tools are refused (the
-// task file offers the model no tools from a config yet).
+// Samples whose chats differ in their roles share one list of messages
+// (the task file's prompt), each filling its own and the others optional;
+// a provider's tools are refused (the task file offers the model no tools
+// from a config yet).
 func (c *Config) Translate(rowsFile string) (*Translation, error) {
 	samples, err := c.Samples()
 	if err != nil {
@@ -266,8 +267,13 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 			return nil, &Error{File: c.File, Key: fmt.Sprintf("providers[%d].config.tools", i), Msg: "a config offering tools is graded by task check only: dataset build does not offer the model tools from a config yet"}
 		}
 	}
+	// The task file's messages are a sequence of roles every sample's chat
+	// fits in (the shortest common supersequence of their roles, which
+	// ends with the user's message as each chat does); a sample fills the
+	// messages of its own roles, and a message not every sample fills is
+	// optional: left out where it renders empty.
 	var roles []string
-	var rows bytes.Buffer
+	seen := map[string]bool{}
 	for _, s := range samples {
 		var rs []string
 		for _, m := range s.Messages {
@@ -280,11 +286,24 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 			}
 			return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's last message is role %s: a dataset's chat ends with the user's message", s.Test, role)}
 		}
-		if roles == nil {
-			roles = rs
-		} else if strings.Join(rs, ",") != strings.Join(roles, ",") {
-			return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's roles are %s where the first sample's are %s: a dataset needs one sequence of roles (build the prompts as separate configs)", s.Test, strings.Join(rs, ", "), strings.Join(roles, ", "))}
+		if k := strings.Join(rs, ","); !seen[k] {
+			seen[k] = true
+			if roles = supersequence(roles, rs); len(roles) > MaxMessages {
+				return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the prompts' chats differ in their roles so that one sequence holding them all has %d messages, over %d: build the prompts as separate configs", s.Test, len(roles), MaxMessages)}
+			}
 		}
+	}
+	filled := make([]int, len(roles))
+	slotsOf := make([][]int, len(samples))
+	for n, s := range samples {
+		slotsOf[n] = embed(s.Messages, roles)
+		for _, k := range slotsOf[n] {
+			filled[k]++
+		}
+	}
+	var rows bytes.Buffer
+	for n, s := range samples {
+		slots := slotsOf[n]
 		row := map[string]any{}
 		for k, v := range s.Vars {
 			row[k] = v
@@ -294,12 +313,18 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 				return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars.%s", s.Test, k), Msg: "is a column the translated rows use: rename the var"}
 			}
 		}
-		for i, m := range s.Messages {
+		for i := range roles {
 			k := fmt.Sprintf("pf_m%d", i)
 			if _, ok := s.Vars[k]; ok {
 				return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars.%s", s.Test, k), Msg: "is a column the translated rows use: rename the var"}
 			}
-			row[k] = m.Content
+			row[k] = ""
+		}
+		for i, m := range s.Messages {
+			row[fmt.Sprintf("pf_m%d", slots[i])] = m.Content
+			if m.Content == "" && filled[slots[i]] < len(samples) {
+				return nil, &Error{File: c.File, Key: fmt.Sprintf("prompts[%d]", s.Prompt), Msg: fmt.Sprintf("tests[%d]: the chat's message %d (%s) renders empty, in a place of the chat other prompts leave out: it would be left out, where promptfoo sends it", s.Test, i, m.Role)}
+			}
 		}
 		st, err := json.Marshal(stored{Sample: s, Test: c.Tests[s.Test], Provider: prov})
 		if err != nil {
@@ -322,9 +347,13 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		rows.Write(line)
 		rows.WriteByte('\n')
 	}
-	var msgs []map[string]string
+	var msgs []map[string]any
 	for i, r := range roles {
-		msgs = append(msgs, map[string]string{"role": r, "content": fmt.Sprintf("{{ pf_m%d }}", i)})
+		m := map[string]any{"role": r, "content": fmt.Sprintf("{{ pf_m%d }}", i)}
+		if filled[i] < len(samples) {
+			m["optional"] = true
+		}
+		msgs = append(msgs, m)
 	}
 	typ := ScorerType
 	if c.Judged() {
@@ -363,4 +392,65 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		return nil, err
 	}
 	return &Translation{TaskFile: tf, Rows: rows.Bytes()}, nil
+}
+
+// MaxMessages bounds the messages of a translated config's chat: the
+// sequence of roles that holds every prompt's chat.
+const MaxMessages = 64
+
+// supersequence is a shortest sequence holding both a and b as
+// subsequences (from their longest common subsequence), a system message
+// as early as such a sequence allows; when both end with the same role,
+// so does it, once.
+func supersequence(a, b []string) []string {
+	if a == nil {
+		return slices.Clone(b)
+	}
+	// lcs[i][j] is the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j] && lcs[i][j] == lcs[i+1][j+1]+1:
+			out = append(out, a[i])
+			i++
+			j++
+		case lcs[i+1][j] > lcs[i][j+1] || lcs[i+1][j] == lcs[i][j+1] && b[j] != "system":
+			out = append(out, a[i])
+			i++
+		default:
+			out = append(out, b[j])
+			j++
+		}
+	}
+	return append(append(out, a[i:]...), b[j:]...)
+}
+
+// embed places a chat's messages in roles, of which their roles are a
+// subsequence: from the end, each message in the last place of its role
+// left, so that the user's last message is the last place.
+func embed(msgs []Message, roles []string) []int {
+	at := make([]int, len(msgs))
+	k := len(roles) - 1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for k >= 0 && roles[k] != msgs[i].Role {
+			k--
+		}
+		at[i] = k
+		k--
+	}
+	return at
 }

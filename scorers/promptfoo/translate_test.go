@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
+
+	"github.com/benchline/benchline/scorers/taskfile"
 )
 
 // TestTranslationFitsTheSchema validates the task file a config is
@@ -58,7 +61,7 @@ func TestTranslateRefuses(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "chat.json"), []byte(`[{"role": "system", "content": "s"}, {"role": "user", "content": "{{ a }}"}]`), 0o644)
 	tests := []struct{ name, config, want string }{
-		{"roles", "prompts: [file://chat.json, '{{ a }}']\ntests: [{vars: {a: x}}]\n", "prompts[1]: tests[0]: the chat's roles are user where the first sample's are system, user"},
+		{"empty optional", "prompts: ['[{\"role\": \"system\", \"content\": \"{{ s }}\"}, {\"role\": \"user\", \"content\": \"{{ a }}\"}]', '{{ a }}']\ntests: [{vars: {a: x, s: ''}}]\n", "prompts[0]: tests[0]: the chat's message 0 (system) renders empty"},
 		{"last", "prompts: ['[{\"role\": \"user\", \"content\": \"{{ a }}\"}, {\"role\": \"assistant\", \"content\": \"Sure:\"}]']\ntests: [{vars: {a: x}}]\n", "prompts[0]: tests[0]: the chat's last message is role assistant"},
 		{"var", "prompts: ['{{ a }}']\ntests: [{vars: {a: x, pf_sample: y}}]\n", "tests[0].vars.pf_sample: is a column"},
 		{"tools", "prompts: ['{{ a }}']\nproviders: [{id: 'openai:chat:m', config: {apiBaseUrl: 'http://h/v1', tools: [{type: function, function: {name: f}}]}}]\ntests: [{vars: {a: x}}]\n", "providers[0].config.tools"},
@@ -94,5 +97,85 @@ func TestTranslateRowsBound(t *testing.T) {
 	maxRowsBytes = 1 << 20
 	if _, err := cfg.Translate("r.jsonl"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTranslateDifferingRoles: prompts whose chats differ in their roles
+// (a system message in one, none in another, few-shot turns in a third)
+// share one task file whose optional messages each row fills as its own
+// prompt does: every row's chat, as the task file renders it, is the
+// sample's chat promptfoo renders.
+func TestTranslateDifferingRoles(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sys.json"), []byte(`[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "{{ a }}"}]`), 0o644)
+	os.WriteFile(filepath.Join(dir, "shots.json"), []byte(`[{"role": "user", "content": "1+1?"}, {"role": "assistant", "content": "2"}, {"role": "user", "content": "{{ a }}"}]`), 0o644)
+	os.WriteFile(filepath.Join(dir, "both.json"), []byte(`[{"role": "system", "content": "S"}, {"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}, {"role": "user", "content": "{{ a }}"}]`), 0o644)
+	file := filepath.Join(dir, "c.yaml")
+	cfg, err := Parse(file, []byte("prompts: [file://sys.json, '{{ a }}', file://shots.json, file://both.json]\ntests: [{vars: {a: '2+2?'}}, {vars: {a: '3+3?'}}]\n"), DirReader(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cfg.Translate("c.rows.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := taskfile.Load("c.task.yaml", tr.TaskFile)
+	if err != nil {
+		t.Fatalf("Load: %v\n%s", err, tr.TaskFile)
+	}
+	var roles []string
+	for _, m := range c.Spec.Prompt.Messages {
+		roles = append(roles, fmt.Sprintf("%s/%v", m.Role, m.Optional))
+	}
+	if got := strings.Join(roles, " "); got != "system/true user/true assistant/true user/false" {
+		t.Errorf("the task file's messages are %s", got)
+	}
+	samples, err := cfg.Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(tr.Rows)), "\n")
+	if len(lines) != len(samples) || len(samples) != 8 {
+		t.Fatalf("%d rows for %d samples, want 8", len(lines), len(samples))
+	}
+	for i, line := range lines {
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(line), &fields); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := c.Messages(taskfile.Row{ID: fmt.Sprint(fields["id"]), Fields: fields}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []string
+		for _, m := range msgs {
+			got = append(got, m.Role+": "+m.Content)
+		}
+		for _, m := range samples[i].Messages {
+			want = append(want, m.Role+": "+m.Content)
+		}
+		if strings.Join(got, " | ") != strings.Join(want, " | ") {
+			t.Errorf("row %d: the chat sent is %q, promptfoo's %q", i, got, want)
+		}
+	}
+}
+
+// TestSupersequence: the shortest sequence of roles holding both.
+func TestSupersequence(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{"", "user", "user"},
+		{"system user", "user", "system user"},
+		{"user", "system user", "system user"},
+		{"user assistant user", "system user", "system user assistant user"},
+		{"system user assistant user", "user assistant user", "system user assistant user"},
+		{"user assistant user", "assistant user", "user assistant user"},
+	} {
+		var a []string
+		if tc.a != "" {
+			a = strings.Fields(tc.a)
+		}
+		if got := strings.Join(supersequence(a, strings.Fields(tc.b)), " "); got != tc.want {
+			t.Errorf("supersequence(%s; %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

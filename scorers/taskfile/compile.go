@@ -192,6 +192,9 @@ func (c *Compiled) Messages(r Row, shots []Row) ([]openai.ChatCompletionMessage,
 		if err != nil {
 			return nil, fail(err, r.ID, "prompt", "messages", i, "content")
 		}
+		if text == "" && c.Spec.Prompt.Messages[i].Optional {
+			continue // an optional message that renders empty is not sent
+		}
 		out = append(out, openai.ChatCompletionMessage{Role: c.Spec.Prompt.Messages[i].Role, Content: text})
 	}
 	for _, s := range shots {

@@ -67,3 +67,38 @@ func TestReplyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionalMessages: a message marked optional that renders empty for a
+// row is left out of its chat, one not marked is sent empty; the user's
+// last message cannot be optional.
+func TestOptionalMessages(t *testing.T) {
+	const head = "name: t\ndescription: d\ndata:\n  test: {path: a.jsonl}\ncolumns: {target: answer}\nprompt:\n  messages:\n"
+	c, err := Load("t.yaml", []byte(head+"    - {role: system, content: \"{{ sys }}\", optional: true}\n    - {role: user, content: \"{{ ex }}\"}\n    - {role: assistant, content: \"{{ ans }}\", optional: true}\n    - {role: user, content: \"{{ q }}\"}\nscorers: [{type: exact_match}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fields map[string]any
+		want   string
+	}{
+		{map[string]any{"sys": "S", "ex": "E", "ans": "A", "q": "Q"}, "system:S user:E assistant:A user:Q"},
+		{map[string]any{"sys": "", "ex": "E", "ans": "", "q": "Q"}, "user:E user:Q"},
+		{map[string]any{"sys": "S", "ex": "", "ans": "A", "q": "Q"}, "system:S user: assistant:A user:Q"},
+	} {
+		msgs, err := c.Messages(Row{ID: "r", Fields: tc.fields}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.Role+":"+m.Content)
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%v: the chat is %q, want %q", tc.fields, g, tc.want)
+		}
+	}
+	_, err = Load("t.yaml", []byte(head+"    - {role: user, content: \"{{ q }}\", optional: true}\nscorers: [{type: exact_match}]\n"))
+	if err == nil || !strings.Contains(err.Error(), "prompt.messages[0].optional") {
+		t.Errorf("an optional last user message: %v, want refused naming prompt.messages[0].optional", err)
+	}
+}

@@ -127,6 +127,11 @@ func (p Prompt) Question() int {
 type Message struct {
 	Role    string `yaml:"role" json:"role"`
 	Content string `yaml:"content" json:"content"`
+	// Optional says a message that renders empty for a row is left out of
+	// its chat (a translated promptfoo config whose prompts differ in
+	// their roles: each row fills the messages of its own prompt). The
+	// user's last message cannot be optional.
+	Optional bool `yaml:"optional,omitempty" json:"optional,omitempty"`
 }
 
 // Fewshot draws examples from a split.
@@ -323,6 +328,8 @@ func Parse(file string, data []byte) (*Spec, *yaml.Node, error) {
 	}
 	if q := s.Prompt.Question(); s.Prompt.Messages[q].Role != "user" {
 		return nil, nil, bad(fmt.Sprintf("the last message is %s's: the model answers the user's last message (an assistant message after it is the start of the reply)", s.Prompt.Messages[q].Role), "prompt", "messages", q, "role")
+	} else if s.Prompt.Messages[q].Optional {
+		return nil, nil, bad("is the user's last message, which every chat has: it cannot be optional", "prompt", "messages", q, "optional")
 	}
 	if f := s.Prompt.Fewshot; f != nil {
 		switch {
