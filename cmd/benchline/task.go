@@ -422,12 +422,7 @@ func checkPromptfoo(file string, data []byte, rows int, repliesFile string) (che
 		if has {
 			out := promptfoo.Output{}
 			if len(reply.Choices) > 0 {
-				out.Text = reply.Choices[0].Content
-				for _, tc := range reply.Choices[0].ToolCalls {
-					var c promptfoo.ToolCall
-					c.ID, c.Type, c.Function.Name, c.Function.Arguments = tc.ID, string(tc.Type), tc.Function.Name, tc.Function.Arguments
-					out.ToolCalls = append(out.ToolCalls, c)
-				}
+				out = promptfoo.OutputOf(reply.Choices[0].Content, reply.Choices[0].ToolCalls)
 			}
 			shown := taskfile.Shown(reply)
 			cs.Reply = &shown

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	openai "github.com/sashabaranov/go-openai"
 	"gopkg.in/yaml.v3"
 )
 
@@ -138,6 +139,18 @@ func verdict(typ string, pass bool, reason string) Component {
 		c.Score, c.Reason = 1, ""
 	}
 	return c
+}
+
+// OutputOf is the output promptfoo's assertions grade of a reply with
+// text and tool calls (as an OpenAI-compatible endpoint returns them).
+func OutputOf(text string, calls []openai.ToolCall) Output {
+	out := Output{Text: text}
+	for _, tc := range calls {
+		var c ToolCall
+		c.ID, c.Type, c.Function.Name, c.Function.Arguments = tc.ID, string(tc.Type), tc.Function.Name, tc.Function.Arguments
+		out.ToolCalls = append(out.ToolCalls, c)
+	}
+	return out
 }
 
 // outputString is promptfoo's coerceString of the output: the text, or

@@ -344,7 +344,7 @@ type judging struct {
 
 // judgeSample grades the reply text to a stored sample, asking j's panel
 // about each judged assertion. The error is a failed call.
-func judgeSample(ctx context.Context, j *taskfile.Judges, st stored, text string) (*judging, error) {
+func judgeSample(ctx context.Context, j *taskfile.Judges, st stored, out Output) (*judging, error) {
 	g := &judging{}
 	var askErr error
 	jf := func(i int, a Assertion, value string) (Component, bool) {
@@ -352,7 +352,7 @@ func judgeSample(ctx context.Context, j *taskfile.Judges, st stored, text string
 		if askErr != nil {
 			return c, false
 		}
-		q := questionOf(a, value, st.Test, st.Sample, text)
+		q := questionOf(a, value, st.Test, st.Sample, out.outputString())
 		recs, replies, err := j.Ask(ctx, q.version, q.msgs, q.oracle, q.newReply)
 		if err != nil {
 			askErr = err
@@ -387,7 +387,7 @@ func judgeSample(ctx context.Context, j *taskfile.Judges, st stored, text string
 		c.Reason = fmt.Sprintf("judges: %s; the panel: %s, score %v", strings.Join(shown, ", "), res.Label, c.Score)
 		return c, true
 	}
-	g.res, g.judged = grade(st.Test, st.Provider, st.Sample, Output{Text: text}, jf)
+	g.res, g.judged = grade(st.Test, st.Provider, st.Sample, out, jf)
 	return g, askErr
 }
 

@@ -26,6 +26,10 @@ const ScorerType = "promptfoo"
 // which the promptfoo scorer grades with.
 const SampleColumn = "pf_sample"
 
+// ToolsColumn is the rows' column holding the tools the config's provider
+// offers (config.tools), which the task file's prompt.tools names.
+const ToolsColumn = "pf_tools"
+
 // MaxRowsBytes bounds a translation's rows (every sample's chat, vars
 // and test as JSON Lines), which are held in memory and written at once.
 const MaxRowsBytes = 256 << 20
@@ -83,7 +87,7 @@ func newScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.ScoreFunc, error) {
 		var sum float64
 		var reasons []string
 		for _, reply := range replies {
-			res := Grade(st.Test, st.Provider, st.Sample, Output{Text: reply.Text})
+			res := Grade(st.Test, st.Provider, st.Sample, OutputOf(reply.Text, reply.ToolCalls))
 			reasons = append(reasons, res.Reason)
 			switch {
 			case p.Metric == "score":
@@ -124,7 +128,7 @@ func newJudgedScorer(params yaml.Node, _ *taskfile.Spec) (taskfile.JudgedScoreFu
 			if err != nil {
 				return jm, fmt.Errorf("promptfoo: row %s: column %s: %v: %w", r.ID, SampleColumn, err, scorers.ErrBadSample)
 			}
-			if g, err = judgeSample(ctx, j, st, reply.Text); err != nil {
+			if g, err = judgeSample(ctx, j, st, OutputOf(reply.Text, reply.ToolCalls)); err != nil {
 				return jm, err
 			}
 			j.Keep(judgingMemo, g)
@@ -251,8 +255,7 @@ type Translation struct {
 // version), and two promptfoo scorers, pass (the headline) and score.
 // Samples whose chats differ in their roles share one list of messages
 // (the task file's prompt), each filling its own and the others optional;
-// a provider's tools are refused (the task file offers the model no tools
-// from a config yet).
+// the first provider's tools are offered with every row.
 func (c *Config) Translate(rowsFile string) (*Translation, error) {
 	samples, err := c.Samples()
 	if err != nil {
@@ -262,9 +265,12 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 	if len(c.Providers) > 0 {
 		prov = c.Providers[0]
 	}
+	// The first provider's tools are offered with every row (a column the
+	// task file's prompt.tools names); a dataset offers one set of tools.
+	first, _ := json.Marshal(prov.Tools)
 	for i, p := range c.Providers {
-		if len(p.Tools) > 0 {
-			return nil, &Error{File: c.File, Key: fmt.Sprintf("providers[%d].config.tools", i), Msg: "a config offering tools is graded by task check only: dataset build does not offer the model tools from a config yet"}
+		if b, _ := json.Marshal(p.Tools); i > 0 && !bytes.Equal(b, first) {
+			return nil, &Error{File: c.File, Key: fmt.Sprintf("providers[%d].config.tools", i), Msg: "differ from providers[0]'s: a dataset offers its model one set of tools (build a config per set)"}
 		}
 	}
 	// The task file's messages are a sequence of roles every sample's chat
@@ -308,7 +314,10 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		for k, v := range s.Vars {
 			row[k] = v
 		}
-		for _, k := range []string{"id", "prompt_label", SampleColumn} {
+		if len(prov.Tools) > 0 {
+			row[ToolsColumn] = prov.Tools
+		}
+		for _, k := range []string{"id", "prompt_label", SampleColumn, ToolsColumn} {
 			if _, ok := s.Vars[k]; ok {
 				return nil, &Error{File: c.File, Key: fmt.Sprintf("tests[%d].vars.%s", s.Test, k), Msg: "is a column the translated rows use: rename the var"}
 			}
@@ -355,6 +364,10 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		}
 		msgs = append(msgs, m)
 	}
+	prompt := map[string]any{"messages": msgs}
+	if len(prov.Tools) > 0 {
+		prompt["tools"] = ToolsColumn
+	}
 	typ := ScorerType
 	if c.Judged() {
 		typ = JudgedScorerType
@@ -369,7 +382,7 @@ func (c *Config) Translate(rowsFile string) (*Translation, error) {
 		"metric":      "pass",
 		"data":        map[string]any{"test": map[string]any{"path": rowsFile, "format": "jsonl"}},
 		"columns":     map[string]any{"id": "id", "category": "prompt_label"},
-		"prompt":      map[string]any{"messages": msgs},
+		"prompt":      prompt,
 		"scorers": []map[string]any{
 			{"type": typ, "name": "pass", "metric": "pass"},
 			{"type": typ, "name": "score", "metric": "score"},

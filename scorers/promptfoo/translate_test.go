@@ -64,7 +64,8 @@ func TestTranslateRefuses(t *testing.T) {
 		{"empty optional", "prompts: ['[{\"role\": \"system\", \"content\": \"{{ s }}\"}, {\"role\": \"user\", \"content\": \"{{ a }}\"}]', '{{ a }}']\ntests: [{vars: {a: x, s: ''}}]\n", "prompts[0]: tests[0]: the chat's message 0 (system) renders empty"},
 		{"last", "prompts: ['[{\"role\": \"user\", \"content\": \"{{ a }}\"}, {\"role\": \"assistant\", \"content\": \"Sure:\"}]']\ntests: [{vars: {a: x}}]\n", "prompts[0]: tests[0]: the chat's last message is role assistant"},
 		{"var", "prompts: ['{{ a }}']\ntests: [{vars: {a: x, pf_sample: y}}]\n", "tests[0].vars.pf_sample: is a column"},
-		{"tools", "prompts: ['{{ a }}']\nproviders: [{id: 'openai:chat:m', config: {apiBaseUrl: 'http://h/v1', tools: [{type: function, function: {name: f}}]}}]\ntests: [{vars: {a: x}}]\n", "providers[0].config.tools"},
+		{"tools differ", "prompts: ['{{ a }}']\nproviders: [{id: 'openai:chat:m', config: {apiBaseUrl: 'http://h/v1', tools: [{type: function, function: {name: f}}]}}, {id: 'openai:chat:n', config: {apiBaseUrl: 'http://h/v1'}}]\ntests: [{vars: {a: x}}]\n", "providers[1].config.tools: differ from providers[0]'s"},
+		{"tools var", "prompts: ['{{ a }}']\nproviders: [{id: 'openai:chat:m', config: {apiBaseUrl: 'http://h/v1', tools: [{type: function, function: {name: f}}]}}]\ntests: [{vars: {a: x, pf_tools: y}}]\n", "tests[0].vars.pf_tools: is a column"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/benchline/benchline/internal/modelapi"
 	"github.com/benchline/benchline/internal/toolcall"
 	"github.com/benchline/benchline/scorers"
@@ -24,11 +26,17 @@ type Reply struct {
 	Calls []toolcall.Call
 	// CallsErr is set when the reply's calls do not decode.
 	CallsErr error
+	// ToolCalls are the first choice's tool calls as the endpoint returned
+	// them (for scorers that grade them as they come, e.g. promptfoo's).
+	ToolCalls []openai.ToolCall
 }
 
 // ReplyOf is resp as the scorers see it.
 func (c *Compiled) ReplyOf(resp modelapi.Response) Reply {
 	r := Reply{Text: resp.Text()}
+	if len(resp.Choices) > 0 {
+		r.ToolCalls = resp.Choices[0].ToolCalls
+	}
 	if c.toolCalls() == nil {
 		return r
 	}
