@@ -234,14 +234,14 @@ tests:
 
 	// A test with a judged assertion is not graded here (no judges): it
 	// says so and stays out of the means, not a 0.
-	judged := write("judged.yaml", `prompts: ["Answer: {{ q }}"]
+	judged := writeIn(t, dir, "judged.yaml", `prompts: ["Answer: {{ q }}"]
 tests:
   - vars: {q: "2+2"}
     assert: [{type: contains, value: "4"}]
   - vars: {q: "3+3"}
     assert: [{type: contains, value: "6"}, {type: llm-rubric, value: "is right"}]
 `)
-	two := write("two.jsonl", `{"id": "p0-t0", "reply": "4"}
+	two := writeIn(t, dir, "two.jsonl", `{"id": "p0-t0", "reply": "4"}
 {"id": "p0-t1", "reply": "6"}
 `)
 	rep, err = checkTask(judged, 3, two, nil)
@@ -292,7 +292,7 @@ tests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := promptfooBeside(cfg, raw)
+	out, err := promptfoo.WriteBeside(cfg, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
