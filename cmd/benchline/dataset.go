@@ -85,7 +85,7 @@ Datasets:
 				} else if raw, err := readLocal(taskFile); err == nil && promptfoo.Detect(raw) {
 					// A promptfoo config: written as a task file and its
 					// rows beside it, then built.
-					out, err := promptfooBeside(taskFile, raw)
+					out, err := promptfoo.WriteBeside(taskFile, raw)
 					if err != nil {
 						return err
 					}

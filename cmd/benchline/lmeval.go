@@ -146,47 +146,12 @@ hold it). Build it with: benchline dataset build --task OUT.yaml`,
 }
 
 // convertBeside writes the lm-evaluation-harness task file as a task file
-// in the folder that holds its data (the parent of the first --data
-// path), named after the task, and returns its path.
+// in the folder that holds its data (lmeval.WriteBeside) and returns its
+// path.
 func convertBeside(file string, flags []string) (string, error) {
 	dm, err := parseData(flags)
 	if err != nil {
 		return "", err
 	}
-	raw, err := readLocal(file)
-	if err != nil {
-		return "", err
-	}
-	if !lmeval.Detect(raw) {
-		return "", fmt.Errorf("%s: --data is for lm-evaluation-harness task YAMLs (dataset_path); a task file names its data in its data key", file)
-	}
-	c, err := lmeval.Load(file, readLocal)
-	if err != nil {
-		return "", err
-	}
-	t, err := lmeval.Parse(c)
-	if err != nil {
-		return "", err
-	}
-	dir, ok := dm[t.DatasetPath]
-	if !ok {
-		return "", &lmeval.DataError{File: file, DatasetPath: t.DatasetPath}
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	base := filepath.Dir(strings.TrimSuffix(abs, string(filepath.Separator)))
-	conv, err := lmeval.ToYAML(t, c, dm, base)
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(base, lmeval.TaskName(t.Name)+".task.yaml")
-	if _, err := taskfile.Load(out, conv); err != nil {
-		return "", fmt.Errorf("the converted task file does not load (a bug: please report it): %w", err)
-	}
-	if err := os.WriteFile(out, conv, 0o644); err != nil {
-		return "", err
-	}
-	return out, nil
+	return lmeval.WriteBeside(file, readLocal, dm)
 }

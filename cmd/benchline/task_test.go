@@ -292,7 +292,7 @@ tests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := promptfooBeside(cfg, raw)
+	out, err := promptfoo.WriteBeside(cfg, raw)
 	if err != nil {
 		t.Fatal(err)
 	}

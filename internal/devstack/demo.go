@@ -26,8 +26,11 @@ import (
 	"github.com/benchline/benchline/internal/catalog"
 	"github.com/benchline/benchline/internal/judge"
 	"github.com/benchline/benchline/internal/leaderboard"
+	"github.com/benchline/benchline/internal/limits"
 	"github.com/benchline/benchline/internal/registry"
 	"github.com/benchline/benchline/internal/runs"
+	"github.com/benchline/benchline/scorers/lmeval"
+	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -155,6 +158,9 @@ func Demo(ctx context.Context, out io.Writer, r *Running, dir string) error {
 	if err := demoTaskFiles(ctx, out, r, dir, &board, models); err != nil {
 		return err
 	}
+	if _, err := DemoSuites(ctx, out, r, dir, &board, models); err != nil {
+		return err
+	}
 	return demoBoard(ctx, out, r, dir, board)
 }
 
@@ -172,21 +178,7 @@ var demoTaskModels = []string{"baseline/reference", "baseline/noisy-0.3"}
 // `dataset build --task`, evaluates the baselines and adds them to board.
 func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, board *leaderboard.Board, models map[string]bool) error {
 	root := filepath.Join(dir, "tasks")
-	err := fs.WalkDir(demoTasks, "demotasks", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := demoTasks.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(p, "demotasks/")))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
+	if err := writeEmbedded(demoTasks, "demotasks", root); err != nil {
 		return fmt.Errorf("demo: task files: %w", err)
 	}
 	entries, err := fs.ReadDir(demoTasks, "demotasks")
@@ -198,37 +190,53 @@ func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, b
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		var head struct {
-			Name        string `yaml:"name"`
-			Description string `yaml:"description"`
-			Scorers     []struct {
-				Judges []string `yaml:"judges"`
-			} `yaml:"scorers"`
-		}
-		if err := yaml.Unmarshal(raw, &head); err != nil {
-			return fmt.Errorf("demo: %s: %w", file, err)
-		}
-		fmt.Fprintf(out, "\n== %s: %s\nbuilding the benchmark a task file defines (benchline dataset build --task %s)\n", head.Name, head.Description, file)
-		res, err := wfclient.BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: head.Name, Request: datasets.Request{Source: file, Task: true}})
-		if err != nil {
+		how := fmt.Sprintf("building the benchmark a task file defines (benchline dataset build --task %s)", file)
+		if _, err := demoTaskFile(ctx, out, r, file, how, "", nil, demoTaskModels, board, models); err != nil {
 			return err
 		}
-		how := "built"
-		if res.Reused {
-			how = "reused (built by an earlier demo: same task file and data, same version)"
-		}
-		fmt.Fprintf(out, "%s %s@%s: %d rows in %d files (s3://%s/%s)\n", how, res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
-		if s := datasets.SkipSummary(res.Stats); s != "" {
-			fmt.Fprintln(out, s)
-		}
-		// A judged task file's default panel is evaluated as the run's
-		// judges (--judge judge=...), so that the run reports the panel's
-		// agreement as the built-in judged benchmarks' runs do.
-		var judges map[string]string
+	}
+	return nil
+}
+
+// demoTaskFile builds the task file, evaluates models on it and adds it
+// to board: how says how it was made, wrote what was written on the way
+// (printed after the heading). The judges are the runs' (nil: a judged
+// task file's own panel). It returns each model's run summary.
+func demoTaskFile(ctx context.Context, out io.Writer, r *Running, file, how, wrote string, judges map[string]string, taskModels []string, board *leaderboard.Board, models map[string]bool) (map[string]aggregate.Summary, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	var head struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+		Scorers     []struct {
+			Judges []string `yaml:"judges"`
+		} `yaml:"scorers"`
+	}
+	if err := yaml.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("demo: %s: %w", file, err)
+	}
+	fmt.Fprintf(out, "\n== %s: %s\n%s\n", head.Name, head.Description, how)
+	if wrote != "" {
+		fmt.Fprintln(out, wrote)
+	}
+	res, err := wfclient.BuildDataset(ctx, r.Client, r.Stack.Config, workflows.BuildDatasetInput{Dataset: head.Name, Request: datasets.Request{Source: file, Task: true}})
+	if err != nil {
+		return nil, err
+	}
+	built := "built"
+	if res.Reused {
+		built = "reused (built by an earlier demo: same task file and data, same version)"
+	}
+	fmt.Fprintf(out, "%s %s@%s: %d rows in %d files (s3://%s/%s)\n", built, res.Dataset, res.Version, res.Rows, res.Files, r.Stack.Config.S3.Bucket, res.ManifestKey)
+	if s := datasets.SkipSummary(res.Stats); s != "" {
+		fmt.Fprintln(out, s)
+	}
+	// A judged task file's default panel is evaluated as the run's
+	// judges (--judge judge=...), so that the run reports the panel's
+	// agreement as the built-in judged benchmarks' runs do.
+	if judges == nil {
 		for _, sc := range head.Scorers {
 			if len(sc.Judges) > 0 {
 				judges = map[string]string{judge.RoleJudge: judge.NormalPanel(strings.Join(sc.Judges, ","))}
@@ -236,18 +244,133 @@ func demoTaskFiles(ctx context.Context, out io.Writer, r *Running, dir string, b
 				break
 			}
 		}
-		for _, model := range demoTaskModels {
-			if !models[model] {
-				models[model] = true
-				board.Models = append(board.Models, leaderboard.Model{Model: model})
-			}
-			if _, err := demoEval(ctx, out, r, runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: judges, ShardSize: demoShardSize}); err != nil {
-				return err
-			}
-		}
-		board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version, Models: demoTaskModels, Judges: judges})
 	}
-	return nil
+	sums := map[string]aggregate.Summary{}
+	for _, model := range taskModels {
+		if !models[model] {
+			models[model] = true
+			board.Models = append(board.Models, leaderboard.Model{Model: model})
+		}
+		sum, err := demoEval(ctx, out, r, runs.Request{Dataset: res.Dataset + "@" + res.Version, Model: model, Judges: judges, ShardSize: demoShardSize})
+		if err != nil {
+			return nil, err
+		}
+		sums[model] = sum
+	}
+	board.Benchmarks = append(board.Benchmarks, leaderboard.BoardBenchmark{Dataset: res.Dataset, Version: res.Version, Models: taskModels, Judges: judges})
+	return sums, nil
+}
+
+// writeEmbedded writes the files under fsys's folder from into the
+// folder to, as they are laid out there.
+func writeEmbedded(fsys embed.FS, from, to string) error {
+	return fs.WalkDir(fsys, from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fsys.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, filepath.FromSlash(strings.TrimPrefix(p, from+"/")))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// demoSuites are the demo's benchmarks written for other tools (by us,
+// CC0): an lm-evaluation-harness task YAML with its data in a Hugging
+// Face-layout folder (demosuites/lmeval) and a promptfoo config with its
+// tests in a CSV file (demosuites/promptfoo).
+//
+//go:embed demosuites
+var demoSuites embed.FS
+
+// The demo's lm-evaluation-harness task, its dataset_path and the
+// folder of its data (in DIR/suites/lmeval).
+const (
+	demoLMEvalTask = "demo_shop_math.yaml"
+	demoLMEvalPath = "benchline/demo-shop-math"
+	demoLMEvalData = "demo-shop-math"
+)
+
+// demoPromptfooModels are the baselines evaluated on the promptfoo config,
+// which holds no reference answers: baseline/echo repeats the prompt (the
+// model the promptfoo comparison tests run), baseline/reference has no
+// answer to give.
+var demoPromptfooModels = []string{"baseline/echo", "baseline/reference"}
+
+// demoPromptfooJudges grade the config's llm-rubric assertions.
+var demoPromptfooJudges = map[string]string{judge.RoleJudge: "baseline/judge"}
+
+// demoFileBytes bounds a file the demo's suites read: a task file's
+// limit (scorers/taskfile.MaxFileBytes).
+const demoFileBytes = 1 << 20
+
+func demoReadFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return limits.ReadFile(f, file, demoFileBytes)
+}
+
+// DemoSuites writes the demo's lm-evaluation-harness task and promptfoo
+// config (with their data) into dir/suites, builds each as `benchline
+// dataset build --task` does (the same conversions: lmeval.WriteBeside,
+// promptfoo.WriteBeside), evaluates the baselines on each and adds both to
+// board. It returns the runs' summaries by dataset and model.
+func DemoSuites(ctx context.Context, out io.Writer, r *Running, dir string, board *leaderboard.Board, models map[string]bool) (map[string]map[string]aggregate.Summary, error) {
+	root, err := filepath.Abs(filepath.Join(dir, "suites"))
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := writeEmbedded(demoSuites, "demosuites", root); err != nil {
+		return nil, fmt.Errorf("demo: suites: %w", err)
+	}
+	sums := map[string]map[string]aggregate.Summary{}
+
+	// The lm-evaluation-harness task, its dataset_path given as a user
+	// gives it: --data DATASET_PATH=DIR.
+	task := filepath.Join(root, "lmeval", demoLMEvalTask)
+	data := filepath.Join(root, "lmeval", demoLMEvalData)
+	conv, err := lmeval.WriteBeside(task, demoReadFile, map[string]string{demoLMEvalPath: data})
+	if err != nil {
+		return nil, err
+	}
+	how := fmt.Sprintf("building an lm-evaluation-harness task YAML on its Hugging Face-layout data folder (benchline dataset build --task %s --data %s=%s)", task, demoLMEvalPath, data)
+	wrote := fmt.Sprintf("wrote %s (the lm-evaluation-harness task as a task file, beside its data): one metric per filter pipeline, exact_match,strict-match and exact_match,flexible-extract;\n"+
+		"baseline/reference replies with doc_to_target, the worked answer ending \"#### N\", which both pipelines read (a reply without \"#### \" scores 0 on strict-match)", conv)
+	s, err := demoTaskFile(ctx, out, r, conv, how, wrote, nil, demoTaskModels, board, models)
+	if err != nil {
+		return nil, err
+	}
+	sums[board.Benchmarks[len(board.Benchmarks)-1].Dataset] = s
+
+	// The promptfoo config: written as a task file and its rows beside it.
+	cfg := filepath.Join(root, "promptfoo", "promptfooconfig.yaml")
+	raw, err := demoReadFile(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	conv, err = promptfoo.WriteBeside(cfg, raw)
+	if err != nil {
+		return nil, err
+	}
+	how = fmt.Sprintf("building a promptfoo config, its tests in a CSV file (benchline dataset build --task %s)", cfg)
+	wrote = fmt.Sprintf("wrote %s (the promptfoo config as a task file, its samples in %s): metrics pass and score per test, as promptfoo grades them;\n"+
+		"its llm-rubric assertions are graded by the run's judges (--judge judge=%s). A promptfoo config holds no reference answers: baseline/echo repeats\n"+
+		"the prompt (so it names the product and its price), baseline/reference has no answer to give and fails the tests that need one",
+		conv, strings.TrimSuffix(conv, ".task.yaml")+".rows.jsonl", demoPromptfooJudges[judge.RoleJudge])
+	s, err = demoTaskFile(ctx, out, r, conv, how, wrote, demoPromptfooJudges, demoPromptfooModels, board, models)
+	if err != nil {
+		return nil, err
+	}
+	sums[board.Benchmarks[len(board.Benchmarks)-1].Dataset] = s
+	return sums, nil
 }
 
 // demoPublish publishes a dataset version as a release in the demo's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,14 @@ func TestDemoBoardInBrowser(t *testing.T) {
 	}
 	if runs != len(s.Runs) || runs < 12 || compares == 0 {
 		t.Fatalf("the demo board's site has %d run pages (scores.json: %d runs) and %d compare pages", runs, len(s.Runs), compares)
+	}
+	// The suites written for other tools are on the board with their
+	// cells (TestDemoSuites checks their scores).
+	for _, ds := range []string{"demo-shop-math", "promptfooconfig"} {
+		if !slices.ContainsFunc(s.Benchmarks, func(b leaderboard.Benchmark) bool { return b.Dataset == ds }) ||
+			!slices.ContainsFunc(s.Cells, func(c leaderboard.Cell) bool { return c.Dataset == ds }) {
+			t.Errorf("the demo board has no benchmark %s with cells", ds)
+		}
 	}
 	srv := httptest.NewServer(site.Handler(stack.Store))
 	defer srv.Close()

@@ -68,7 +68,9 @@ func TestEveryTableHasColumns(t *testing.T) {
 // task-file engine (datasets/taskfile, scorers/taskfile, and the
 // translations of lm-evaluation-harness tasks and promptfoo configs into
 // task files, scorers/lmeval and scorers/promptfoo), which is no benchmark
-// but how users write theirs, with no stack.
+// but how users write theirs, with no stack; the demo (internal/devstack)
+// builds its lm-evaluation-harness task and promptfoo config with the same
+// translations.
 func TestNoOtherBenchmarkList(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go tool on PATH: cannot list imports")
@@ -88,6 +90,11 @@ func TestNoOtherBenchmarkList(t *testing.T) {
 		// translate them.
 		"cmd/benchline -> scorers/lmeval":    true,
 		"cmd/benchline -> scorers/promptfoo": true,
+		// The demo builds its lm-evaluation-harness task and promptfoo
+		// config through the same conversions as dataset build --task
+		// (lmeval.WriteBeside, promptfoo.WriteBeside).
+		"internal/devstack -> scorers/lmeval":    true,
+		"internal/devstack -> scorers/promptfoo": true,
 		// A task-file run's page shows the task file stored with its
 		// version (taskfile.ReadTask, CutTask).
 		"internal/site -> datasets/taskfile": true,

@@ -236,7 +236,8 @@ func (t *Task) params(p modelapi.Params) modelapi.Params {
 // Reference is what baseline/reference answers a row, asked with its
 // prompt: its target or, for a task with a tool_calls scorer, the expected
 // calls with their first acceptable values (keyed by the tools offered
-// too); for a row that expects no call, its target or a sentence.
+// too); for a row that expects no call, its target or a sentence. A row
+// with neither has none.
 func (t *Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	d, ok := s.Row.(*sample)
 	if !ok {
@@ -245,7 +246,10 @@ func (t *Task) Reference(s scorers.Sample) (scorers.Reference, bool) {
 	ref := scorers.Reference{Messages: d.messages, Content: d.row.Target}
 	tc := t.c.toolCalls()
 	if tc == nil || len(d.tools) == 0 {
-		return ref, true
+		// A row without a target (no target column) has no reference:
+		// an empty one would make the baseline server refuse the run's
+		// whole references file.
+		return ref, ref.Content != ""
 	}
 	ref.ToolsHash = refkey.ToolsHash(d.tools)
 	offered := make([]string, 0, len(d.tools))
