@@ -188,13 +188,25 @@ baselines: {enabled: true}
 		t.Fatalf("realstack: the chart's config.yaml with tlsSecret set asks for no mutual TLS (%+v):\n%s", tc, r.config)
 	}
 	if containerMode(t) {
-		// The chart's pods have fsGroup 65532, so the kubelet makes the key
-		// (mode 0400) readable by the group the image's user is in; the
-		// containers here run that user on this run's files: readable to all
-		// (and the stranger's key, which a refused client container reads).
-		for _, k := range []string{cfg.Temporal.TLS.KeyFile, pki.rogueKey} {
-			if err := os.Chmod(k, 0o444); err != nil {
-				t.Fatal(err)
+		// The kubelet gives a pod's Secret files to the pod's fsGroup and
+		// makes them group-readable (mode|0440): the key (0400) becomes
+		// 0440, group fsGroup, which the image's user (65532:65532) reads as
+		// its group. Without the chart's fsGroup the key stays 0400 root's and
+		// every runtime container fails to read it. The stranger's key, which
+		// a refused client container reads, is treated as another such Secret.
+		if r.mainFSGroup == nil {
+			t.Fatalf("realstack: the chart's main pods set no fsGroup: user 65532 could not read the TLS key (mode 0400):\n%s", r.manifests)
+		}
+		for _, k := range []string{cfg.Temporal.TLS.KeyFile, cfg.Temporal.TLS.CertFile, cfg.Temporal.TLS.CAFile, pki.rogueKey} {
+			fi, err := os.Stat(k)
+			if err == nil {
+				err = os.Chown(k, -1, int(*r.mainFSGroup))
+			}
+			if err == nil {
+				err = os.Chmod(k, fi.Mode().Perm()|0o440)
+			}
+			if err != nil {
+				t.Fatalf("realstack: fsGroup %d on %s: %v", *r.mainFSGroup, k, err)
 			}
 		}
 	}
@@ -440,6 +452,17 @@ baselines: {enabled: true}
 			}
 			if _, err := runCLI(args...); err != nil {
 				t.Fatalf("realstack: the demo's dataset %s: %v", b.Name(), err)
+			}
+		}
+		// And the demo's task files (docs/tasks.md), which it wrote into
+		// its directory and built with dataset build --task.
+		taskFiles, err := filepath.Glob(filepath.Join(filepath.Dir(boardFile), "tasks", "*", "task.yaml"))
+		if err != nil || len(taskFiles) == 0 {
+			t.Fatalf("realstack: the demo wrote no task file under %s/tasks (%v)", filepath.Dir(boardFile), err)
+		}
+		for _, f := range taskFiles {
+			if _, err := runCLI("dataset", "build", "--task", f); err != nil {
+				t.Fatalf("realstack: the demo's task file %s: %v", f, err)
 			}
 		}
 		out, err := runCLI("leaderboard", "refresh", boardFile, "--json")

@@ -349,6 +349,7 @@ type rendered struct {
 	baselines       container
 	mainN, sandboxN int
 	mainVolumes     []volume
+	mainFSGroup     *int64 // the main pods' securityContext.fsGroup
 	manifests       string
 }
 
@@ -388,8 +389,11 @@ type k8sObject struct {
 		Replicas int
 		Template struct {
 			Spec struct {
-				Containers []container
-				Volumes    []volume
+				Containers      []container
+				Volumes         []volume
+				SecurityContext struct {
+					FSGroup *int64 `yaml:"fsGroup"`
+				} `yaml:"securityContext"`
 			}
 		}
 	}
@@ -426,6 +430,7 @@ func renderChart(ctx context.Context, t *testing.T, root string, values string) 
 				r.baselines = c
 			case q == "main":
 				r.main, r.mainN, r.mainVolumes = c, o.Spec.Replicas, o.Spec.Template.Spec.Volumes
+				r.mainFSGroup = o.Spec.Template.Spec.SecurityContext.FSGroup
 			case q == "sandbox":
 				r.sandbox, r.sandboxN = c, o.Spec.Replicas
 			}
