@@ -455,11 +455,20 @@ baselines: {enabled: true}
 			}
 		}
 		// And the demo's task files (docs/tasks.md), which it wrote into
-		// its directory and built with dataset build --task.
+		// its directory and built with dataset build --task; and its
+		// lm-evaluation-harness task and promptfoo config, as the task
+		// files the demo converted them into beside them (the folder is
+		// mounted read-only, where dataset build --task on the originals
+		// would write the same files again).
 		taskFiles, err := filepath.Glob(filepath.Join(filepath.Dir(boardFile), "tasks", "*", "task.yaml"))
 		if err != nil || len(taskFiles) == 0 {
 			t.Fatalf("realstack: the demo wrote no task file under %s/tasks (%v)", filepath.Dir(boardFile), err)
 		}
+		suites, err := filepath.Glob(filepath.Join(filepath.Dir(boardFile), "suites", "*", "*.task.yaml"))
+		if err != nil || len(suites) < 2 {
+			t.Fatalf("realstack: the demo converted %d suites under %s/suites, want its lm-eval task and promptfoo config (%v)", len(suites), filepath.Dir(boardFile), err)
+		}
+		taskFiles = append(taskFiles, suites...)
 		for _, f := range taskFiles {
 			if _, err := runCLI("dataset", "build", "--task", f); err != nil {
 				t.Fatalf("realstack: the demo's task file %s: %v", f, err)

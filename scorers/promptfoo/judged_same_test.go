@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -189,40 +187,9 @@ func TestJudgedSameAsPromptfoo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "promptfooconfig.yaml"), []byte(pfConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", main, "eval", "--no-cache", "--no-table", "--no-progress-bar",
-		"-c", "promptfooconfig.yaml", "-o", "results.json")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PROMPTFOO_DISABLE_TELEMETRY=1", "PROMPTFOO_DISABLE_UPDATE=1",
-		"PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, "home"), "OPENAI_API_KEY=unused", "PROMPTFOO_DISABLE_SHARING=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 100 {
-			t.Fatalf("promptfoo eval: %v\n%s", err, out)
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Results struct {
-			Results []struct {
-				TestIdx       int    `json:"testIdx"`
-				Error         string `json:"error"`
-				GradingResult struct {
-					Pass   bool    `json:"pass"`
-					Score  float64 `json:"score"`
-					Reason string  `json:"reason"`
-				} `json:"gradingResult"`
-			} `json:"results"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Results.Results) != len(judgedTests) {
-		t.Fatalf("promptfoo has %d results, want %d", len(got.Results.Results), len(judgedTests))
+	results := runPromptfoo(t, main, dir)
+	if len(results) != len(judgedTests) {
+		t.Fatalf("promptfoo has %d results, want %d", len(results), len(judgedTests))
 	}
 
 	// benchline: the same config without the grader providers, translated,
@@ -243,7 +210,7 @@ func TestJudgedSameAsPromptfoo(t *testing.T) {
 	rows := bytes.Split(bytes.TrimSpace(tr.Rows), []byte("\n"))
 	env := scorers.Env{Models: caseGateway{replies}, Judges: map[string]string{"judge": "x/grader"}}
 	matched, absent, passes := 0, 0, 0
-	for _, r := range got.Results.Results {
+	for _, r := range results {
 		var fields map[string]any
 		if err := json.Unmarshal(rows[r.TestIdx], &fields); err != nil {
 			t.Fatal(err)

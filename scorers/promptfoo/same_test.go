@@ -55,43 +55,7 @@ func TestSameAsPromptfoo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", main, "eval", "--no-cache", "--no-table", "--no-progress-bar",
-		"-c", "promptfooconfig.yaml", "-o", "results.json")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PROMPTFOO_DISABLE_TELEMETRY=1", "PROMPTFOO_DISABLE_UPDATE=1",
-		"PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, "home"), "OPENAI_API_KEY=unused", "PROMPTFOO_DISABLE_SHARING=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		// promptfoo exits 100 when a test fails: the config has failing tests on purpose.
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 100 {
-			t.Fatalf("promptfoo eval: %v\n%s", err, out)
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Results struct {
-			Results []struct {
-				PromptIdx int `json:"promptIdx"`
-				TestIdx   int `json:"testIdx"`
-				Error     string
-				Response  struct {
-					Output any `json:"output"`
-				} `json:"response"`
-				GradingResult struct {
-					Pass   bool    `json:"pass"`
-					Score  float64 `json:"score"`
-					Reason string  `json:"reason"`
-				} `json:"gradingResult"`
-			} `json:"results"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
-	}
+	results := runPromptfoo(t, main, dir)
 
 	data, err := os.ReadFile(filepath.Join(dir, "promptfooconfig.yaml"))
 	if err != nil {
@@ -108,15 +72,15 @@ func TestSameAsPromptfoo(t *testing.T) {
 	if len(cfg.Tests) < 40 {
 		t.Fatalf("%d tests, want at least 40", len(cfg.Tests))
 	}
-	if len(got.Results.Results) != len(samples) {
-		t.Fatalf("promptfoo has %d results, benchline %d samples", len(got.Results.Results), len(samples))
+	if len(results) != len(samples) {
+		t.Fatalf("promptfoo has %d results, benchline %d samples", len(results), len(samples))
 	}
 	byKey := map[[2]int]Sample{}
 	for _, s := range samples {
 		byKey[[2]int{s.Prompt, s.Test}] = s
 	}
 	passes, fails := 0, 0
-	for _, r := range got.Results.Results {
+	for _, r := range results {
 		s, ok := byKey[[2]int{r.PromptIdx, r.TestIdx}]
 		if !ok {
 			t.Fatalf("promptfoo's prompt %d test %d is not a benchline sample", r.PromptIdx, r.TestIdx)
@@ -144,4 +108,52 @@ func TestSameAsPromptfoo(t *testing.T) {
 		t.Errorf("%d passes and %d fails: want both", passes, fails)
 	}
 	t.Logf("%d samples (%d tests x %d prompts): %d pass, %d fail, all as promptfoo", len(samples), len(cfg.Tests), len(cfg.Prompts), passes, fails)
+}
+
+// pfResult is one result of promptfoo's results.json.
+type pfResult struct {
+	PromptIdx int    `json:"promptIdx"`
+	TestIdx   int    `json:"testIdx"`
+	Error     string `json:"error"`
+	Response  struct {
+		Output any `json:"output"`
+	} `json:"response"`
+	GradingResult struct {
+		Pass   bool    `json:"pass"`
+		Score  float64 `json:"score"`
+		Reason string  `json:"reason"`
+	} `json:"gradingResult"`
+}
+
+// runPromptfoo runs promptfoo's CLI (main) on dir/promptfooconfig.yaml,
+// without cache, telemetry or sharing, and returns its results (a failing
+// test, exit status 100, is not an error).
+func runPromptfoo(t *testing.T, main, dir string) []pfResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", main, "eval", "--no-cache", "--no-table", "--no-progress-bar",
+		"-c", "promptfooconfig.yaml", "-o", "results.json")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PROMPTFOO_DISABLE_TELEMETRY=1", "PROMPTFOO_DISABLE_UPDATE=1",
+		"PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, "home"), "OPENAI_API_KEY=unused", "PROMPTFOO_DISABLE_SHARING=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		// promptfoo exits 100 when a test fails
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 100 {
+			t.Fatalf("promptfoo eval: %v\n%s", err, out)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Results struct {
+			Results []pfResult `json:"results"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Results.Results
 }

@@ -1,21 +1,18 @@
 package promptfoo
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -125,38 +122,7 @@ func TestToolsSameAsPromptfoo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "promptfooconfig.yaml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", main, "eval", "--no-cache", "--no-table", "--no-progress-bar",
-		"-c", "promptfooconfig.yaml", "-o", "results.json")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PROMPTFOO_DISABLE_TELEMETRY=1", "PROMPTFOO_DISABLE_UPDATE=1",
-		"PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, "home"), "OPENAI_API_KEY=unused", "PROMPTFOO_DISABLE_SHARING=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 100 {
-			t.Fatalf("promptfoo eval: %v\n%s", err, out)
-		}
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Results struct {
-			Results []struct {
-				TestIdx       int `json:"testIdx"`
-				Error         string
-				GradingResult struct {
-					Pass   bool    `json:"pass"`
-					Score  float64 `json:"score"`
-					Reason string  `json:"reason"`
-				} `json:"gradingResult"`
-			} `json:"results"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(raw, &got); err != nil {
-		t.Fatal(err)
-	}
+	results := runPromptfoo(t, main, dir)
 
 	cfg, err := Parse(filepath.Join(dir, "promptfooconfig.yaml"), []byte(config), DirReader(dir))
 	if err != nil {
@@ -174,8 +140,8 @@ func TestToolsSameAsPromptfoo(t *testing.T) {
 		t.Fatalf("the task file offers tools from %q, want %s", c.Spec.Prompt.Tools, ToolsColumn)
 	}
 	rows := strings.Split(strings.TrimSpace(string(tr.Rows)), "\n")
-	if len(got.Results.Results) != len(rows) || len(rows) != len(cfg.Tests) {
-		t.Fatalf("promptfoo has %d results, the translation %d rows, the config %d tests", len(got.Results.Results), len(rows), len(cfg.Tests))
+	if len(results) != len(rows) || len(rows) != len(cfg.Tests) {
+		t.Fatalf("promptfoo has %d results, the translation %d rows, the config %d tests", len(results), len(rows), len(cfg.Tests))
 	}
 	// Every row offers the tools promptfoo sent with each request.
 	srv.mu.Lock()
@@ -189,7 +155,7 @@ func TestToolsSameAsPromptfoo(t *testing.T) {
 		t.Fatalf("promptfoo offered %s (%v), want the config's tools", offered[0], err)
 	}
 	passes, fails := 0, 0
-	for _, r := range got.Results.Results {
+	for _, r := range results {
 		var fields map[string]any
 		if err := json.Unmarshal([]byte(rows[r.TestIdx]), &fields); err != nil {
 			t.Fatal(err)
