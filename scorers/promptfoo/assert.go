@@ -483,25 +483,25 @@ func validates(schema any, parsed any) (bool, error) {
 // count; the reason says the search was cut).
 const MaxJSONStarts = 1000
 
-// extractJSONObjects finds the JSON objects in s as promptfoo does: from
-// each "{", the shortest balanced span that parses (an unbalanced tail is
-// closed), skipping past an object once found.
-func extractJSONObjects(s string) []any { objs, _ := extractJSONObjectsCut(s, 0); return objs }
-
-// extractJSONObjectsN is extractJSONObjects trying at most starts "{"
+// extractJSONObjectsN finds the JSON objects in s as promptfoo does (see
+// extractJSONObjects3), trying at most starts "{"
 // (0: every one) and stopping at the first object when starts is set.
 func extractJSONObjectsN(s string, starts int) []any {
 	objs, _ := extractJSONObjects3(s, starts, 0)
 	return objs
 }
 
-// extractJSONObjectsCut is extractJSONObjects giving up after failed "{"
-// that begin no object (0: never); cut says it gave up.
+// extractJSONObjectsCut finds every JSON object in s as promptfoo does
+// (see extractJSONObjects3), giving up after failed "{" that begin no
+// object (0: never); cut says it gave up.
 func extractJSONObjectsCut(s string, failed int) ([]any, bool) {
 	return extractJSONObjects3(s, 0, failed)
 }
 
-// extractJSONObjects3 is the search: at most starts "{" tried, stopping
+// extractJSONObjects3 finds the JSON objects in s as promptfoo does: from
+// each "{", the shortest balanced span that parses (an unbalanced tail is
+// closed), skipping past an object once found. At most starts "{" are
+// tried, stopping
 // at the first object (starts 0: every one, every object), and at most
 // failed "{" that begin no object (0: no bound).
 func extractJSONObjects3(s string, starts, failed int) ([]any, bool) {
