@@ -309,37 +309,45 @@ func findAll(re *regexp2.Regexp, s string) ([]*regexp2.Match, error) {
 // match (negative from the end); of a match with several groups the first
 // non-empty one; stripped; fallback when nothing matches.
 func (f Filter) extract(s string) (string, error) {
-	found, err := findAll(f.re, s)
-	if err != nil {
+	m, ok, err := f.selected(f.re, s)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if len(found) == 0 {
+	case !ok:
 		return f.fallback, nil
+	}
+	return pyStrip(m), nil
+}
+
+// selected is what lm-eval's regex filters take of re.findall(re, s): the
+// group_select'th match (negative from the end), of a match with several
+// groups the first non-empty one; ok is false when nothing matches or
+// every group of the match is empty.
+func (f Filter) selected(re *regexp2.Regexp, s string) (m string, ok bool, err error) {
+	found, err := findAll(re, s)
+	if err != nil || len(found) == 0 {
+		return "", false, err
 	}
 	i := f.group
 	if i < 0 {
 		i += len(found)
 	}
 	if i < 0 || i >= len(found) {
-		return "", fmt.Errorf("lmeval: group_select %d: the reply has %d matches (lm-eval fails with IndexError here)", f.group, len(found))
+		return "", false, fmt.Errorf("lmeval: group_select %d: the reply has %d matches (lm-eval fails with IndexError here)", f.group, len(found))
 	}
 	g := found[i].Groups()
-	var out string
 	switch len(g) {
 	case 1:
-		out = g[0].String()
+		return g[0].String(), true, nil
 	case 2:
-		out = g[1].String()
-	default:
-		out = f.fallback
-		for _, x := range g[1:] {
-			if x.String() != "" {
-				out = x.String()
-				break
-			}
+		return g[1].String(), true, nil
+	}
+	for _, x := range g[1:] {
+		if x.String() != "" {
+			return x.String(), true, nil
 		}
 	}
-	return pyStrip(out), nil
+	return "", false, nil
 }
 
 // pyStrip is Python's str.strip(): Unicode whitespace and the separators
@@ -550,34 +558,9 @@ func (f Filter) ignores(s string) (string, error) {
 // non-empty one ("" when none is), stripped and converted; "" when
 // nothing matches.
 func (f Filter) findMatch(re *regexp2.Regexp, s string, convert map[string]string) (string, error) {
-	found, err := findAll(re, s)
-	if err != nil || len(found) == 0 {
+	m, ok, err := f.selected(re, s)
+	if err != nil || !ok {
 		return "", err
-	}
-	i := f.group
-	if i < 0 {
-		i += len(found)
-	}
-	if i < 0 || i >= len(found) {
-		return "", fmt.Errorf("lmeval: group_select %d: the reply has %d matches (lm-eval fails with IndexError here)", f.group, len(found))
-	}
-	g := found[i].Groups()
-	var m string
-	switch len(g) {
-	case 1:
-		m = g[0].String()
-	case 2:
-		m = g[1].String()
-	default:
-		for _, x := range g[1:] {
-			if x.String() != "" {
-				m = x.String()
-				break
-			}
-		}
-		if m == "" {
-			return "", nil
-		}
 	}
 	m = pyStrip(m)
 	if v, ok := convert[m]; ok && m != "" {
