@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/benchline/benchline/internal/pq"
 	"github.com/benchline/benchline/internal/runs"
 	"github.com/benchline/benchline/schemas"
+	"github.com/benchline/benchline/scorers/promptfoo"
 	"github.com/benchline/benchline/workflows"
 )
 
@@ -204,4 +206,40 @@ func evalReferenceNoisyBatch(t *testing.T, ds, noisy string) []evaluated {
 		out[i].Result = res
 	}
 	return out
+}
+
+// pfBeside is a promptfoo config written beside itself as dataset build
+// --task writes it (promptfoo.WriteBeside): the config as parsed, the
+// task file's path and text, and the rows.
+type pfBeside struct {
+	cfg            *promptfoo.Config
+	task           string
+	taskFile, rows []byte
+}
+
+// promptfooBeside writes the promptfoo config dir/name beside itself as
+// dataset build --task does.
+func promptfooBeside(t *testing.T, dir, name string) pfBeside {
+	t.Helper()
+	file := filepath.Join(dir, name)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := promptfoo.Parse(file, raw, promptfoo.DirReader(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := promptfoo.WriteBeside(file, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pfBeside{cfg: cfg, task: task}
+	if b.taskFile, err = os.ReadFile(task); err != nil {
+		t.Fatal(err)
+	}
+	if b.rows, err = os.ReadFile(strings.TrimSuffix(task, ".task.yaml") + ".rows.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

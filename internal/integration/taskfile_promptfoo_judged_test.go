@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,27 +62,14 @@ func TestTaskFilePromptfooJudged(t *testing.T) {
 	}
 	writeFiles(t, dir, map[string]string{"pfjudged.yaml": "description: Judged echo (an integration test's promptfoo config)\n" +
 		"prompts: ['Say {{ word }} please.']\nproviders: [openai:chat:echo]\ntests:\n" + tests.String()})
-	file := filepath.Join(dir, "pfjudged.yaml")
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := promptfoo.Parse(file, raw, promptfoo.DirReader(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cfg.Translate("pfjudged.rows.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := filepath.Join(dir, "pfjudged.task.yaml")
-	writeFiles(t, dir, map[string]string{"pfjudged.task.yaml": string(tr.TaskFile), "pfjudged.rows.jsonl": string(tr.Rows)})
-	compiled, err := taskfile.Load(task, tr.TaskFile)
+	pf := promptfooBeside(t, dir, "pfjudged.yaml")
+	task := pf.task
+	compiled, err := taskfile.Load(task, pf.taskFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rowsByID := map[string]map[string]any{}
-	for _, line := range strings.Split(strings.TrimSpace(string(tr.Rows)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(string(pf.rows)), "\n") {
 		var f map[string]any
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			t.Fatal(err)
@@ -93,7 +78,7 @@ func TestTaskFilePromptfooJudged(t *testing.T) {
 	}
 	built, err := buildVia(t, "pfjudged", datasets.Request{Source: task, Task: true})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, tr.TaskFile)
+		t.Fatalf("%v\n%s", err, pf.taskFile)
 	}
 	if built.Rows != 8 {
 		t.Fatalf("built %d rows, want 8", built.Rows)

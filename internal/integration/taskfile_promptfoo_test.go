@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,28 +51,15 @@ tests:
     assert: [{type: starts-with, value: "Repeat"}, {type: equals, value: 4}]
 `,
 	})
-	file := filepath.Join(dir, "promptfooconfig.yaml")
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := promptfoo.Parse(file, raw, promptfoo.DirReader(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cfg.Translate("promptfooconfig.rows.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := filepath.Join(dir, "promptfooconfig.task.yaml")
-	writeFiles(t, dir, map[string]string{"promptfooconfig.task.yaml": string(tr.TaskFile), "promptfooconfig.rows.jsonl": string(tr.Rows)})
+	pf := promptfooBeside(t, dir, "promptfooconfig.yaml")
+	task, cfg := pf.task, pf.cfg
 	samples, err := cfg.Samples()
 	if err != nil {
 		t.Fatal(err)
 	}
 	built, err := buildVia(t, "promptfooconfig", datasets.Request{Source: task, Task: true})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, tr.TaskFile)
+		t.Fatalf("%v\n%s", err, pf.taskFile)
 	}
 	if built.Rows != int64(len(samples)) || built.Rows != 11 {
 		t.Fatalf("built %d rows, want 11 samples", built.Rows)
