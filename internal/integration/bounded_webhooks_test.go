@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,16 +68,7 @@ func TestLeaderboardWebhookBounded(t *testing.T) {
 	const queue = "it-webhooks"
 	env := workerEnv(queue, stack.BaselineURL, "IT_HOOK_URL="+srv.URL+"/hook?token="+sentinel+"#"+sentinel)
 	var workerLog lockedBuffer
-	w := exec.Command(bin, "worker", "--queues", "main")
-	w.Env, w.Stdout, w.Stderr = env, &workerLog, &workerLog
-	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
-		_ = w.Wait()
-	})
+	startProcWorkerLog(t, bin, env, &workerLog, "worker", "--queues", "main")
 	cli := func(args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,9 +46,19 @@ type procWorker struct{ *childproc.Proc }
 // process group; it is SIGKILLed when the test ends.
 func startProcWorker(t testing.TB, bin string, env []string, args ...string) *procWorker {
 	t.Helper()
+	return startProcWorkerLog(t, bin, env, nil, args...)
+}
+
+// startProcWorkerLog is startProcWorker with the worker's standard output
+// and error written to log (nil: its error to the test's).
+func startProcWorkerLog(t testing.TB, bin string, env []string, log io.Writer, args ...string) *procWorker {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
+	if log != nil {
+		cmd.Stdout, cmd.Stderr = log, log
+	}
 	p, err := childproc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)

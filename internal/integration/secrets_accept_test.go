@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -166,16 +165,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		"AWS_ACCESS_KEY_ID=" + s3Access, "AWS_SECRET_ACCESS_KEY=" + s3Secret, "AWS_SESSION_TOKEN=" + s3Token})...)
 
 	var workerLog lockedBuffer
-	w := exec.Command(bin, "worker", "--queues", "main")
-	w.Env, w.Stdout, w.Stderr = workerEnvs, &workerLog, &workerLog
-	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
-		_ = w.Wait()
-	})
+	startProcWorkerLog(t, bin, workerEnvs, &workerLog, "worker", "--queues", "main")
 
 	var cliOut bytes.Buffer
 	cli := func(args ...string) []byte {
