@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/benchline/benchline/internal/modelapi"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // TestTopP: generation.top_p is the request's top_p unless the run sets
@@ -48,11 +49,7 @@ func TestReplyPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, m := range msgs {
-			got = append(got, m.Role+":"+m.Content)
-		}
-		if g := strings.Join(got, " "); g != tc.want {
+		if g := chatLine(msgs); g != tc.want {
 			t.Errorf("prefix %q: the chat is %q, want %q", tc.prefix, g, tc.want)
 		}
 	}
@@ -89,11 +86,7 @@ func TestOptionalMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, m := range msgs {
-			got = append(got, m.Role+":"+m.Content)
-		}
-		if g := strings.Join(got, " "); g != tc.want {
+		if g := chatLine(msgs); g != tc.want {
 			t.Errorf("%v: the chat is %q, want %q", tc.fields, g, tc.want)
 		}
 	}
@@ -101,4 +94,13 @@ func TestOptionalMessages(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "prompt.messages[0].optional") {
 		t.Errorf("an optional last user message: %v, want refused naming prompt.messages[0].optional", err)
 	}
+}
+
+// chatLine is a chat as "role:content" words joined by spaces.
+func chatLine(msgs []openai.ChatCompletionMessage) string {
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	return strings.Join(got, " ")
 }
