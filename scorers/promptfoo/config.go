@@ -512,6 +512,11 @@ func providerOf(p any) (Provider, error) {
 			if err != nil {
 				return pr, fmt.Errorf("config.tools: want a list of OpenAI tools: %v", err)
 			}
+			for i, tool := range pr.Tools {
+				if tool.Function.Name == "" {
+					return pr, fmt.Errorf("config.tools[%d].function.name: is required (the model calls a tool by its name)", i)
+				}
+			}
 		default:
 			return pr, fmt.Errorf("config.%s is not supported (apiBaseUrl, temperature, max_tokens, tools)", k)
 		}

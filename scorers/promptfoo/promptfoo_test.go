@@ -32,6 +32,7 @@ func TestBadConfigs(t *testing.T) {
 		{"top key", map[string]string{"promptfooconfig.yaml": okHead + "scenarios: []\ntests: [{vars: {q: x}}]"}, "scenarios: is not supported"},
 		{"provider", map[string]string{"promptfooconfig.yaml": "prompts: [x]\nproviders: [anthropic:messages:claude]\n"}, `providers[0]: "anthropic:messages:claude" is not supported`},
 		{"provider config", map[string]string{"promptfooconfig.yaml": "prompts: [x]\nproviders: [{id: 'openai:chat:m', config: {organization: o}}]\n"}, "config.organization is not supported"},
+		{"tool without a name", map[string]string{"promptfooconfig.yaml": "prompts: ['{{q}}']\nproviders: [{id: 'openai:chat:m', config: {tools: [{type: function, function: {description: d}}]}}]\ntests: [{vars: {q: x}}]"}, "providers[0]: config.tools[0].function.name: is required"},
 		{"assertion type", map[string]string{"promptfooconfig.yaml": okHead + "tests: [{assert: [{type: similar, value: x}]}]"}, `tests[0].assert[0]: type: "similar" is not supported`},
 		{"judged not- form", map[string]string{"promptfooconfig.yaml": okHead + "tests: [{assert: [{type: not-factuality, value: x}]}]"}, `tests[0].assert[0]: type: "not-factuality" is not supported (promptfoo's factuality ignores not-`},
 		{"grader", map[string]string{"promptfooconfig.yaml": okHead + "tests: [{assert: [{type: llm-rubric, value: x, provider: 'openai:chat:g'}]}]"}, "tests[0].assert[0]: provider: is not supported (a judged assertion is graded by the run's judge panel"},
